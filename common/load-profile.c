@@ -1,0 +1,53 @@
+/* futuredisk — common: find a profile by name or file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load-profile.h"
+
+/* Profile files are a few hundred bytes; anything this big is a mistake. */
+#define MAX_PROFILE_FILE (1 << 20)
+
+int
+fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
+{
+  struct fm_err builtin_err;
+  FILE *fp;
+  char *text;
+  size_t len;
+  int r;
+
+  if (strchr (arg, '/') == NULL &&
+      fm_profile_builtin (arg, out, &builtin_err) == 0)
+    return 0;
+  fp = fopen (arg, "r");
+  if (fp == NULL) {
+    if (errno == ENOENT && strchr (arg, '/') == NULL)
+      snprintf (err->msg, sizeof err->msg,
+                "%.440s, and no profile file of that name exists",
+                builtin_err.msg);
+    else
+      snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
+                strerror (errno));
+    return -1;
+  }
+  text = malloc (MAX_PROFILE_FILE + 1);
+  if (text == NULL) {
+    fclose (fp);
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return -1;
+  }
+  len = fread (text, 1, MAX_PROFILE_FILE + 1, fp);
+  if (ferror (fp) || len > MAX_PROFILE_FILE) {
+    snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
+              ferror (fp) ? strerror (errno) : "larger than 1 MiB");
+    free (text);
+    fclose (fp);
+    return -1;
+  }
+  fclose (fp);
+  r = fm_profile_parse (arg, text, len, out, err);
+  free (text);
+  return r;
+}

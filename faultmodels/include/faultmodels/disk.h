@@ -1,0 +1,105 @@
+/* futuredisk — faultmodels: service time of one request.
+ *
+ * struct fm_disk is the state of one drive: where the arm is, the platter
+ * phase, the read-ahead stream, the write-back cache, and the time at which
+ * the drive becomes free.  Callers hand it requests with their arrival time
+ * (virtual ns) and get back when each completes and where the time went.
+ * Time components may overlap (the bus runs while the media does), so they
+ * need not add up to done_ns - start_ns; summed over a run they say where
+ * the drive's time went.
+ *
+ * It does no I/O and keeps no data: the plugin stores bytes, the model says
+ * how long moving them takes.  Not thread-safe: one actuator, one caller at
+ * a time (the plugin serializes the model and copies data in parallel).
+ *
+ * What a request costs (one actuator, QD1; times in integer ns):
+ *   - command overhead, always;
+ *   - a read inside the read-ahead window or the write cache: the bus
+ *     transfer only; a read continuing the stream the drive is still
+ *     reading ahead on: the media time still to go, nothing more;
+ *   - otherwise a mechanical access: seek (Lee curve) or head switch, the
+ *     write settle when a write moved the arm, the rotational wait from the
+ *     platter angle at that instant, then the transfer track by track with
+ *     a track switch (absorbed by skew) at every boundary;
+ *   - writes with the cache on complete after the bus transfer; dirty data
+ *     is destaged in elevator order while the drive is idle, when the cache
+ *     would overflow, and on FLUSH — each destage a real mechanical write;
+ *   - FUA writes and writes with the cache off go straight to the media.
+ */
+#ifndef FAULTMODELS_DISK_H
+#define FAULTMODELS_DISK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+#include "faultmodels/profile.h"
+
+struct fm_disk;
+
+enum fm_op {
+  FM_OP_READ,
+  FM_OP_WRITE,
+  FM_OP_ZERO, /* writes zeroes: costs a write of the same length */
+  FM_OP_TRIM, /* command overhead only; drops dirty cached data */
+  FM_OP_FLUSH,
+};
+
+#define FM_REQ_FUA 1u /* write through to the media */
+
+struct fm_request {
+  enum fm_op op;
+  unsigned flags;       /* FM_REQ_* */
+  uint64_t offset;      /* bytes */
+  uint64_t length;      /* bytes */
+  uint64_t arrival_ns;  /* virtual time the request reached the drive */
+};
+
+struct fm_timing {
+  uint64_t start_ns;    /* the drive began this request (after queueing) */
+  uint64_t done_ns;     /* completion */
+  uint64_t queue_ns;    /* waited for earlier work, destage included */
+  uint64_t overhead_ns; /* command overhead and bus transfer */
+  uint64_t seek_ns;     /* arm movement, settle and head switches */
+  uint64_t rotation_ns; /* waiting for the sector to come round */
+  uint64_t transfer_ns; /* media transfer, track switches included */
+  uint64_t destage_ns;  /* destage done since the previous request (idle
+                         * or forced); overlaps queue_ns when forced */
+  uint32_t seeks;       /* arm movements (destage included) */
+  bool cache_hit;       /* served from read-ahead, stream or write cache */
+};
+
+/* Caches can be turned off for tests and for "caches off" experiments. */
+struct fm_disk_options {
+  bool read_cache;  /* read-ahead segment (default on if profile has one) */
+  bool write_cache; /* write-back cache (default on if profile has one) */
+};
+
+extern void fm_disk_default_options (const struct fm_profile *p,
+                                     struct fm_disk_options *o);
+
+/* Create the drive model.  The seed sets the initial platter angle.
+ * Returns NULL with err filled on a bad profile or out of memory.
+ */
+extern struct fm_disk *fm_disk_new (const struct fm_profile *p, uint64_t seed,
+                                    const struct fm_disk_options *o,
+                                    struct fm_err *err);
+extern void fm_disk_free (struct fm_disk *d);
+
+extern const struct fm_profile *fm_disk_profile (const struct fm_disk *d);
+
+/* Model one request.  Requests must arrive in non-decreasing arrival_ns
+ * order; a request reaching past the end of the disk is clipped.
+ */
+extern void fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
+                            struct fm_timing *t);
+
+/* Virtual time at which the drive finishes everything accepted so far
+ * (dirty data still in the cache is not counted: it is destaged later).
+ */
+extern uint64_t fm_disk_busy_until (const struct fm_disk *d);
+
+/* Bytes of acknowledged writes not yet on the media. */
+extern uint64_t fm_disk_dirty_bytes (const struct fm_disk *d);
+
+#endif

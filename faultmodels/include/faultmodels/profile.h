@@ -1,0 +1,95 @@
+/* futuredisk — faultmodels: disk profiles.
+ *
+ * A profile is the datasheet of one disk: capacity, rotation, zoned
+ * bandwidth, the three seek numbers, overheads and caches.  It is a plain
+ * value (copy it freely); the models built from it (geometry, disk) are
+ * opaque.  Built-in profiles carry their sources; users describe their own
+ * disks in profile files (format in faultmodels/PROFILES.md).
+ */
+#ifndef FAULTMODELS_PROFILE_H
+#define FAULTMODELS_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+
+enum fm_kind {
+  FM_KIND_HDD, /* rotating: seeks, rotation, zones, head switches */
+  FM_KIND_SSD, /* fixed latency plus transfer; no mechanics */
+};
+
+struct fm_profile {
+  char name[64];
+  char description[160];
+  char sourced[320];   /* which numbers come from a source, and which */
+  char estimated[320]; /* which numbers are our estimates */
+
+  enum fm_kind kind;
+  uint64_t capacity;        /* bytes the disk exposes (may be rescaled) */
+  uint64_t design_capacity; /* bytes of the disk the mechanics describe */
+  uint32_t sector;          /* physical sector, bytes (512 or 4096) */
+
+  /* Sequential bandwidth, bytes/s, effective (after head-switch skew) and
+   * averaged over the LBA range, so that a full sequential read takes
+   * exactly design_capacity / bandwidth seconds.  0 = unlimited.
+   */
+  uint64_t bandwidth;
+  uint64_t write_bandwidth; /* SSD only; 0 = same as bandwidth */
+
+  /* HDD mechanics. */
+  uint32_t rpm;
+  double zone_ratio; /* outer / inner bandwidth, >= 1 */
+  uint32_t zones;    /* recording zones */
+  uint32_t heads;    /* recording surfaces */
+  uint64_t seek_t2t_ns, seek_avg_ns, seek_full_ns; /* read seeks */
+  uint64_t write_settle_ns; /* extra settle when a write moved the arm */
+  uint64_t track_switch_ns; /* head or cylinder switch inside a transfer */
+
+  /* Both kinds. */
+  uint64_t command_ns;    /* controller overhead per command */
+  uint64_t read_latency_ns, write_latency_ns; /* SSD media latency */
+  uint64_t interface_bw;  /* bytes/s over the bus; 0 = unlimited */
+  uint64_t cache_bytes;   /* write-back cache; 0 = write-through */
+  uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
+};
+
+/* Name of the i-th built-in profile, or NULL past the last one. */
+extern const char *fm_profile_builtin_name (size_t i);
+
+/* Copy the built-in profile `name` into *out.  Returns 0, or -1 naming the
+ * unknown profile and listing the built-ins.
+ */
+extern int fm_profile_builtin (const char *name, struct fm_profile *out,
+                               struct fm_err *err);
+
+/* Parse a profile file already read into memory (the library does no I/O).
+ * `filename` is used only in messages, which have the form
+ * "FILE:LINE: KEY: problem".  Unset keys keep defaults, or inherit from
+ * `base = NAME` when the file names a built-in to start from.
+ */
+extern int fm_profile_parse (const char *filename, const char *text,
+                             size_t len, struct fm_profile *out,
+                             struct fm_err *err);
+
+/* Check every field and the seek curve; the parser and the built-in table
+ * both end with this.  Returns 0 or -1 naming the field.
+ */
+extern int fm_profile_validate (const struct fm_profile *p,
+                                struct fm_err *err);
+
+/* Rescale to `size` bytes: the bandwidth curve over the LBA fraction, the
+ * seek curve over the stroke, rotation and caches stay; only the number of
+ * tracks changes.  So a full read takes size / bandwidth.  `size` must be a
+ * positive multiple of the sector.
+ */
+extern int fm_profile_resize (struct fm_profile *p, uint64_t size,
+                              struct fm_err *err);
+
+/* Derived numbers the model and its reports share. */
+extern double fm_profile_rev_ns (const struct fm_profile *p);
+extern double fm_profile_bw_outer (const struct fm_profile *p); /* bytes/s */
+extern double fm_profile_bw_inner (const struct fm_profile *p); /* bytes/s */
+
+#endif

@@ -1,0 +1,440 @@
+/* futuredisk — faultmodels: profile keys, files, validation and rescaling.
+ *
+ * One table (profile_keys) says, for every key a profile file may set, its
+ * type, unit, range and where it lives in struct fm_profile.  The parser,
+ * the validator and PROFILES.md all follow it, so a key cannot be parsed
+ * and then forgotten.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "faultmodels/profile.h"
+#include "faultmodels/seek.h"
+#include "faultmodels/units.h"
+#include "internal.h"
+
+enum key_type {
+  K_STR,   /* text, stored in a char array */
+  K_KIND,  /* hdd | ssd */
+  K_SIZE,  /* bytes, with the suffixes of units.h */
+  K_MS,    /* milliseconds in the file, ns in the struct */
+  K_MBPS,  /* MB/s (10^6 bytes/s) in the file, bytes/s in the struct */
+  K_U32,   /* plain integer */
+  K_DOUBLE /* plain number */
+};
+
+struct profile_key {
+  const char *key;
+  enum key_type type;
+  size_t offset;
+  size_t size; /* K_STR: array size */
+  double min, max; /* in file units */
+  bool hdd_only;
+};
+
+#define F(field) offsetof (struct fm_profile, field)
+#define SZ(field) sizeof (((struct fm_profile *) 0)->field)
+
+static const struct profile_key profile_keys[] = {
+  { "name", K_STR, F (name), SZ (name), 0, 0, false },
+  { "description", K_STR, F (description), SZ (description), 0, 0, false },
+  { "sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false },
+  { "estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false },
+  { "kind", K_KIND, F (kind), 0, 0, 0, false },
+  { "capacity", K_SIZE, F (capacity), 0, 1, 1e18, false },
+  { "sector", K_U32, F (sector), 0, 512, 65536, false },
+  { "bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false },
+  { "write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false },
+  { "rpm", K_U32, F (rpm), 0, 1000, 30000, true },
+  { "zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true },
+  { "zones", K_U32, F (zones), 0, 1, 1024, true },
+  { "heads", K_U32, F (heads), 0, 1, 64, true },
+  { "seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true },
+  { "seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true },
+  { "seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true },
+  { "write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true },
+  { "track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true },
+  { "command_ms", K_MS, F (command_ns), 0, 0, 1000, false },
+  { "read_latency_ms", K_MS, F (read_latency_ns), 0, 0, 10000, false },
+  { "write_latency_ms", K_MS, F (write_latency_ns), 0, 0, 10000, false },
+  { "interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false },
+  { "cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false },
+  { "readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false },
+};
+
+#define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
+
+/* Where a validation message points: a file line, or just the profile. */
+struct origin {
+  const char *filename; /* NULL: not from a file */
+  const int *lines;     /* per key, 0 = not set in the file */
+};
+
+static int
+key_index (const char *key)
+{
+  size_t i;
+
+  for (i = 0; i < N_KEYS; i++)
+    if (strcmp (profile_keys[i].key, key) == 0)
+      return (int) i;
+  return -1;
+}
+
+/* Report a problem with key `k` (an index into profile_keys). */
+static int
+key_fail (const struct origin *o, const struct fm_profile *p, int k,
+          struct fm_err *err, const char *msg)
+{
+  const char *key = profile_keys[k].key;
+
+  if (o && o->filename && o->lines[k] > 0)
+    return fm_fail (err, "%s:%d: %s: %s", o->filename, o->lines[k], key, msg);
+  if (o && o->filename)
+    return fm_fail (err, "%s: %s: %s", o->filename, key, msg);
+  return fm_fail (err, "profile %s: %s: %s", p->name, key, msg);
+}
+
+/* The value of a numeric key, in the unit the file uses. */
+static double
+key_value (const struct fm_profile *p, const struct profile_key *k)
+{
+  const char *base = (const char *) p + k->offset;
+
+  switch (k->type) {
+    case K_SIZE:
+      return (double) *(const uint64_t *) base;
+    case K_MS:
+      return *(const uint64_t *) base / 1e6;
+    case K_MBPS:
+      return *(const uint64_t *) base / 1e6;
+    case K_U32:
+      return *(const uint32_t *) base;
+    case K_DOUBLE:
+      return *(const double *) base;
+    case K_STR:
+    case K_KIND:
+      break;
+  }
+  abort ();
+}
+
+double
+fm_profile_rev_ns (const struct fm_profile *p)
+{
+  return p->rpm ? 60e9 / p->rpm : 0;
+}
+
+double
+fm_profile_bw_outer (const struct fm_profile *p)
+{
+  if (p->kind != FM_KIND_HDD)
+    return (double) p->bandwidth;
+  /* The mean of a linear radius run from 1 to 1/k is (1 + 1/k) / 2. */
+  return 2.0 * (double) p->bandwidth / (1.0 + 1.0 / p->zone_ratio);
+}
+
+double
+fm_profile_bw_inner (const struct fm_profile *p)
+{
+  if (p->kind != FM_KIND_HDD)
+    return (double) p->bandwidth;
+  return fm_profile_bw_outer (p) / p->zone_ratio;
+}
+
+static int
+check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
+{
+  char msg[FM_ERR_MAX];
+  size_t i;
+  int k;
+
+  if (p->name[0] == '\0')
+    return key_fail (o, p, key_index ("name"), err, "missing");
+  for (i = 0; p->name[i]; i++) {
+    unsigned char c = p->name[i];
+    if (!isalnum (c) && c != '-' && c != '_' && c != '.')
+      return key_fail (o, p, key_index ("name"), err,
+                       "use letters, digits, '-', '_' and '.' only");
+  }
+
+  for (i = 0; i < N_KEYS; i++) {
+    const struct profile_key *key = &profile_keys[i];
+    double v;
+
+    if (key->type == K_STR || key->type == K_KIND)
+      continue;
+    if (key->hdd_only && p->kind != FM_KIND_HDD)
+      continue;
+    v = key_value (p, key);
+    if (v < key->min || v > key->max) {
+      snprintf (msg, sizeof msg, "%g is out of range [%g, %g]", v, key->min,
+                key->max);
+      return key_fail (o, p, (int) i, err, msg);
+    }
+  }
+
+  k = key_index ("sector");
+  if (p->sector & (p->sector - 1))
+    return key_fail (o, p, k, err, "must be a power of two");
+  k = key_index ("capacity");
+  if (p->capacity % p->sector) {
+    snprintf (msg, sizeof msg, "%llu bytes is not a multiple of the %u-byte "
+              "sector", (unsigned long long) p->capacity, p->sector);
+    return key_fail (o, p, k, err, msg);
+  }
+  if (p->design_capacity == 0)
+    return key_fail (o, p, k, err, "design capacity is zero");
+
+  if (p->kind == FM_KIND_HDD) {
+    struct fm_seek seek;
+    double track_bytes;
+
+    if (p->bandwidth == 0)
+      return key_fail (o, p, key_index ("bandwidth_mbps"), err,
+                       "a rotating disk needs a bandwidth (0 means "
+                       "unlimited, which only an ssd may have)");
+    if (p->track_switch_ns >= fm_profile_rev_ns (p))
+      return key_fail (o, p, key_index ("track_switch_ms"), err,
+                       "must be shorter than one revolution");
+    if (p->seek_avg_ns < p->seek_t2t_ns)
+      return key_fail (o, p, key_index ("seek_avg_ms"), err,
+                       "below the track-to-track seek");
+    if (p->seek_full_ns < p->seek_avg_ns)
+      return key_fail (o, p, key_index ("seek_full_ms"), err,
+                       "below the average seek");
+    /* The cylinder count does not affect monotonicity; any C will do. */
+    if (fm_seek_init (&seek, p->seek_t2t_ns, p->seek_avg_ns, p->seek_full_ns,
+                      1e5, err) == -1) {
+      snprintf (msg, sizeof msg, "%s", err->msg);
+      return key_fail (o, p, key_index ("seek_avg_ms"), err, msg);
+    }
+    track_bytes = fm_profile_bw_inner (p)
+                  * (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
+    if (track_bytes < p->sector)
+      return key_fail (o, p, key_index ("bandwidth_mbps"), err,
+                       "inner tracks would hold less than one sector");
+  } else if (p->bandwidth == 0 && p->write_bandwidth != 0) {
+    return key_fail (o, p, key_index ("write_bandwidth_mbps"), err,
+                     "set without bandwidth_mbps");
+  }
+  return 0;
+}
+
+int
+fm_profile_validate (const struct fm_profile *p, struct fm_err *err)
+{
+  return check (p, NULL, err);
+}
+
+int
+fm_profile_resize (struct fm_profile *p, uint64_t size, struct fm_err *err)
+{
+  if (size == 0)
+    return fm_fail (err, "size: must be positive");
+  if (size % p->sector)
+    return fm_fail (err,
+                    "size: %llu bytes is not a multiple of profile %s's "
+                    "%u-byte sector",
+                    (unsigned long long) size, p->name, p->sector);
+  p->capacity = size;
+  return 0;
+}
+
+/* ---- profile files ---- */
+
+static char *
+trim (char *s)
+{
+  char *e;
+
+  while (isspace ((unsigned char) *s))
+    s++;
+  e = s + strlen (s);
+  while (e > s && isspace ((unsigned char) e[-1]))
+    *--e = '\0';
+  return s;
+}
+
+/* Set key k from text v.  Messages are without the FILE:LINE: prefix. */
+static int
+set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
+         struct fm_err *err)
+{
+  char *base = (char *) p + key->offset;
+  uint64_t u;
+  double d;
+
+  switch (key->type) {
+    case K_STR:
+      if (strlen (v) >= key->size)
+        return fm_fail (err, "longer than %zu characters", key->size - 1);
+      memcpy (base, v, strlen (v) + 1);
+      return 0;
+    case K_KIND:
+      if (strcmp (v, "hdd") == 0)
+        p->kind = FM_KIND_HDD;
+      else if (strcmp (v, "ssd") == 0)
+        p->kind = FM_KIND_SSD;
+      else
+        return fm_fail (err, "'%s' is not hdd or ssd", v);
+      return 0;
+    case K_SIZE:
+      if (fm_parse_size ("value", v, &u, err) == -1)
+        return -1;
+      *(uint64_t *) base = u;
+      return 0;
+    case K_MS:
+    case K_MBPS:
+      if (fm_parse_double ("value", v, 0, 1e12, &d, err) == -1)
+        return -1;
+      *(uint64_t *) base = (uint64_t) llround (d * 1e6);
+      return 0;
+    case K_U32:
+      if (fm_parse_uint ("value", v, 0, UINT32_MAX, &u, err) == -1)
+        return -1;
+      *(uint32_t *) base = (uint32_t) u;
+      return 0;
+    case K_DOUBLE:
+      if (fm_parse_double ("value", v, -1e12, 1e12, &d, err) == -1)
+        return -1;
+      *(double *) base = d;
+      return 0;
+  }
+  abort ();
+}
+
+/* Defaults for a file without `base`: what most rotating disks share. */
+static void
+file_defaults (struct fm_profile *p)
+{
+  memset (p, 0, sizeof *p);
+  p->kind = FM_KIND_HDD;
+  p->sector = 4096;
+  p->zone_ratio = 2.0;
+  p->zones = 24;
+  p->heads = 4;
+  p->write_settle_ns = 1000000;
+  p->track_switch_ns = 1000000;
+  p->command_ns = 100000;
+}
+
+int
+fm_profile_parse (const char *filename, const char *text, size_t len,
+                  struct fm_profile *out, struct fm_err *err)
+{
+  static const char *const required_hdd[] = {
+    "name", "capacity", "rpm", "bandwidth_mbps", "seek_t2t_ms",
+    "seek_avg_ms", "seek_full_ms", NULL
+  };
+  static const char *const required_ssd[] = { "name", "capacity", NULL };
+  int lines[N_KEYS] = { 0 };
+  struct origin o = { filename, lines };
+  struct fm_profile p;
+  const char *const *req;
+  bool have_base = false;
+  size_t pos = 0;
+  int lineno = 0;
+  struct fm_err e;
+
+  file_defaults (&p);
+  while (pos < len) {
+    char line[1024], *key, *val, *eq, *hash;
+    size_t n = 0;
+    int k;
+
+    lineno++;
+    while (pos < len && text[pos] != '\n') {
+      if (text[pos] == '\0')
+        return fm_fail (err, "%s:%d: NUL byte in a profile file", filename,
+                        lineno);
+      if (n + 1 >= sizeof line)
+        return fm_fail (err, "%s:%d: line longer than %zu characters",
+                        filename, lineno, sizeof line - 2);
+      line[n++] = text[pos++];
+    }
+    pos++; /* the newline */
+    line[n] = '\0';
+
+    key = trim (line);
+    if (*key == '\0' || *key == '#')
+      continue;
+    eq = strchr (key, '=');
+    if (eq == NULL)
+      return fm_fail (err, "%s:%d: expected 'key = value', got '%s'",
+                      filename, lineno, key);
+    *eq = '\0';
+    key = trim (key);
+    val = trim (eq + 1);
+    if (*val == '"') {
+      char *close = strchr (val + 1, '"');
+      if (close == NULL)
+        return fm_fail (err, "%s:%d: %s: unterminated quote", filename,
+                        lineno, key);
+      if (*trim (close + 1) != '\0' && *trim (close + 1) != '#')
+        return fm_fail (err, "%s:%d: %s: text after the closing quote",
+                        filename, lineno, key);
+      *close = '\0';
+      val++;
+    } else if ((hash = strchr (val, '#')) != NULL) {
+      *hash = '\0';
+      val = trim (val);
+    }
+    if (*key == '\0')
+      return fm_fail (err, "%s:%d: missing key before '='", filename, lineno);
+
+    if (strcmp (key, "base") == 0) {
+      size_t i;
+
+      if (have_base)
+        return fm_fail (err, "%s:%d: base: set twice", filename, lineno);
+      for (i = 0; i < N_KEYS; i++)
+        if (lines[i])
+          return fm_fail (err,
+                          "%s:%d: base: must come before every other key "
+                          "(%s is set on line %d)",
+                          filename, lineno, profile_keys[i].key, lines[i]);
+      if (fm_profile_builtin (val, &p, &e) == -1)
+        return fm_fail (err, "%s:%d: base: %s", filename, lineno, e.msg);
+      have_base = true;
+      continue;
+    }
+    k = key_index (key);
+    if (k == -1)
+      return fm_fail (err, "%s:%d: unknown key '%s' (see PROFILES.md)",
+                      filename, lineno, key);
+    if (lines[k])
+      return fm_fail (err, "%s:%d: %s: set twice (first on line %d)",
+                      filename, lineno, key, lines[k]);
+    if (*val == '\0')
+      return fm_fail (err, "%s:%d: %s: empty value", filename, lineno, key);
+    if (set_key (&p, &profile_keys[k], val, &e) == -1)
+      return fm_fail (err, "%s:%d: %s: %s", filename, lineno, key, e.msg);
+    lines[k] = lineno;
+  }
+
+  /* A file that sets a capacity describes a disk of that capacity. */
+  if (lines[key_index ("capacity")])
+    p.design_capacity = p.capacity;
+
+  req = p.kind == FM_KIND_HDD ? required_hdd : required_ssd;
+  for (; *req; req++) {
+    if (!lines[key_index (*req)] && !(have_base && strcmp (*req, "name")))
+      return fm_fail (err, "%s: missing required key '%s'", filename, *req);
+  }
+  if (p.kind == FM_KIND_SSD) {
+    size_t i;
+    for (i = 0; i < N_KEYS; i++)
+      if (lines[i] && profile_keys[i].hdd_only)
+        return fm_fail (err, "%s:%d: %s: only a rotating disk (kind = hdd) "
+                        "has this", filename, lines[i], profile_keys[i].key);
+  }
+  if (check (&p, &o, err) == -1)
+    return -1;
+  *out = p;
+  return 0;
+}

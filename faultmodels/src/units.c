@@ -1,0 +1,149 @@
+/* futuredisk — faultmodels: parsing of sizes and numbers. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "faultmodels/units.h"
+#include "internal.h"
+
+int
+fm_fail (struct fm_err *err, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (err) {
+    va_start (ap, fmt);
+    vsnprintf (err->msg, sizeof err->msg, fmt, ap);
+    va_end (ap);
+  }
+  return -1;
+}
+
+static const struct {
+  const char *suffix;
+  double mult;
+} size_suffixes[] = {
+  { "", 1 },
+  { "b", 1 },
+  { "s", 512 },
+  { "k", 1024.0 },
+  { "kib", 1024.0 },
+  { "kb", 1e3 },
+  { "m", 1048576.0 },
+  { "mib", 1048576.0 },
+  { "mb", 1e6 },
+  { "g", 1073741824.0 },
+  { "gib", 1073741824.0 },
+  { "gb", 1e9 },
+  { "t", 1099511627776.0 },
+  { "tib", 1099511627776.0 },
+  { "tb", 1e12 },
+  { "p", 1125899906842624.0 },
+  { "pib", 1125899906842624.0 },
+  { "pb", 1e15 },
+};
+
+int
+fm_parse_size (const char *what, const char *s, uint64_t *out,
+               struct fm_err *err)
+{
+  char *end;
+  double v;
+  size_t i;
+
+  if (s == NULL || *s == '\0')
+    return fm_fail (err, "%s: empty size", what);
+  /* strtod accepts hex, inf and nan; a size is digits, a point, a suffix. */
+  for (i = 0; s[i] && (isdigit ((unsigned char) s[i]) || s[i] == '.'); i++)
+    ;
+  if (i == 0)
+    return fm_fail (err, "%s: '%s' is not a size", what, s);
+  errno = 0;
+  v = strtod (s, &end);
+  if (errno != 0 || end == s || !isfinite (v))
+    return fm_fail (err, "%s: '%s' is not a size", what, s);
+  while (*end == ' ')
+    end++;
+  for (i = 0; i < sizeof size_suffixes / sizeof size_suffixes[0]; i++) {
+    if (strcasecmp (end, size_suffixes[i].suffix) == 0) {
+      double bytes = v * size_suffixes[i].mult;
+
+      if (size_suffixes[i].mult == 1 && strchr (s, '.'))
+        return fm_fail (err, "%s: '%s': a byte count must be whole", what, s);
+      if (bytes >= 18446744073709551616.0)
+        return fm_fail (err, "%s: '%s' is too large", what, s);
+      *out = (uint64_t) llround (bytes);
+      return 0;
+    }
+  }
+  return fm_fail (err,
+                  "%s: '%s': unknown suffix '%s' (use K M G T P, KiB..PiB, "
+                  "KB..PB or s)",
+                  what, s, end);
+}
+
+int
+fm_parse_double (const char *what, const char *s, double min, double max,
+                 double *out, struct fm_err *err)
+{
+  char *end;
+  double v;
+
+  if (s == NULL || *s == '\0')
+    return fm_fail (err, "%s: empty value", what);
+  errno = 0;
+  v = strtod (s, &end);
+  if (errno != 0 || end == s || *end != '\0' || !isfinite (v))
+    return fm_fail (err, "%s: '%s' is not a number", what, s);
+  if (v < min || v > max)
+    return fm_fail (err, "%s: %s is out of range [%g, %g]", what, s, min, max);
+  *out = v;
+  return 0;
+}
+
+int
+fm_parse_uint (const char *what, const char *s, uint64_t min, uint64_t max,
+               uint64_t *out, struct fm_err *err)
+{
+  char *end;
+  unsigned long long v;
+
+  if (s == NULL || *s == '\0')
+    return fm_fail (err, "%s: empty value", what);
+  if (!isdigit ((unsigned char) s[0]))
+    return fm_fail (err, "%s: '%s' is not a non-negative integer", what, s);
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return fm_fail (err, "%s: '%s' is not a non-negative integer", what, s);
+  if (v < min || v > max)
+    return fm_fail (err,
+                    "%s: %s is out of range [%llu, %llu]", what, s,
+                    (unsigned long long) min, (unsigned long long) max);
+  *out = v;
+  return 0;
+}
+
+void
+fm_format_size (uint64_t bytes, char *buf, int len)
+{
+  static const char *const units[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+  double v = (double) bytes;
+  int u = 0;
+
+  while (v >= 1000 && u < 5) {
+    v /= 1000;
+    u++;
+  }
+  if (u == 0)
+    snprintf (buf, len, "%llu B", (unsigned long long) bytes);
+  else if (v == floor (v))
+    snprintf (buf, len, "%.0f %s", v, units[u]);
+  else
+    snprintf (buf, len, "%.3g %s", v, units[u]);
+}

@@ -1,0 +1,282 @@
+/* futuredisk — harness: `futuredisk model`, what the disk models predict.
+ *
+ * For each profile: the datasheet numbers, the workshop's minimum full-read
+ * time (capacity / bandwidth), and what the service-time model gives for a
+ * full sequential read, QD1 random 4 KiB reads, and reading 10% of the disk
+ * that way — the workshop's question, asked of the model.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "faultmodels/measure.h"
+#include "faultmodels/units.h"
+#include "json.h"
+#include "load-profile.h"
+
+#define MAX_PROFILES 64
+
+static void
+model_usage (FILE *fp)
+{
+  fprintf (fp,
+"Usage: %s model [--profile NAME|FILE]... [--size SIZE] [--seed N]\n"
+"                        [--samples N] [--json]\n"
+"\n"
+"Print what the disk model predicts for each profile (default: every\n"
+"built-in).  A profile is a built-in name or a profile file\n"
+"(faultmodels/PROFILES.md).\n"
+"\n"
+"Options:\n"
+"  -p, --profile NAME|FILE  model this profile (repeatable)\n"
+"  -s, --size SIZE          rescale every profile to SIZE (e.g. 1G, 500GB);\n"
+"                           the bandwidth curve and seek stroke are kept\n"
+"      --seed N             platter phase and random offsets (default 1)\n"
+"      --samples N          random reads to average (default 20000)\n"
+"  -j, --json               print a JSON array instead of a table\n"
+"  -h, --help               this help\n"
+"\n"
+"Columns (JSON key in brackets):\n"
+"  capacity        bytes the disk holds [capacity_bytes]\n"
+"  bw mean/out/in  effective sequential MB/s: the mean over the disk, the\n"
+"                  outer and the inner zone [bw_mean_mbps, bw_outer_mbps,\n"
+"                  bw_inner_mbps]\n"
+"  seek            datasheet average read seek, ms [avg_seek_ms]\n"
+"  min full read   capacity / mean bandwidth, the workshop's figure\n"
+"                  [min_full_read_s]\n"
+"  full read       modelled: 16 MiB sequential reads at queue depth 1,\n"
+"                  with head switches, rotation and read-ahead [full_read_s]\n"
+"  4k ms / IOPS    mean service time of a random 4 KiB read at queue\n"
+"                  depth 1 over the whole disk, and its inverse ('-' and\n"
+"                  null for a disk that takes no time)\n"
+"                  [random_4k_ms, random_4k_iops]\n"
+"  10%% random      time to read 10%% of the disk in such reads\n"
+"                  [random_10pct_s]\n"
+"\n"
+"Built-in profiles:",
+           fd_progname);
+  for (size_t i = 0; fm_profile_builtin_name (i); i++)
+    fprintf (fp, " %s", fm_profile_builtin_name (i));
+  fprintf (fp, "\n");
+}
+
+/* 4000 s -> "1.11 h"; durations people compare across disk generations. */
+static void
+human_duration (double s, char *buf, size_t len)
+{
+  if (s < 120)
+    snprintf (buf, len, "%.1f s", s);
+  else if (s < 7200)
+    snprintf (buf, len, "%.1f min", s / 60);
+  else if (s < 3 * 86400)
+    snprintf (buf, len, "%.1f h", s / 3600);
+  else
+    snprintf (buf, len, "%.1f days", s / 86400);
+}
+
+static void
+print_json (const struct fm_profile *p, const struct fm_summary *s, bool last)
+{
+  char iops[32] = "null"; /* a disk that takes no time has no IOPS limit */
+
+  if (s->random_4k_iops > 0)
+    snprintf (iops, sizeof iops, "%.2f", s->random_4k_iops);
+  printf ("  {\"name\": ");
+  fd_json_string (stdout, p->name);
+  printf (", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
+          "\"sector_bytes\": %u, \"rpm\": %u,\n"
+          "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
+          "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
+          "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
+          "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
+          "\"random_10pct_s\": %.1f,\n   \"description\": ",
+          p->kind == FM_KIND_HDD ? "hdd" : "ssd",
+          (unsigned long long) p->capacity, p->sector, p->rpm,
+          p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
+          fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
+          s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
+          s->random_10pct_s);
+  fd_json_string (stdout, p->description);
+  printf (",\n   \"sourced\": ");
+  fd_json_string (stdout, p->sourced);
+  printf (",\n   \"estimated\": ");
+  fd_json_string (stdout, p->estimated);
+  printf ("}%s\n", last ? "" : ",");
+}
+
+static void
+print_row (const struct fm_profile *p, const struct fm_summary *s)
+{
+  char cap[32], bw[32], minr[32], full[32], pct[32], iops[32] = "-";
+
+  fm_format_size (p->capacity, cap, sizeof cap);
+  if (p->bandwidth == 0)
+    snprintf (bw, sizeof bw, "unlimited");
+  else
+    snprintf (bw, sizeof bw, "%.0f/%.0f/%.0f", p->bandwidth / 1e6,
+              fm_profile_bw_outer (p) / 1e6, fm_profile_bw_inner (p) / 1e6);
+  human_duration (s->min_full_read_s, minr, sizeof minr);
+  human_duration (s->full_read_s, full, sizeof full);
+  human_duration (s->random_10pct_s, pct, sizeof pct);
+  if (s->random_4k_iops > 0)
+    snprintf (iops, sizeof iops, "%.0f", s->random_4k_iops);
+  printf ("%-14s %8s %13s %5.1f %8.0f s %-9s %8.0f s %-9s %7.3f %7s %11s\n",
+          p->name, cap, bw, p->seek_avg_ns / 1e6, s->min_full_read_s, minr,
+          s->full_read_s, full, s->random_4k_ms, iops, pct);
+}
+
+/* Shared by `model` and `demo`.  Every profile is loaded before anything
+ * is printed, so a bad name fails at once and never after half a table.
+ */
+static int
+run_model (const char *const *names, size_t n, uint64_t size, uint64_t seed,
+           uint64_t samples, bool json)
+{
+  struct fm_profile *p;
+  struct fm_summary s;
+  struct fm_err err;
+  size_t i;
+  int r = 1;
+
+  p = calloc (n, sizeof *p);
+  if (p == NULL) {
+    perror (fd_progname);
+    return 1;
+  }
+  for (i = 0; i < n; i++) {
+    if (fd_load_profile (names[i], &p[i], &err) == -1 ||
+        (size && fm_profile_resize (&p[i], size, &err) == -1)) {
+      fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+      goto out;
+    }
+  }
+  if (json)
+    printf ("[\n");
+  else
+    printf ("%-14s %8s %13s %5s %19s %19s %7s %7s %11s\n", "profile",
+            "capacity", "bw mean/out/in", "seek", "min full read",
+            "full read", "4k ms", "IOPS", "10% random");
+  for (i = 0; i < n; i++) {
+    if (fm_measure_summary (&p[i], seed, samples, &s, &err) == -1) {
+      fflush (stdout);
+      fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+      goto out;
+    }
+    if (json)
+      print_json (&p[i], &s, i + 1 == n);
+    else
+      print_row (&p[i], &s);
+    fflush (stdout);
+  }
+  if (json)
+    printf ("]\n");
+  r = 0;
+out:
+  free (p);
+  return r;
+}
+
+int
+cmd_model (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "profile", required_argument, NULL, 'p' },
+    { "size", required_argument, NULL, 's' },
+    { "seed", required_argument, NULL, 'S' },
+    { "samples", required_argument, NULL, 'n' },
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *names[MAX_PROFILES];
+  size_t n = 0;
+  uint64_t size = 0, seed = 1, samples = 20000;
+  bool json = false;
+  struct fm_err err;
+  int c;
+
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "p:s:jh", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'p':
+        if (n == MAX_PROFILES) {
+          fprintf (stderr, "%s model: at most %d profiles\n", fd_progname,
+                   MAX_PROFILES);
+          return 2;
+        }
+        names[n++] = optarg;
+        break;
+      case 's':
+        if (fm_parse_size ("--size", optarg, &size, &err) == -1) {
+          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        if (size == 0) {
+          fprintf (stderr, "%s model: --size: must be positive\n",
+                   fd_progname);
+          return 2;
+        }
+        break;
+      case 'S':
+        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &seed, &err)) {
+          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        break;
+      case 'n':
+        if (fm_parse_uint ("--samples", optarg, 1, 100000000, &samples,
+                           &err)) {
+          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        break;
+      case 'j':
+        json = true;
+        break;
+      case 'h':
+        model_usage (stdout);
+        return 0;
+      default:
+        model_usage (stderr);
+        return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf (stderr, "%s model: unexpected argument '%s'\n", fd_progname,
+             argv[optind]);
+    return 2;
+  }
+  if (n == 0)
+    for (; fm_profile_builtin_name (n); n++)
+      names[n] = fm_profile_builtin_name (n);
+  return run_model (names, n, size, seed, samples, json);
+}
+
+int
+cmd_demo (int argc, char **argv)
+{
+  static const char *const roadmap[] = { "roadmap-2006", "roadmap-2009",
+                                         "roadmap-2013" };
+
+  if (argc > 1 && (strcmp (argv[1], "--help") == 0 ||
+                   strcmp (argv[1], "-h") == 0)) {
+    printf ("Usage: %s demo\n"
+            "Model the three disks of the 2006 Linux File Systems "
+            "Workshop's\nroadmap: how long a full read and a 10%% random "
+            "read take as capacity\ngrows 16x, bandwidth 5x and seek time "
+            "barely moves.\n",
+            fd_progname);
+    return 0;
+  }
+  if (argc > 1) {
+    fprintf (stderr, "%s demo: unexpected argument '%s'\n", fd_progname,
+             argv[1]);
+    return 2;
+  }
+  printf ("The 2006 workshop's roadmap disks, modelled "
+          "(see 'futuredisk model --help'):\n\n");
+  return run_model (roadmap, 3, 0, 1, 20000, false);
+}

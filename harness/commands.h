@@ -1,0 +1,15 @@
+/* futuredisk — harness: the subcommands of the `futuredisk` command.
+ *
+ * Each subcommand is one file (cmd-NAME.c) with one entry point that takes
+ * its own argv (argv[0] is the subcommand name) and returns the exit code.
+ */
+#ifndef FUTUREDISK_COMMANDS_H
+#define FUTUREDISK_COMMANDS_H
+
+extern int cmd_model (int argc, char **argv);
+extern int cmd_demo (int argc, char **argv);
+
+/* The program name for messages ("futuredisk"). */
+extern const char *fd_progname;
+
+#endif

@@ -1,0 +1,72 @@
+/* futuredisk — harness: the `futuredisk` command and its dispatch table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef FUTUREDISK_VERSION
+#define FUTUREDISK_VERSION "unknown"
+#endif
+
+const char *fd_progname = "futuredisk";
+
+static const struct command {
+  const char *name;
+  int (*run) (int argc, char **argv);
+  const char *summary;
+} commands[] = {
+  { "demo", cmd_demo, "show the workshop's table, modelled (the demo)" },
+  { "model", cmd_model, "print what the disk models predict per profile" },
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void
+usage (FILE *fp)
+{
+  size_t i;
+
+  fprintf (fp,
+           "Usage: %s COMMAND [OPTION]...\n"
+           "Emulate tomorrow's disks, break them, and measure fsck.\n\n"
+           "Commands:\n",
+           fd_progname);
+  for (i = 0; i < N_COMMANDS; i++)
+    fprintf (fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (fp,
+           "\n'%s COMMAND --help' describes each command.\n"
+           "From a source tree, './futuredisk test' runs the test suite.\n",
+           fd_progname);
+}
+
+int
+main (int argc, char **argv)
+{
+  size_t i;
+
+  if (argc < 2) {
+    usage (stderr);
+    return 2;
+  }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
+      strcmp (argv[1], "help") == 0) {
+    if (argc > 2 && strcmp (argv[1], "help") == 0) {
+      char *sub[] = { argv[2], (char *) "--help", NULL };
+      for (i = 0; i < N_COMMANDS; i++)
+        if (strcmp (commands[i].name, argv[2]) == 0)
+          return commands[i].run (2, sub);
+    }
+    usage (stdout);
+    return 0;
+  }
+  if (strcmp (argv[1], "--version") == 0) {
+    printf ("futuredisk %s\n", FUTUREDISK_VERSION);
+    return 0;
+  }
+  for (i = 0; i < N_COMMANDS; i++)
+    if (strcmp (commands[i].name, argv[1]) == 0)
+      return commands[i].run (argc - 1, argv + 1);
+  fprintf (stderr, "%s: unknown command '%s'\n", fd_progname, argv[1]);
+  usage (stderr);
+  return 2;
+}
