@@ -4,7 +4,7 @@
 void
 fd_json_string (FILE *fp, const char *s)
 {
-  const unsigned char *p = (const unsigned char *) s;
+  const unsigned char *p = (const unsigned char *)s;
 
   putc ('"', fp);
   for (; *p; p++) {

@@ -22,42 +22,50 @@
 static void
 model_usage (FILE *fp)
 {
-  fprintf (fp,
-"Usage: %s model [--profile NAME|FILE]... [--size SIZE] [--seed N]\n"
-"                        [--samples N] [--json]\n"
-"\n"
-"Print what the disk model predicts for each profile (default: every\n"
-"built-in).  A profile is a built-in name or a profile file\n"
-"(faultmodels/PROFILES.md).\n"
-"\n"
-"Options:\n"
-"  -p, --profile NAME|FILE  model this profile (repeatable)\n"
-"  -s, --size SIZE          rescale every profile to SIZE (e.g. 1G, 500GB);\n"
-"                           the bandwidth curve and seek stroke are kept\n"
-"      --seed N             platter phase and random offsets (default 1)\n"
-"      --samples N          random reads to average (default 20000)\n"
-"  -j, --json               print a JSON array instead of a table\n"
-"  -h, --help               this help\n"
-"\n"
-"Columns (JSON key in brackets):\n"
-"  capacity        bytes the disk holds [capacity_bytes]\n"
-"  bw mean/out/in  effective sequential MB/s: the mean over the disk, the\n"
-"                  outer and the inner zone [bw_mean_mbps, bw_outer_mbps,\n"
-"                  bw_inner_mbps]\n"
-"  seek            datasheet average read seek, ms [avg_seek_ms]\n"
-"  min full read   capacity / mean bandwidth, the workshop's figure\n"
-"                  [min_full_read_s]\n"
-"  full read       modelled: 16 MiB sequential reads at queue depth 1,\n"
-"                  with head switches, rotation and read-ahead [full_read_s]\n"
-"  4k ms / IOPS    mean service time of a random 4 KiB read at queue\n"
-"                  depth 1 over the whole disk, and its inverse ('-' and\n"
-"                  null for a disk that takes no time)\n"
-"                  [random_4k_ms, random_4k_iops]\n"
-"  10%% random      time to read 10%% of the disk in such reads\n"
-"                  [random_10pct_s]\n"
-"\n"
-"Built-in profiles:",
-           fd_progname);
+  fprintf (
+      fp,
+      "Usage: %s model [--profile NAME|FILE]... [--size SIZE] [--seed N]\n"
+      "                        [--samples N] [--json]\n"
+      "\n"
+      "Print what the disk model predicts for each profile (default: every\n"
+      "built-in).  A profile is a built-in name or a profile file\n"
+      "(faultmodels/PROFILES.md).\n"
+      "\n"
+      "Options:\n"
+      "  -p, --profile NAME|FILE  model this profile (repeatable)\n"
+      "  -s, --size SIZE          rescale every profile to SIZE (e.g. 1G, "
+      "500GB);\n"
+      "                           the bandwidth curve and seek stroke are "
+      "kept\n"
+      "      --seed N             platter phase and random offsets (default "
+      "1)\n"
+      "      --samples N          random reads to average (default 20000)\n"
+      "  -j, --json               print a JSON array instead of a table\n"
+      "  -h, --help               this help\n"
+      "\n"
+      "Columns (JSON key in brackets):\n"
+      "  capacity        bytes the disk holds [capacity_bytes]\n"
+      "  bw mean/out/in  effective sequential MB/s: the mean over the disk, "
+      "the\n"
+      "                  outer and the inner zone [bw_mean_mbps, "
+      "bw_outer_mbps,\n"
+      "                  bw_inner_mbps]\n"
+      "  seek            datasheet average read seek, ms [avg_seek_ms]\n"
+      "  min full read   capacity / mean bandwidth, the workshop's figure\n"
+      "                  [min_full_read_s]\n"
+      "  full read       modelled: 16 MiB sequential reads at queue depth 1,\n"
+      "                  with head switches, rotation and read-ahead "
+      "[full_read_s]\n"
+      "  4k ms / IOPS    mean service time of a random 4 KiB read at queue\n"
+      "                  depth 1 over the whole disk, and its inverse ('-' "
+      "and\n"
+      "                  null for a disk that takes no time)\n"
+      "                  [random_4k_ms, random_4k_iops]\n"
+      "  10%% random      time to read 10%% of the disk in such reads\n"
+      "                  [random_10pct_s]\n"
+      "\n"
+      "Built-in profiles:",
+      fd_progname);
   for (size_t i = 0; fm_profile_builtin_name (i); i++)
     fprintf (fp, " %s", fm_profile_builtin_name (i));
   fprintf (fp, "\n");
@@ -86,19 +94,18 @@ print_json (const struct fm_profile *p, const struct fm_summary *s, bool last)
     snprintf (iops, sizeof iops, "%.2f", s->random_4k_iops);
   printf ("  {\"name\": ");
   fd_json_string (stdout, p->name);
-  printf (", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
-          "\"sector_bytes\": %u, \"rpm\": %u,\n"
-          "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
-          "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
-          "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
-          "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
-          "\"random_10pct_s\": %.1f,\n   \"description\": ",
-          p->kind == FM_KIND_HDD ? "hdd" : "ssd",
-          (unsigned long long) p->capacity, p->sector, p->rpm,
-          p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
-          fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
-          s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
-          s->random_10pct_s);
+  printf (
+      ", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
+      "\"sector_bytes\": %u, \"rpm\": %u,\n"
+      "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
+      "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
+      "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
+      "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
+      "\"random_10pct_s\": %.1f,\n   \"description\": ",
+      p->kind == FM_KIND_HDD ? "hdd" : "ssd", (unsigned long long)p->capacity,
+      p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
+      fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6, s->min_full_read_s,
+      s->full_read_s, s->random_4k_ms, iops, s->random_10pct_s);
   fd_json_string (stdout, p->description);
   printf (",\n   \"sourced\": ");
   fd_json_string (stdout, p->sourced);
@@ -123,9 +130,12 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
   human_duration (s->random_10pct_s, pct, sizeof pct);
   if (s->random_4k_iops > 0)
     snprintf (iops, sizeof iops, "%.0f", s->random_4k_iops);
-  printf ("%-14s %8s %13s %5.1f %8.0f s %-9s %8.0f s %-9s %7.3f %7s %11s\n",
-          p->name, cap, bw, p->seek_avg_ns / 1e6, s->min_full_read_s, minr,
-          s->full_read_s, full, s->random_4k_ms, iops, pct);
+  /* Whole seconds for real disks, decimals for small rescaled ones. */
+  printf ("%-14s %8s %13s %5.1f %8.*f s %-9s %8.*f s %-9s %7.3f %7s %11s\n",
+          p->name, cap, bw, p->seek_avg_ns / 1e6,
+          s->min_full_read_s < 100 ? 2 : 0, s->min_full_read_s, minr,
+          s->full_read_s < 100 ? 2 : 0, s->full_read_s, full,
+          s->random_4k_ms, iops, pct);
 }
 
 /* Shared by `model` and `demo`.  Every profile is loaded before anything
@@ -157,8 +167,8 @@ run_model (const char *const *names, size_t n, uint64_t size, uint64_t seed,
     printf ("[\n");
   else
     printf ("%-14s %8s %13s %5s %19s %19s %7s %7s %11s\n", "profile",
-            "capacity", "bw mean/out/in", "seek", "min full read",
-            "full read", "4k ms", "IOPS", "10% random");
+            "capacity", "bw mean/out/in", "seek", "min full read", "full read",
+            "4k ms", "IOPS", "10% random");
   for (i = 0; i < n; i++) {
     if (fm_measure_summary (&p[i], seed, samples, &s, &err) == -1) {
       fflush (stdout);
@@ -183,13 +193,13 @@ int
 cmd_model (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    { "profile", required_argument, NULL, 'p' },
-    { "size", required_argument, NULL, 's' },
-    { "seed", required_argument, NULL, 'S' },
-    { "samples", required_argument, NULL, 'n' },
-    { "json", no_argument, NULL, 'j' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+      {"profile", required_argument, NULL, 'p'},
+      {"size", required_argument, NULL, 's'},
+      {"seed", required_argument, NULL, 'S'},
+      {"samples", required_argument, NULL, 'n'},
+      {"json", no_argument, NULL, 'j'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
   const char *names[MAX_PROFILES];
   size_t n = 0;
@@ -215,8 +225,7 @@ cmd_model (int argc, char **argv)
           return 2;
         }
         if (size == 0) {
-          fprintf (stderr, "%s model: --size: must be positive\n",
-                   fd_progname);
+          fprintf (stderr, "%s model: --size: must be positive\n", fd_progname);
           return 2;
         }
         break;
@@ -227,8 +236,7 @@ cmd_model (int argc, char **argv)
         }
         break;
       case 'n':
-        if (fm_parse_uint ("--samples", optarg, 1, 100000000, &samples,
-                           &err)) {
+        if (fm_parse_uint ("--samples", optarg, 1, 100000000, &samples, &err)) {
           fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
           return 2;
         }
@@ -258,11 +266,11 @@ cmd_model (int argc, char **argv)
 int
 cmd_demo (int argc, char **argv)
 {
-  static const char *const roadmap[] = { "roadmap-2006", "roadmap-2009",
-                                         "roadmap-2013" };
+  static const char *const roadmap[] = {"roadmap-2006", "roadmap-2009",
+                                        "roadmap-2013"};
 
-  if (argc > 1 && (strcmp (argv[1], "--help") == 0 ||
-                   strcmp (argv[1], "-h") == 0)) {
+  if (argc > 1 &&
+      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
     printf ("Usage: %s demo\n"
             "Model the three disks of the 2006 Linux File Systems "
             "Workshop's\nroadmap: how long a full read and a 10%% random "

@@ -15,8 +15,8 @@ static const struct command {
   int (*run) (int argc, char **argv);
   const char *summary;
 } commands[] = {
-  { "demo", cmd_demo, "show the workshop's table, modelled (the demo)" },
-  { "model", cmd_model, "print what the disk models predict per profile" },
+    {"demo", cmd_demo, "show the workshop's table, modelled (the demo)"},
+    {"model", cmd_model, "print what the disk models predict per profile"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -51,7 +51,7 @@ main (int argc, char **argv)
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
       strcmp (argv[1], "help") == 0) {
     if (argc > 2 && strcmp (argv[1], "help") == 0) {
-      char *sub[] = { argv[2], (char *) "--help", NULL };
+      char *sub[] = {argv[2], (char *)"--help", NULL};
       for (i = 0; i < N_COMMANDS; i++)
         if (strcmp (commands[i].name, argv[2]) == 0)
           return commands[i].run (2, sub);

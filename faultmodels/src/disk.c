@@ -5,12 +5,12 @@
  * turns exactly `rpm` units per nanosecond and every angle is an integer:
  *
  *   angle(t)        = (t * rpm + phase0) mod R
- *   angle(track, s) = (track * skew + s * R / spt) mod R
- *   skew            = track_switch_ns * rpm mod R
+ *   angle(track, s) = (track_angle + s * R / spt) mod R
  *
- * The skew makes the first sector of the next track arrive just as a head
- * or cylinder switch finishes, so a sequential transfer loses only the
- * switch time per track — which the profile bandwidth already includes.
+ * where the geometry skews each track_angle so that the first sector of
+ * the next track arrives just as a head or cylinder switch finishes: a
+ * sequential transfer loses only the switch time per track, which the
+ * profile bandwidth already includes.
  * A rotational wait is (angle(track, s) - angle(t)) mod R, in units, over
  * rpm.  A sector that passed the head less than ANGLE_SLACK_NS ago counts
  * as under it: times are rounded up to whole ns at every step (alignment,
@@ -32,7 +32,7 @@
 #include "faultmodels/seek.h"
 #include "internal.h"
 
-#define R_UNITS 60000000000ULL /* angle units per revolution */
+#define R_UNITS FM_ANGLE_UNITS
 
 /* Well below one sector's time on any profile (1.5 us for 512 B sectors at
  * 333 MB/s) and far above the few ns of accumulated rounding.
@@ -64,16 +64,15 @@ struct fm_disk {
   struct fm_geometry *g; /* NULL for an SSD */
   struct fm_seek seek;
   uint64_t sectors;
-  uint64_t phase0;    /* platter angle at t = 0 */
-  uint64_t skew;      /* angle units of skew per track */
+  uint64_t phase0; /* platter angle at t = 0 */
   uint64_t ra_sectors, cache_sectors;
-  uint64_t t_free;    /* the drive is idle from here */
+  uint64_t t_free; /* the drive is idle from here */
 
   /* The arm. */
-  double head_pos;    /* design cylinders */
+  double head_pos; /* design cylinders */
   uint64_t head_cyl;
   uint32_t head_head;
-  uint64_t head_lba;  /* sector under the head after the last transfer */
+  uint64_t head_lba; /* sector under the head after the last transfer */
 
   struct stream ra;
 
@@ -121,13 +120,10 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
     d->g = fm_geometry_new (p, err);
     if (d->g == NULL)
       goto fail;
-    if (fm_seek_init (&d->seek, p->seek_t2t_ns, p->seek_avg_ns,
-                      p->seek_full_ns, fm_geometry_design_cylinders (d->g),
-                      err) == -1)
+    if (fm_seek_init (&d->seek, p->seek_t2t_ns, p->seek_avg_ns, p->seek_full_ns,
+                      fm_geometry_design_cylinders (d->g), err) == -1)
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
-    d->skew = (uint64_t) (((unsigned __int128) p->track_switch_ns * p->rpm)
-                          % R_UNITS);
   }
   return d;
 
@@ -171,7 +167,7 @@ bytes_time (uint64_t bytes, uint64_t bw)
 {
   if (bw == 0 || bytes == 0)
     return 0;
-  return (uint64_t) (((unsigned __int128) bytes * 1000000000u + bw - 1) / bw);
+  return (uint64_t)(((unsigned __int128)bytes * 1000000000u + bw - 1) / bw);
 }
 
 static uint64_t
@@ -197,9 +193,8 @@ angle_at (const struct fm_disk *d, uint64_t t)
 static uint64_t
 sector_angle (const struct fm_disk *d, const struct fm_location *loc)
 {
-  uint64_t skew = (uint64_t) (((unsigned __int128) (loc->track % R_UNITS)
-                               * d->skew) % R_UNITS);
-  return (skew + (uint64_t) loc->sector * R_UNITS / loc->spt) % R_UNITS;
+  return (loc->track_angle + (uint64_t)loc->sector * R_UNITS / loc->spt) %
+         R_UNITS;
 }
 
 static uint64_t
@@ -207,7 +202,7 @@ rot_wait (const struct fm_disk *d, uint64_t t, const struct fm_location *loc)
 {
   uint64_t w = (sector_angle (d, loc) + R_UNITS - angle_at (d, t)) % R_UNITS;
 
-  if (R_UNITS - w <= ANGLE_SLACK_NS * (uint64_t) d->p.rpm)
+  if (R_UNITS - w <= ANGLE_SLACK_NS * (uint64_t)d->p.rpm)
     return 0;
   return (w + d->p.rpm - 1) / d->p.rpm;
 }
@@ -216,7 +211,7 @@ rot_wait (const struct fm_disk *d, uint64_t t, const struct fm_location *loc)
 static uint64_t
 sectors_time (const struct fm_disk *d, uint64_t n, uint32_t spt)
 {
-  uint64_t per_rev = (uint64_t) spt * d->p.rpm;
+  uint64_t per_rev = (uint64_t)spt * d->p.rpm;
   return (n * R_UNITS + per_rev - 1) / per_rev;
 }
 
@@ -317,8 +312,8 @@ transfer (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 }
 
 static uint64_t
-mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
-            bool write, struct acct *a)
+mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool write,
+            struct acct *a)
 {
   struct fm_location loc;
 
@@ -396,8 +391,8 @@ stream_start (struct fm_disk *d, uint64_t start, uint64_t end, uint64_t t)
   d->ra.win_start = start;
   d->ra.lba = end;
   d->ra.t = t;
-  d->ra.cap = end + d->ra_sectors < d->sectors ? end + d->ra_sectors
-                                                : d->sectors;
+  d->ra.cap =
+      end + d->ra_sectors < d->sectors ? end + d->ra_sectors : d->sectors;
 }
 
 /* A segment hit at time t: keep the segment ra_sectors ahead of `end`,
@@ -406,8 +401,8 @@ stream_start (struct fm_disk *d, uint64_t start, uint64_t end, uint64_t t)
 static void
 stream_extend (struct fm_disk *d, uint64_t end, uint64_t t)
 {
-  uint64_t cap = end + d->ra_sectors < d->sectors ? end + d->ra_sectors
-                                                  : d->sectors;
+  uint64_t cap =
+      end + d->ra_sectors < d->sectors ? end + d->ra_sectors : d->sectors;
   uint64_t cur = stream_pos (d, t);
 
   if (cap <= d->ra.cap)
@@ -445,8 +440,8 @@ dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
 {
   size_t i = dirty_find (d, lba);
 
-  return i < d->ndirty && d->dirty[i].lba <= lba
-         && d->dirty[i].lba + d->dirty[i].n >= lba + n;
+  return i < d->ndirty && d->dirty[i].lba <= lba &&
+         d->dirty[i].lba + d->dirty[i].n >= lba + n;
 }
 
 static void
@@ -563,8 +558,7 @@ ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
             uint64_t t, struct fm_timing *out)
 {
   uint64_t done = t + d->p.command_ns;
-  uint64_t wbw = d->p.write_bandwidth ? d->p.write_bandwidth
-                                      : d->p.bandwidth;
+  uint64_t wbw = d->p.write_bandwidth ? d->p.write_bandwidth : d->p.bandwidth;
 
   switch (rq->op) {
     case FM_OP_READ:
@@ -651,7 +645,7 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
 {
   const uint64_t ss = d->p.sector;
   uint64_t first, last, n, t, done = 0, bytes;
-  struct acct a = { 0 };
+  struct acct a = {0};
 
   memset (out, 0, sizeof *out);
 

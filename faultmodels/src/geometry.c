@@ -18,20 +18,30 @@ struct zone {
   uint64_t first_lba;   /* first sector of the zone */
   uint64_t sectors;     /* sectors in the zone */
   uint64_t first_track; /* global number of its first track */
+  uint64_t first_angle; /* angle of its first track's first sector */
   uint32_t spt;         /* sectors per track */
   double bandwidth;     /* effective bytes/s */
 };
 
 struct fm_geometry {
-  uint32_t nzones;   /* zones holding at least one sector */
+  uint32_t nzones; /* zones holding at least one sector */
   uint32_t heads;
   uint64_t sectors;
   uint64_t tracks;
   uint64_t cylinders;
   double design_cylinders;
-  double pos_scale;  /* design cylinders per cylinder of this disk */
+  double pos_scale; /* design cylinders per cylinder of this disk */
+  uint64_t skew;    /* angle a track switch turns the platter */
   struct zone zones[];
 };
+
+/* The angle the platter turns during one track switch. */
+static uint64_t
+track_skew (const struct fm_profile *p)
+{
+  return (uint64_t)(((unsigned __int128)p->track_switch_ns * p->rpm) %
+                    FM_ANGLE_UNITS);
+}
 
 /* Split `sectors` over the zones in proportion to radius; returns the
  * track count and, if z is not NULL, fills the zone table.
@@ -42,11 +52,11 @@ layout (const struct fm_profile *p, uint64_t sectors, struct zone *z,
 {
   const uint32_t n = p->zones;
   const double k = p->zone_ratio;
-  const double track_out = fm_profile_bw_outer (p)
-                           * (fm_profile_rev_ns (p) + p->track_switch_ns)
-                           / 1e9;
+  const double track_out = fm_profile_bw_outer (p) *
+                           (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
+  const uint64_t skew = track_skew (p);
   double rsum = 0, rcum = 0;
-  uint64_t lba = 0, tracks = 0;
+  uint64_t lba = 0, tracks = 0, angle = 0;
   uint32_t i, used = 0;
 
   for (i = 0; i < n; i++)
@@ -62,21 +72,31 @@ layout (const struct fm_profile *p, uint64_t sectors, struct zone *z,
     if (i + 1 == n)
       want = sectors - lba;
     else
-      want = (uint64_t) llround ((double) sectors * rcum / rsum) - lba;
+      want = (uint64_t)llround ((double)sectors * rcum / rsum) - lba;
     if (lba + want > sectors)
       want = sectors - lba;
-    spt = (uint64_t) llround (track_out * r / p->sector);
+    spt = (uint64_t)llround (track_out * r / p->sector);
     if (spt < 1)
       spt = 1;
     if (want == 0)
       continue;
     if (z) {
+      uint64_t ntracks = (want + spt - 1) / spt,
+               last = want - (ntracks - 1) * spt;
+
+      z[used].first_angle = angle;
+      /* The next zone starts where this one's last track ends, plus a
+       * switch; a short last track ends part way round.
+       */
+      angle = (uint64_t)((angle + (unsigned __int128)ntracks * skew +
+                          (last < spt ? last * FM_ANGLE_UNITS / spt : 0)) %
+                         FM_ANGLE_UNITS);
       z[used].first_lba = lba;
       z[used].sectors = want;
       z[used].first_track = tracks;
-      z[used].spt = (uint32_t) spt;
-      z[used].bandwidth = (double) spt * p->sector * 1e9
-                          / (fm_profile_rev_ns (p) + p->track_switch_ns);
+      z[used].spt = (uint32_t)spt;
+      z[used].bandwidth = (double)spt * p->sector * 1e9 /
+                          (fm_profile_rev_ns (p) + p->track_switch_ns);
     }
     used++;
     lba += want;
@@ -109,10 +129,11 @@ fm_geometry_new (const struct fm_profile *p, struct fm_err *err)
   g->tracks = layout (p, g->sectors, g->zones, &g->nzones);
   g->cylinders = (g->tracks + p->heads - 1) / p->heads;
   design_tracks = layout (p, p->design_capacity / p->sector, NULL, NULL);
-  g->design_cylinders = (double) ((design_tracks + p->heads - 1) / p->heads);
+  g->design_cylinders = (double)((design_tracks + p->heads - 1) / p->heads);
   if (g->design_cylinders < 2)
     g->design_cylinders = 2;
-  g->pos_scale = g->design_cylinders / (double) g->cylinders;
+  g->pos_scale = g->design_cylinders / (double)g->cylinders;
+  g->skew = track_skew (p);
   return g;
 }
 
@@ -176,15 +197,18 @@ fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
   uint64_t trk = off / z->spt;
   uint64_t left = z->sectors - trk * z->spt;
 
-  loc->zone = (uint32_t) (z - g->zones);
+  loc->zone = (uint32_t)(z - g->zones);
   loc->spt = z->spt;
-  loc->sector = (uint32_t) (off % z->spt);
-  loc->track_len = left < z->spt ? (uint32_t) left : z->spt;
+  loc->sector = (uint32_t)(off % z->spt);
+  loc->track_len = left < z->spt ? (uint32_t)left : z->spt;
   loc->track = z->first_track + trk;
   loc->track_first = z->first_lba + trk * z->spt;
   loc->cylinder = loc->track / g->heads;
-  loc->head = (uint32_t) (loc->track % g->heads);
-  loc->position = (double) loc->cylinder * g->pos_scale;
+  loc->head = (uint32_t)(loc->track % g->heads);
+  loc->position = (double)loc->cylinder * g->pos_scale;
+  loc->track_angle =
+      (uint64_t)((z->first_angle + (unsigned __int128)trk * g->skew) %
+                 FM_ANGLE_UNITS);
 }
 
 double

@@ -8,6 +8,6 @@
  * callers can write `return fm_fail (err, ...);`.
  */
 extern int fm_fail (struct fm_err *err, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
+    __attribute__ ((format (printf, 2, 3)));
 
 #endif

@@ -7,7 +7,7 @@ uint64_t
 fm_measure_sequential (struct fm_disk *d, uint64_t start, uint64_t len,
                        uint64_t req)
 {
-  struct fm_request rq = { .op = FM_OP_READ };
+  struct fm_request rq = {.op = FM_OP_READ};
   struct fm_timing t;
   uint64_t now = fm_disk_busy_until (d), t0 = now, off;
 
@@ -26,7 +26,7 @@ fm_measure_random (struct fm_disk *d, uint64_t seed, uint64_t req,
                    uint64_t span, uint64_t count)
 {
   const struct fm_profile *p = fm_disk_profile (d);
-  struct fm_request rq = { .op = FM_OP_READ, .length = req };
+  struct fm_request rq = {.op = FM_OP_READ, .length = req};
   struct fm_timing t;
   uint64_t now = fm_disk_busy_until (d), slots, i;
   double total = 0;
@@ -38,16 +38,15 @@ fm_measure_random (struct fm_disk *d, uint64_t seed, uint64_t req,
     rq.offset = fm_below (fm_hash (seed, FM_STREAM_BENCH, i, 0), slots) * req;
     rq.arrival_ns = now;
     fm_disk_submit (d, &rq, &t);
-    total += (double) (t.done_ns - t.start_ns);
+    total += (double)(t.done_ns - t.start_ns);
     now = t.done_ns;
   }
-  return count ? total / (double) count : 0;
+  return count ? total / (double)count : 0;
 }
 
 int
-fm_measure_summary (const struct fm_profile *p, uint64_t seed,
-                    uint64_t samples, struct fm_summary *out,
-                    struct fm_err *err)
+fm_measure_summary (const struct fm_profile *p, uint64_t seed, uint64_t samples,
+                    struct fm_summary *out, struct fm_err *err)
 {
   struct fm_disk *d;
   double reads;
@@ -55,10 +54,8 @@ fm_measure_summary (const struct fm_profile *p, uint64_t seed,
   d = fm_disk_new (p, seed, NULL, err);
   if (d == NULL)
     return -1;
-  out->min_full_read_s = p->bandwidth ? (double) p->capacity / p->bandwidth
-                                      : 0;
-  out->full_read_s = fm_measure_sequential (d, 0, p->capacity, 16 << 20)
-                     / 1e9;
+  out->min_full_read_s = p->bandwidth ? (double)p->capacity / p->bandwidth : 0;
+  out->full_read_s = fm_measure_sequential (d, 0, p->capacity, 16 << 20) / 1e9;
   fm_disk_free (d);
 
   /* A fresh drive, so the sequential run leaves no cached state behind. */
@@ -68,7 +65,7 @@ fm_measure_summary (const struct fm_profile *p, uint64_t seed,
   out->random_4k_ms = fm_measure_random (d, seed, 4096, 0, samples) / 1e6;
   fm_disk_free (d);
   out->random_4k_iops = out->random_4k_ms > 0 ? 1000 / out->random_4k_ms : 0;
-  reads = (double) (p->capacity / 10 / 4096);
+  reads = (double)(p->capacity / 10 / 4096);
   out->random_10pct_s = reads * out->random_4k_ms / 1000;
   return 0;
 }

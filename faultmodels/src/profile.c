@@ -31,39 +31,39 @@ struct profile_key {
   const char *key;
   enum key_type type;
   size_t offset;
-  size_t size; /* K_STR: array size */
+  size_t size;     /* K_STR: array size */
   double min, max; /* in file units */
   bool hdd_only;
 };
 
-#define F(field) offsetof (struct fm_profile, field)
-#define SZ(field) sizeof (((struct fm_profile *) 0)->field)
+#define F(field)  offsetof (struct fm_profile, field)
+#define SZ(field) sizeof (((struct fm_profile *)0)->field)
 
 static const struct profile_key profile_keys[] = {
-  { "name", K_STR, F (name), SZ (name), 0, 0, false },
-  { "description", K_STR, F (description), SZ (description), 0, 0, false },
-  { "sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false },
-  { "estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false },
-  { "kind", K_KIND, F (kind), 0, 0, 0, false },
-  { "capacity", K_SIZE, F (capacity), 0, 1, 1e18, false },
-  { "sector", K_U32, F (sector), 0, 512, 65536, false },
-  { "bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false },
-  { "write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false },
-  { "rpm", K_U32, F (rpm), 0, 1000, 30000, true },
-  { "zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true },
-  { "zones", K_U32, F (zones), 0, 1, 1024, true },
-  { "heads", K_U32, F (heads), 0, 1, 64, true },
-  { "seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true },
-  { "seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true },
-  { "seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true },
-  { "write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true },
-  { "track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true },
-  { "command_ms", K_MS, F (command_ns), 0, 0, 1000, false },
-  { "read_latency_ms", K_MS, F (read_latency_ns), 0, 0, 10000, false },
-  { "write_latency_ms", K_MS, F (write_latency_ns), 0, 0, 10000, false },
-  { "interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false },
-  { "cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false },
-  { "readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false },
+    {"name", K_STR, F (name), SZ (name), 0, 0, false},
+    {"description", K_STR, F (description), SZ (description), 0, 0, false},
+    {"sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false},
+    {"estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false},
+    {"kind", K_KIND, F (kind), 0, 0, 0, false},
+    {"capacity", K_SIZE, F (capacity), 0, 1, 1e18, false},
+    {"sector", K_U32, F (sector), 0, 512, 65536, false},
+    {"bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false},
+    {"write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false},
+    {"rpm", K_U32, F (rpm), 0, 1000, 30000, true},
+    {"zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true},
+    {"zones", K_U32, F (zones), 0, 1, 1024, true},
+    {"heads", K_U32, F (heads), 0, 1, 64, true},
+    {"seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true},
+    {"seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true},
+    {"seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true},
+    {"write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true},
+    {"track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true},
+    {"command_ms", K_MS, F (command_ns), 0, 0, 1000, false},
+    {"read_latency_ms", K_MS, F (read_latency_ns), 0, 0, 10000, false},
+    {"write_latency_ms", K_MS, F (write_latency_ns), 0, 0, 10000, false},
+    {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false},
+    {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false},
+    {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
@@ -81,7 +81,7 @@ key_index (const char *key)
 
   for (i = 0; i < N_KEYS; i++)
     if (strcmp (profile_keys[i].key, key) == 0)
-      return (int) i;
+      return (int)i;
   return -1;
 }
 
@@ -103,19 +103,19 @@ key_fail (const struct origin *o, const struct fm_profile *p, int k,
 static double
 key_value (const struct fm_profile *p, const struct profile_key *k)
 {
-  const char *base = (const char *) p + k->offset;
+  const char *base = (const char *)p + k->offset;
 
   switch (k->type) {
     case K_SIZE:
-      return (double) *(const uint64_t *) base;
+      return (double)*(const uint64_t *)base;
     case K_MS:
-      return *(const uint64_t *) base / 1e6;
+      return *(const uint64_t *)base / 1e6;
     case K_MBPS:
-      return *(const uint64_t *) base / 1e6;
+      return *(const uint64_t *)base / 1e6;
     case K_U32:
-      return *(const uint32_t *) base;
+      return *(const uint32_t *)base;
     case K_DOUBLE:
-      return *(const double *) base;
+      return *(const double *)base;
     case K_STR:
     case K_KIND:
       break;
@@ -133,16 +133,16 @@ double
 fm_profile_bw_outer (const struct fm_profile *p)
 {
   if (p->kind != FM_KIND_HDD)
-    return (double) p->bandwidth;
+    return (double)p->bandwidth;
   /* The mean of a linear radius run from 1 to 1/k is (1 + 1/k) / 2. */
-  return 2.0 * (double) p->bandwidth / (1.0 + 1.0 / p->zone_ratio);
+  return 2.0 * (double)p->bandwidth / (1.0 + 1.0 / p->zone_ratio);
 }
 
 double
 fm_profile_bw_inner (const struct fm_profile *p)
 {
   if (p->kind != FM_KIND_HDD)
-    return (double) p->bandwidth;
+    return (double)p->bandwidth;
   return fm_profile_bw_outer (p) / p->zone_ratio;
 }
 
@@ -174,7 +174,7 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
     if (v < key->min || v > key->max) {
       snprintf (msg, sizeof msg, "%g is out of range [%g, %g]", v, key->min,
                 key->max);
-      return key_fail (o, p, (int) i, err, msg);
+      return key_fail (o, p, (int)i, err, msg);
     }
   }
 
@@ -183,8 +183,10 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
     return key_fail (o, p, k, err, "must be a power of two");
   k = key_index ("capacity");
   if (p->capacity % p->sector) {
-    snprintf (msg, sizeof msg, "%llu bytes is not a multiple of the %u-byte "
-              "sector", (unsigned long long) p->capacity, p->sector);
+    snprintf (msg, sizeof msg,
+              "%llu bytes is not a multiple of the %u-byte "
+              "sector",
+              (unsigned long long)p->capacity, p->sector);
     return key_fail (o, p, k, err, msg);
   }
   if (p->design_capacity == 0)
@@ -213,8 +215,8 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
       snprintf (msg, sizeof msg, "%s", err->msg);
       return key_fail (o, p, key_index ("seek_avg_ms"), err, msg);
     }
-    track_bytes = fm_profile_bw_inner (p)
-                  * (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
+    track_bytes = fm_profile_bw_inner (p) *
+                  (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
     if (track_bytes < p->sector)
       return key_fail (o, p, key_index ("bandwidth_mbps"), err,
                        "inner tracks would hold less than one sector");
@@ -240,7 +242,7 @@ fm_profile_resize (struct fm_profile *p, uint64_t size, struct fm_err *err)
     return fm_fail (err,
                     "size: %llu bytes is not a multiple of profile %s's "
                     "%u-byte sector",
-                    (unsigned long long) size, p->name, p->sector);
+                    (unsigned long long)size, p->name, p->sector);
   p->capacity = size;
   return 0;
 }
@@ -252,10 +254,10 @@ trim (char *s)
 {
   char *e;
 
-  while (isspace ((unsigned char) *s))
+  while (isspace ((unsigned char)*s))
     s++;
   e = s + strlen (s);
-  while (e > s && isspace ((unsigned char) e[-1]))
+  while (e > s && isspace ((unsigned char)e[-1]))
     *--e = '\0';
   return s;
 }
@@ -265,7 +267,7 @@ static int
 set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
          struct fm_err *err)
 {
-  char *base = (char *) p + key->offset;
+  char *base = (char *)p + key->offset;
   uint64_t u;
   double d;
 
@@ -286,23 +288,23 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
     case K_SIZE:
       if (fm_parse_size ("value", v, &u, err) == -1)
         return -1;
-      *(uint64_t *) base = u;
+      *(uint64_t *)base = u;
       return 0;
     case K_MS:
     case K_MBPS:
       if (fm_parse_double ("value", v, 0, 1e12, &d, err) == -1)
         return -1;
-      *(uint64_t *) base = (uint64_t) llround (d * 1e6);
+      *(uint64_t *)base = (uint64_t)llround (d * 1e6);
       return 0;
     case K_U32:
       if (fm_parse_uint ("value", v, 0, UINT32_MAX, &u, err) == -1)
         return -1;
-      *(uint32_t *) base = (uint32_t) u;
+      *(uint32_t *)base = (uint32_t)u;
       return 0;
     case K_DOUBLE:
       if (fm_parse_double ("value", v, -1e12, 1e12, &d, err) == -1)
         return -1;
-      *(double *) base = d;
+      *(double *)base = d;
       return 0;
   }
   abort ();
@@ -328,12 +330,11 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
                   struct fm_profile *out, struct fm_err *err)
 {
   static const char *const required_hdd[] = {
-    "name", "capacity", "rpm", "bandwidth_mbps", "seek_t2t_ms",
-    "seek_avg_ms", "seek_full_ms", NULL
-  };
-  static const char *const required_ssd[] = { "name", "capacity", NULL };
-  int lines[N_KEYS] = { 0 };
-  struct origin o = { filename, lines };
+      "name",        "capacity",    "rpm",          "bandwidth_mbps",
+      "seek_t2t_ms", "seek_avg_ms", "seek_full_ms", NULL};
+  static const char *const required_ssd[] = {"name", "capacity", NULL};
+  int lines[N_KEYS] = {0};
+  struct origin o = {filename, lines};
   struct fm_profile p;
   const char *const *req;
   bool have_base = false;
@@ -353,8 +354,8 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
         return fm_fail (err, "%s:%d: NUL byte in a profile file", filename,
                         lineno);
       if (n + 1 >= sizeof line)
-        return fm_fail (err, "%s:%d: line longer than %zu characters",
-                        filename, lineno, sizeof line - 2);
+        return fm_fail (err, "%s:%d: line longer than %zu characters", filename,
+                        lineno, sizeof line - 2);
       line[n++] = text[pos++];
     }
     pos++; /* the newline */
@@ -365,16 +366,16 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
       continue;
     eq = strchr (key, '=');
     if (eq == NULL)
-      return fm_fail (err, "%s:%d: expected 'key = value', got '%s'",
-                      filename, lineno, key);
+      return fm_fail (err, "%s:%d: expected 'key = value', got '%s'", filename,
+                      lineno, key);
     *eq = '\0';
     key = trim (key);
     val = trim (eq + 1);
     if (*val == '"') {
       char *close = strchr (val + 1, '"');
       if (close == NULL)
-        return fm_fail (err, "%s:%d: %s: unterminated quote", filename,
-                        lineno, key);
+        return fm_fail (err, "%s:%d: %s: unterminated quote", filename, lineno,
+                        key);
       if (*trim (close + 1) != '\0' && *trim (close + 1) != '#')
         return fm_fail (err, "%s:%d: %s: text after the closing quote",
                         filename, lineno, key);
@@ -408,8 +409,8 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
       return fm_fail (err, "%s:%d: unknown key '%s' (see PROFILES.md)",
                       filename, lineno, key);
     if (lines[k])
-      return fm_fail (err, "%s:%d: %s: set twice (first on line %d)",
-                      filename, lineno, key, lines[k]);
+      return fm_fail (err, "%s:%d: %s: set twice (first on line %d)", filename,
+                      lineno, key, lines[k]);
     if (*val == '\0')
       return fm_fail (err, "%s:%d: %s: empty value", filename, lineno, key);
     if (set_key (&p, &profile_keys[k], val, &e) == -1)
@@ -430,8 +431,10 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
     size_t i;
     for (i = 0; i < N_KEYS; i++)
       if (lines[i] && profile_keys[i].hdd_only)
-        return fm_fail (err, "%s:%d: %s: only a rotating disk (kind = hdd) "
-                        "has this", filename, lines[i], profile_keys[i].key);
+        return fm_fail (err,
+                        "%s:%d: %s: only a rotating disk (kind = hdd) "
+                        "has this",
+                        filename, lines[i], profile_keys[i].key);
   }
   if (check (&p, &o, err) == -1)
     return -1;

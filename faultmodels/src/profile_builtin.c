@@ -13,10 +13,10 @@
 #include "faultmodels/profile.h"
 #include "internal.h"
 
-#define MS(x)   ((uint64_t) ((x) * 1e6 + 0.5))
-#define MBPS(x) ((uint64_t) ((x) * 1e6 + 0.5))
-#define MIB(x)  ((uint64_t) (x) << 20)
-#define GB(x)   ((uint64_t) ((x) * 1e9 + 0.5))
+#define MS(x)   ((uint64_t)((x)*1e6 + 0.5))
+#define MBPS(x) ((uint64_t)((x)*1e6 + 0.5))
+#define MIB(x)  ((uint64_t)(x) << 20)
+#define GB(x)   ((uint64_t)((x)*1e9 + 0.5))
 
 /* Shared by every 7200 rpm disk unless it says otherwise [E]: the
  * controller overhead (0.1 ms, between ublk-disksim's 30 us and DiskSim's
@@ -27,139 +27,207 @@
   .track_switch_ns = MS (1.0)
 
 static const struct fm_profile builtins[] = {
-  {
-    .name = "roadmap-2006",
-    .description = "Seagate roadmap disk of 2006: 500 GB, 1000 Mb/s, 8 ms",
-    .sourced = "capacity 500 GB, bandwidth 125 MB/s (1000 Mb/s), average "
-               "read seek 8.0 ms: Seagate roadmap via LWN 190222 (2006)",
-    .estimated = "7200 rpm, zone ratio 2.0, 4 heads, 512 B sectors, seeks "
-                 "0.8/16 ms, write settle 1 ms, 16 MiB cache, 1 MiB "
-                 "read-ahead, SATA 3 Gb/s bus",
-    HDD_COMMON,
-    .capacity = GB (500), .design_capacity = GB (500), .sector = 512,
-    .bandwidth = MBPS (125), .rpm = 7200, .zone_ratio = 2.0, .heads = 4,
-    .seek_t2t_ns = MS (0.8), .seek_avg_ns = MS (8.0), .seek_full_ns = MS (16),
-    .write_settle_ns = MS (1.0), .interface_bw = MBPS (300),
-    .cache_bytes = MIB (16), .readahead_bytes = MIB (1),
-  },
-  {
-    .name = "roadmap-2009",
-    .description = "Seagate roadmap disk of 2009: 2 TB, 2000 Mb/s, 7.2 ms",
-    .sourced = "capacity 2000 GB, bandwidth 250 MB/s (2000 Mb/s), average "
-               "read seek 7.2 ms: Seagate roadmap via LWN 190222 (2006)",
-    .estimated = "7200 rpm, zone ratio 2.0, 6 heads, 512 B sectors, seeks "
-                 "0.7/14.5 ms, write settle 1 ms, 32 MiB cache, 2 MiB "
-                 "read-ahead, SATA 6 Gb/s bus",
-    HDD_COMMON,
-    .capacity = GB (2000), .design_capacity = GB (2000), .sector = 512,
-    .bandwidth = MBPS (250), .rpm = 7200, .zone_ratio = 2.0, .heads = 6,
-    .seek_t2t_ns = MS (0.7), .seek_avg_ns = MS (7.2),
-    .seek_full_ns = MS (14.5), .write_settle_ns = MS (1.0),
-    .interface_bw = MBPS (600), .cache_bytes = MIB (32),
-    .readahead_bytes = MIB (2),
-  },
-  {
-    .name = "roadmap-2013",
-    .description = "Seagate roadmap disk of 2013: 8 TB, 5000 Mb/s, 6.5 ms",
-    .sourced = "capacity 8000 GB, bandwidth 625 MB/s (5000 Mb/s), average "
-               "read seek 6.5 ms: Seagate roadmap via LWN 190222 (2006)",
-    .estimated = "7200 rpm, zone ratio 2.0, 8 heads, 4 KiB sectors, seeks "
-                 "0.6/13 ms, write settle 1 ms, 64 MiB cache, 4 MiB "
-                 "read-ahead, unlimited bus (the 833 MB/s outer zone "
-                 "exceeds SATA 6 Gb/s)",
-    HDD_COMMON,
-    .capacity = GB (8000), .design_capacity = GB (8000), .sector = 4096,
-    .bandwidth = MBPS (625), .rpm = 7200, .zone_ratio = 2.0, .heads = 8,
-    .seek_t2t_ns = MS (0.6), .seek_avg_ns = MS (6.5), .seek_full_ns = MS (13),
-    .write_settle_ns = MS (1.0), .interface_bw = 0,
-    .cache_bytes = MIB (64), .readahead_bytes = MIB (4),
-  },
-  {
-    .name = "cmr-8t-2015",
-    .description = "8 TB CMR disk as shipped in 2015: the 2013 roadmap "
-                   "capacity at a quarter of its bandwidth",
-    .sourced = "8 TB drives arrived in 2014-15 at ~200 MB/s outer "
-               "(disk-models.md §3, weak source); 128 MiB cache typical of "
-               "2015",
-    .estimated = "7200 rpm, outer 200 MB/s and zone ratio 2.0 (mean 150 "
-                 "MB/s), 14 heads, seeks 0.6/8.0/16 ms, write settle 1 ms, "
-                 "8 MiB read-ahead, SATA 6 Gb/s bus",
-    HDD_COMMON,
-    .capacity = GB (8000), .design_capacity = GB (8000), .sector = 4096,
-    .bandwidth = MBPS (150), .rpm = 7200, .zone_ratio = 2.0, .heads = 14,
-    .seek_t2t_ns = MS (0.6), .seek_avg_ns = MS (8.0), .seek_full_ns = MS (16),
-    .write_settle_ns = MS (1.0), .interface_bw = MBPS (600),
-    .cache_bytes = MIB (128), .readahead_bytes = MIB (8),
-  },
-  {
-    .name = "cmr-20t-2024",
-    .description = "20 TB CMR nearline disk of 2024 (Exos X20 class)",
-    .sourced = "20 TB, 285 MB/s outer, 256 MiB cache: Exos X20/X24 "
-               "(Blocks & Files 2023); 7200 rpm",
-    .estimated = "zone ratio 2.1 (mean 210 MB/s), 20 heads, seeks "
-                 "0.5/8.0/16 ms, write settle 0.8 ms, 8 MiB read-ahead, "
-                 "SATA 6 Gb/s bus",
-    HDD_COMMON,
-    .capacity = GB (20000), .design_capacity = GB (20000), .sector = 4096,
-    .bandwidth = MBPS (210), .rpm = 7200, .zone_ratio = 2.1, .heads = 20,
-    .seek_t2t_ns = MS (0.5), .seek_avg_ns = MS (8.0), .seek_full_ns = MS (16),
-    .write_settle_ns = MS (0.8), .interface_bw = MBPS (600),
-    .cache_bytes = MIB (256), .readahead_bytes = MIB (8),
-  },
-  {
-    .name = "laptop-5400",
-    .description = "1 TB 2.5-inch 5400 rpm laptop disk",
-    .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 13 ms write (+1 ms "
-               "settle): Hitachi Travelstar 5K160/5K320 specifications",
-    .estimated = "1 TB, outer 130 MB/s and zone ratio 2.0 (mean 97.5 "
-                 "MB/s), 4 heads, 4 KiB sectors, 8 MiB cache, 1 MiB "
-                 "read-ahead, SATA 6 Gb/s bus",
-    HDD_COMMON,
-    .capacity = GB (1000), .design_capacity = GB (1000), .sector = 4096,
-    .bandwidth = MBPS (97.5), .rpm = 5400, .zone_ratio = 2.0, .heads = 4,
-    .seek_t2t_ns = MS (1.0), .seek_avg_ns = MS (12), .seek_full_ns = MS (20),
-    .write_settle_ns = MS (1.0), .interface_bw = MBPS (600),
-    .cache_bytes = MIB (8), .readahead_bytes = MIB (1),
-  },
-  {
-    .name = "ent-15k",
-    .description = "600 GB 15,000 rpm enterprise SAS disk",
-    .sourced = "15000 rpm, average read seek 2.9 ms, write seek 3.1 ms: "
-               "Ultrastar 15K450 / C15K600 specifications",
-    .estimated = "600 GB, outer 250 MB/s and zone ratio 1.6 (mean 203 "
-                 "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, write "
-                 "settle 0.2 ms, 64 MiB cache, 2 MiB read-ahead, SAS 6 Gb/s",
-    HDD_COMMON,
-    .capacity = GB (600), .design_capacity = GB (600), .sector = 512,
-    .bandwidth = MBPS (203), .rpm = 15000, .zone_ratio = 1.6, .heads = 6,
-    .seek_t2t_ns = MS (0.2), .seek_avg_ns = MS (2.9),
-    .seek_full_ns = MS (6.5), .write_settle_ns = MS (0.2),
-    .interface_bw = MBPS (600), .cache_bytes = MIB (64),
-    .readahead_bytes = MIB (2),
-  },
-  {
-    .name = "ssd-sata",
-    .description = "SATA flash SSD with power-loss protection",
-    .sourced = "read latency 80 us, write 40 us, 550 MB/s read, 520 MB/s "
-               "write: ublk-disksim calibrations (870 EVO, PM883, PM9A3)",
-    .estimated = "480 GB capacity, 4 KiB sectors, 20 us command overhead, "
-                 "256 MiB DRAM cache",
-    .kind = FM_KIND_SSD,
-    .capacity = GB (480), .design_capacity = GB (480), .sector = 4096,
-    .bandwidth = MBPS (550), .write_bandwidth = MBPS (520),
-    .command_ns = MS (0.02), .read_latency_ns = MS (0.08),
-    .write_latency_ns = MS (0.04), .interface_bw = MBPS (600),
-    .cache_bytes = MIB (256),
-  },
-  {
-    .name = "ideal",
-    .description = "a disk that takes no time: for benchmarks and tests",
-    .sourced = "none",
-    .estimated = "1 TiB default size (set size=), 4 KiB sectors",
-    .kind = FM_KIND_SSD,
-    .capacity = (uint64_t) 1 << 40, .design_capacity = (uint64_t) 1 << 40,
-    .sector = 4096,
-  },
+    {
+        .name = "roadmap-2006",
+        .description = "Seagate roadmap disk of 2006: 500 GB, 1000 Mb/s, 8 ms",
+        .sourced = "capacity 500 GB, bandwidth 125 MB/s (1000 Mb/s), average "
+                   "read seek 8.0 ms: Seagate roadmap via LWN 190222 (2006)",
+        .estimated = "7200 rpm, zone ratio 2.0, 4 heads, 512 B sectors, seeks "
+                     "0.8/16 ms, write settle 1 ms, 16 MiB cache, 1 MiB "
+                     "read-ahead, SATA 3 Gb/s bus",
+        HDD_COMMON,
+        .capacity = GB (500),
+        .design_capacity = GB (500),
+        .sector = 512,
+        .bandwidth = MBPS (125),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 4,
+        .seek_t2t_ns = MS (0.8),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (300),
+        .cache_bytes = MIB (16),
+        .readahead_bytes = MIB (1),
+    },
+    {
+        .name = "roadmap-2009",
+        .description = "Seagate roadmap disk of 2009: 2 TB, 2000 Mb/s, 7.2 ms",
+        .sourced = "capacity 2000 GB, bandwidth 250 MB/s (2000 Mb/s), average "
+                   "read seek 7.2 ms: Seagate roadmap via LWN 190222 (2006)",
+        .estimated = "7200 rpm, zone ratio 2.0, 6 heads, 512 B sectors, seeks "
+                     "0.7/14.5 ms, write settle 1 ms, 32 MiB cache, 2 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        .capacity = GB (2000),
+        .design_capacity = GB (2000),
+        .sector = 512,
+        .bandwidth = MBPS (250),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 6,
+        .seek_t2t_ns = MS (0.7),
+        .seek_avg_ns = MS (7.2),
+        .seek_full_ns = MS (14.5),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (32),
+        .readahead_bytes = MIB (2),
+    },
+    {
+        .name = "roadmap-2013",
+        .description = "Seagate roadmap disk of 2013: 8 TB, 5000 Mb/s, 6.5 ms",
+        .sourced = "capacity 8000 GB, bandwidth 625 MB/s (5000 Mb/s), average "
+                   "read seek 6.5 ms: Seagate roadmap via LWN 190222 (2006)",
+        .estimated = "7200 rpm, zone ratio 2.0, 8 heads, 4 KiB sectors, seeks "
+                     "0.6/13 ms, write settle 1 ms, 64 MiB cache, 4 MiB "
+                     "read-ahead, unlimited bus (the 833 MB/s outer zone "
+                     "exceeds SATA 6 Gb/s)",
+        HDD_COMMON,
+        .capacity = GB (8000),
+        .design_capacity = GB (8000),
+        .sector = 4096,
+        .bandwidth = MBPS (625),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 8,
+        .seek_t2t_ns = MS (0.6),
+        .seek_avg_ns = MS (6.5),
+        .seek_full_ns = MS (13),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = 0,
+        .cache_bytes = MIB (64),
+        .readahead_bytes = MIB (4),
+    },
+    {
+        .name = "cmr-8t-2015",
+        .description = "8 TB CMR disk as shipped in 2015: the 2013 roadmap "
+                       "capacity at a quarter of its bandwidth",
+        .sourced = "8 TB drives arrived in 2014-15 at ~200 MB/s outer "
+                   "(disk-models.md §3, weak source); 128 MiB cache typical of "
+                   "2015",
+        .estimated = "7200 rpm, outer 200 MB/s and zone ratio 2.0 (mean 150 "
+                     "MB/s), 14 heads, seeks 0.6/8.0/16 ms, write settle 1 ms, "
+                     "8 MiB read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        .capacity = GB (8000),
+        .design_capacity = GB (8000),
+        .sector = 4096,
+        .bandwidth = MBPS (150),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 14,
+        .seek_t2t_ns = MS (0.6),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (128),
+        .readahead_bytes = MIB (8),
+    },
+    {
+        .name = "cmr-20t-2024",
+        .description = "20 TB CMR nearline disk of 2024 (Exos X20 class)",
+        .sourced = "20 TB, 285 MB/s outer, 256 MiB cache: Exos X20/X24 "
+                   "(Blocks & Files 2023); 7200 rpm",
+        .estimated = "zone ratio 2.1 (mean 210 MB/s), 20 heads, seeks "
+                     "0.5/8.0/16 ms, write settle 0.8 ms, 8 MiB read-ahead, "
+                     "SATA 6 Gb/s bus",
+        HDD_COMMON,
+        .capacity = GB (20000),
+        .design_capacity = GB (20000),
+        .sector = 4096,
+        .bandwidth = MBPS (210),
+        .rpm = 7200,
+        .zone_ratio = 2.1,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.5),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .write_settle_ns = MS (0.8),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (256),
+        .readahead_bytes = MIB (8),
+    },
+    {
+        .name = "laptop-5400",
+        .description = "1 TB 2.5-inch 5400 rpm laptop disk",
+        .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 13 ms write (+1 ms "
+                   "settle): Hitachi Travelstar 5K160/5K320 specifications",
+        .estimated = "1 TB, outer 130 MB/s and zone ratio 2.0 (mean 97.5 "
+                     "MB/s), 4 heads, 4 KiB sectors, 8 MiB cache, 1 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        .capacity = GB (1000),
+        .design_capacity = GB (1000),
+        .sector = 4096,
+        .bandwidth = MBPS (97.5),
+        .rpm = 5400,
+        .zone_ratio = 2.0,
+        .heads = 4,
+        .seek_t2t_ns = MS (1.0),
+        .seek_avg_ns = MS (12),
+        .seek_full_ns = MS (20),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (8),
+        .readahead_bytes = MIB (1),
+    },
+    {
+        .name = "ent-15k",
+        .description = "600 GB 15,000 rpm enterprise SAS disk",
+        .sourced = "15000 rpm, average read seek 2.9 ms, write seek 3.1 ms: "
+                   "Ultrastar 15K450 / C15K600 specifications",
+        .estimated =
+            "600 GB, outer 250 MB/s and zone ratio 1.6 (mean 203 "
+            "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, write "
+            "settle 0.2 ms, 64 MiB cache, 2 MiB read-ahead, SAS 6 Gb/s",
+        HDD_COMMON,
+        .capacity = GB (600),
+        .design_capacity = GB (600),
+        .sector = 512,
+        .bandwidth = MBPS (203),
+        .rpm = 15000,
+        .zone_ratio = 1.6,
+        .heads = 6,
+        .seek_t2t_ns = MS (0.2),
+        .seek_avg_ns = MS (2.9),
+        .seek_full_ns = MS (6.5),
+        .write_settle_ns = MS (0.2),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (64),
+        .readahead_bytes = MIB (2),
+    },
+    {
+        .name = "ssd-sata",
+        .description = "SATA flash SSD with power-loss protection",
+        .sourced = "read latency 80 us, write 40 us, 550 MB/s read, 520 MB/s "
+                   "write: ublk-disksim calibrations (870 EVO, PM883, PM9A3)",
+        .estimated = "480 GB capacity, 4 KiB sectors, 20 us command overhead, "
+                     "256 MiB DRAM cache",
+        .kind = FM_KIND_SSD,
+        .capacity = GB (480),
+        .design_capacity = GB (480),
+        .sector = 4096,
+        .bandwidth = MBPS (550),
+        .write_bandwidth = MBPS (520),
+        .command_ns = MS (0.02),
+        .read_latency_ns = MS (0.08),
+        .write_latency_ns = MS (0.04),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (256),
+    },
+    {
+        .name = "ideal",
+        .description = "a disk that takes no time: for benchmarks and tests",
+        .sourced = "none",
+        .estimated = "1 TiB default size (set size=), 4 KiB sectors",
+        .kind = FM_KIND_SSD,
+        .capacity = (uint64_t)1 << 40,
+        .design_capacity = (uint64_t)1 << 40,
+        .sector = 4096,
+    },
 };
 
 #define N_BUILTINS (sizeof builtins / sizeof builtins[0])

@@ -8,8 +8,8 @@ int
 fm_seek_init (struct fm_seek *s, uint64_t t2t_ns, uint64_t avg_ns,
               uint64_t full_ns, double cylinders, struct fm_err *err)
 {
-  double tmin = (double) t2t_ns, tavg = (double) avg_ns;
-  double tfull = (double) full_ns;
+  double tmin = (double)t2t_ns, tavg = (double)avg_ns;
+  double tfull = (double)full_ns;
 
   if (!(cylinders >= 2))
     return fm_fail (err, "seek curve needs at least 2 cylinders, got %g",
@@ -41,5 +41,5 @@ fm_seek_time (const struct fm_seek *s, double d)
   if (d <= 0)
     return 0;
   x = d > 1 ? d - 1 : 0;
-  return (uint64_t) (s->t_min + s->a * sqrt (x) + s->b * x + 0.5);
+  return (uint64_t)(s->t_min + s->a * sqrt (x) + s->b * x + 0.5);
 }

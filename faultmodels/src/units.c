@@ -28,24 +28,24 @@ static const struct {
   const char *suffix;
   double mult;
 } size_suffixes[] = {
-  { "", 1 },
-  { "b", 1 },
-  { "s", 512 },
-  { "k", 1024.0 },
-  { "kib", 1024.0 },
-  { "kb", 1e3 },
-  { "m", 1048576.0 },
-  { "mib", 1048576.0 },
-  { "mb", 1e6 },
-  { "g", 1073741824.0 },
-  { "gib", 1073741824.0 },
-  { "gb", 1e9 },
-  { "t", 1099511627776.0 },
-  { "tib", 1099511627776.0 },
-  { "tb", 1e12 },
-  { "p", 1125899906842624.0 },
-  { "pib", 1125899906842624.0 },
-  { "pb", 1e15 },
+    {"", 1},
+    {"b", 1},
+    {"s", 512},
+    {"k", 1024.0},
+    {"kib", 1024.0},
+    {"kb", 1e3},
+    {"m", 1048576.0},
+    {"mib", 1048576.0},
+    {"mb", 1e6},
+    {"g", 1073741824.0},
+    {"gib", 1073741824.0},
+    {"gb", 1e9},
+    {"t", 1099511627776.0},
+    {"tib", 1099511627776.0},
+    {"tb", 1e12},
+    {"p", 1125899906842624.0},
+    {"pib", 1125899906842624.0},
+    {"pb", 1e15},
 };
 
 int
@@ -56,17 +56,24 @@ fm_parse_size (const char *what, const char *s, uint64_t *out,
   double v;
   size_t i;
 
+  char num[64];
+
   if (s == NULL || *s == '\0')
     return fm_fail (err, "%s: empty size", what);
-  /* strtod accepts hex, inf and nan; a size is digits, a point, a suffix. */
-  for (i = 0; s[i] && (isdigit ((unsigned char) s[i]) || s[i] == '.'); i++)
+  /* A size is digits with an optional point, then a suffix; strtod alone
+   * would also take hex, exponents, inf and nan.
+   */
+  for (i = 0; s[i] && (isdigit ((unsigned char)s[i]) || s[i] == '.'); i++)
     ;
-  if (i == 0)
+  if (i == 0 || i >= sizeof num)
     return fm_fail (err, "%s: '%s' is not a size", what, s);
+  memcpy (num, s, i);
+  num[i] = '\0';
   errno = 0;
-  v = strtod (s, &end);
-  if (errno != 0 || end == s || !isfinite (v))
+  v = strtod (num, &end);
+  if (errno != 0 || *end != '\0' || !isfinite (v))
     return fm_fail (err, "%s: '%s' is not a size", what, s);
+  end = (char *)s + i;
   while (*end == ' ')
     end++;
   for (i = 0; i < sizeof size_suffixes / sizeof size_suffixes[0]; i++) {
@@ -77,7 +84,7 @@ fm_parse_size (const char *what, const char *s, uint64_t *out,
         return fm_fail (err, "%s: '%s': a byte count must be whole", what, s);
       if (bytes >= 18446744073709551616.0)
         return fm_fail (err, "%s: '%s' is too large", what, s);
-      *out = (uint64_t) llround (bytes);
+      *out = (uint64_t)llround (bytes);
       return 0;
     }
   }
@@ -115,16 +122,15 @@ fm_parse_uint (const char *what, const char *s, uint64_t min, uint64_t max,
 
   if (s == NULL || *s == '\0')
     return fm_fail (err, "%s: empty value", what);
-  if (!isdigit ((unsigned char) s[0]))
+  if (!isdigit ((unsigned char)s[0]))
     return fm_fail (err, "%s: '%s' is not a non-negative integer", what, s);
   errno = 0;
   v = strtoull (s, &end, 10);
   if (errno != 0 || *end != '\0')
     return fm_fail (err, "%s: '%s' is not a non-negative integer", what, s);
   if (v < min || v > max)
-    return fm_fail (err,
-                    "%s: %s is out of range [%llu, %llu]", what, s,
-                    (unsigned long long) min, (unsigned long long) max);
+    return fm_fail (err, "%s: %s is out of range [%llu, %llu]", what, s,
+                    (unsigned long long)min, (unsigned long long)max);
   *out = v;
   return 0;
 }
@@ -132,8 +138,8 @@ fm_parse_uint (const char *what, const char *s, uint64_t min, uint64_t max,
 void
 fm_format_size (uint64_t bytes, char *buf, int len)
 {
-  static const char *const units[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-  double v = (double) bytes;
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  double v = (double)bytes;
   int u = 0;
 
   while (v >= 1000 && u < 5) {
@@ -141,7 +147,7 @@ fm_format_size (uint64_t bytes, char *buf, int len)
     u++;
   }
   if (u == 0)
-    snprintf (buf, len, "%llu B", (unsigned long long) bytes);
+    snprintf (buf, len, "%llu B", (unsigned long long)bytes);
   else if (v == floor (v))
     snprintf (buf, len, "%.0f %s", v, units[u]);
   else

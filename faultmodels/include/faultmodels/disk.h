@@ -49,10 +49,10 @@ enum fm_op {
 
 struct fm_request {
   enum fm_op op;
-  unsigned flags;       /* FM_REQ_* */
-  uint64_t offset;      /* bytes */
-  uint64_t length;      /* bytes */
-  uint64_t arrival_ns;  /* virtual time the request reached the drive */
+  unsigned flags;      /* FM_REQ_* */
+  uint64_t offset;     /* bytes */
+  uint64_t length;     /* bytes */
+  uint64_t arrival_ns; /* virtual time the request reached the drive */
 };
 
 struct fm_timing {

@@ -8,6 +8,12 @@
  * BW * (T_rev + t_switch) bytes: the profile bandwidth already pays for the
  * head switch that track skew hides.
  *
+ * Track skew: each track starts at the angle where the head arrives after
+ * the previous track ends and a track switch passes, so a sequential
+ * stream never waits for rotation, across short last tracks of a zone
+ * included.  Angles are integers, FM_ANGLE_UNITS to a revolution; at `rpm`
+ * revolutions per minute the platter turns exactly `rpm` units per ns.
+ *
  * LBAs are laid out cylinder-major inside each zone.  A rescaled disk keeps
  * each zone's share of the LBA range and its sectors per track, so it has
  * fewer tracks; each of its cylinders sits at the radius the same LBA
@@ -21,6 +27,8 @@
 #include "faultmodels/error.h"
 #include "faultmodels/profile.h"
 
+#define FM_ANGLE_UNITS 60000000000ULL
+
 struct fm_geometry;
 
 struct fm_location {
@@ -32,6 +40,7 @@ struct fm_location {
   uint64_t track;       /* global track number */
   uint64_t cylinder;    /* cylinder on this (possibly rescaled) disk */
   uint64_t track_first; /* LBA of the track's first sector */
+  uint64_t track_angle; /* angle of the track's first sector */
   double position;      /* radial position in design-disk cylinders */
 };
 

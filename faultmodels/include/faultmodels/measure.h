@@ -23,8 +23,8 @@ extern uint64_t fm_measure_sequential (struct fm_disk *d, uint64_t start,
  * offsets in [0, span) (span 0: the whole disk), positions drawn from
  * (seed, FM_STREAM_BENCH, i).  Returns the mean service time in ns.
  */
-extern double fm_measure_random (struct fm_disk *d, uint64_t seed,
-                                  uint64_t req, uint64_t span, uint64_t count);
+extern double fm_measure_random (struct fm_disk *d, uint64_t seed, uint64_t req,
+                                 uint64_t span, uint64_t count);
 
 /* The columns of `futuredisk model` for one profile. */
 struct fm_summary {
@@ -32,7 +32,7 @@ struct fm_summary {
   double full_read_s;     /* modelled: 16 MiB sequential reads, QD1 */
   double random_4k_ms;    /* mean QD1 random 4 KiB read service time */
   double random_4k_iops;
-  double random_10pct_s;  /* 10% of the disk in random 4 KiB reads */
+  double random_10pct_s; /* 10% of the disk in random 4 KiB reads */
 };
 
 /* Model the profile with default caches and the given seed; `samples` is

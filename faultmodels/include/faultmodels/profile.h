@@ -48,10 +48,10 @@ struct fm_profile {
   uint64_t track_switch_ns; /* head or cylinder switch inside a transfer */
 
   /* Both kinds. */
-  uint64_t command_ns;    /* controller overhead per command */
+  uint64_t command_ns; /* controller overhead per command */
   uint64_t read_latency_ns, write_latency_ns; /* SSD media latency */
-  uint64_t interface_bw;  /* bytes/s over the bus; 0 = unlimited */
-  uint64_t cache_bytes;   /* write-back cache; 0 = write-through */
+  uint64_t interface_bw;    /* bytes/s over the bus; 0 = unlimited */
+  uint64_t cache_bytes;     /* write-back cache; 0 = write-through */
   uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
 };
 
@@ -69,15 +69,13 @@ extern int fm_profile_builtin (const char *name, struct fm_profile *out,
  * "FILE:LINE: KEY: problem".  Unset keys keep defaults, or inherit from
  * `base = NAME` when the file names a built-in to start from.
  */
-extern int fm_profile_parse (const char *filename, const char *text,
-                             size_t len, struct fm_profile *out,
-                             struct fm_err *err);
+extern int fm_profile_parse (const char *filename, const char *text, size_t len,
+                             struct fm_profile *out, struct fm_err *err);
 
 /* Check every field and the seek curve; the parser and the built-in table
  * both end with this.  Returns 0 or -1 naming the field.
  */
-extern int fm_profile_validate (const struct fm_profile *p,
-                                struct fm_err *err);
+extern int fm_profile_validate (const struct fm_profile *p, struct fm_err *err);
 
 /* Rescale to `size` bytes: the bandwidth curve over the LBA fraction, the
  * seek curve over the stroke, rotation and caches stay; only the number of

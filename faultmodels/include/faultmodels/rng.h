@@ -47,7 +47,7 @@ fm_hash (uint64_t seed, uint64_t stream, uint64_t a, uint64_t b)
 static inline double
 fm_unit (uint64_t h)
 {
-  return (double) (h >> 11) * 0x1.0p-53;
+  return (double)(h >> 11) * 0x1.0p-53;
 }
 
 /* A uniform integer in [0, n) without modulo bias worth measuring
@@ -56,7 +56,7 @@ fm_unit (uint64_t h)
 static inline uint64_t
 fm_below (uint64_t h, uint64_t n)
 {
-  return (uint64_t) (((unsigned __int128) h * n) >> 64);
+  return (uint64_t)(((unsigned __int128)h * n) >> 64);
 }
 
 #endif
