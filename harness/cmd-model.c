@@ -134,8 +134,8 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
   printf ("%-14s %8s %13s %5.1f %8.*f s %-9s %8.*f s %-9s %7.3f %7s %11s\n",
           p->name, cap, bw, p->seek_avg_ns / 1e6,
           s->min_full_read_s < 100 ? 2 : 0, s->min_full_read_s, minr,
-          s->full_read_s < 100 ? 2 : 0, s->full_read_s, full,
-          s->random_4k_ms, iops, pct);
+          s->full_read_s < 100 ? 2 : 0, s->full_read_s, full, s->random_4k_ms,
+          iops, pct);
 }
 
 /* Shared by `model` and `demo`.  Every profile is loaded before anything

@@ -68,6 +68,12 @@ static const struct profile_key profile_keys[] = {
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
 
+const char *
+fm_profile_key (size_t i)
+{
+  return i < N_KEYS ? profile_keys[i].key : NULL;
+}
+
 /* Where a validation message points: a file line, or just the profile. */
 struct origin {
   const char *filename; /* NULL: not from a file */

@@ -306,6 +306,32 @@ START_TEST (test_example_files)
 }
 END_TEST
 
+/* PROFILES.md documents every key the parser accepts, and no key it
+ * rejects slips into its key table.
+ */
+START_TEST (test_documented)
+{
+  char path[4096], *doc, row[128];
+  FILE *fp;
+  size_t i, len;
+
+  snprintf (path, sizeof path, "%s/../../PROFILES.md", PROFILES_DIR);
+  fp = fopen (path, "r");
+  ck_assert_ptr_nonnull (fp);
+  doc = calloc (1, 65536);
+  len = fread (doc, 1, 65535, fp);
+  fclose (fp);
+  ck_assert_uint_gt (len, 0);
+  for (i = 0; fm_profile_key (i); i++) {
+    snprintf (row, sizeof row, "| `%s` |", fm_profile_key (i));
+    ck_assert_msg (strstr (doc, row) != NULL,
+                   "PROFILES.md has no row for key '%s'", fm_profile_key (i));
+  }
+  ck_assert_uint_ge (i, 20);
+  free (doc);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -316,6 +342,7 @@ main (void)
       {"units", test_units},
       {"resize", test_resize},
       {"example_files", test_example_files},
+      {"documented", test_documented},
   };
 
   return fd_check_main ("profile", cases, sizeof cases / sizeof cases[0]);

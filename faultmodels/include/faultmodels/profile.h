@@ -72,6 +72,9 @@ extern int fm_profile_builtin (const char *name, struct fm_profile *out,
 extern int fm_profile_parse (const char *filename, const char *text, size_t len,
                              struct fm_profile *out, struct fm_err *err);
 
+/* Name of the i-th key a profile file may set, or NULL past the last. */
+extern const char *fm_profile_key (size_t i);
+
 /* Check every field and the seek curve; the parser and the built-in table
  * both end with this.  Returns 0 or -1 naming the field.
  */
