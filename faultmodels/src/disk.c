@@ -80,6 +80,9 @@ struct fm_disk {
   struct extent *dirty;
   size_t ndirty, dirty_alloc;
   uint64_t dirty_sectors;
+
+  fm_destage_fn *on_destage;
+  void *on_destage_opaque;
 };
 
 /* Where the time of one request went. */
@@ -158,6 +161,13 @@ uint64_t
 fm_disk_dirty_bytes (const struct fm_disk *d)
 {
   return d->dirty_sectors * d->p.sector;
+}
+
+void
+fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
+{
+  d->on_destage = fn;
+  d->on_destage_opaque = opaque;
 }
 
 /* ---- time helpers ---- */
@@ -547,6 +557,9 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
   stream_stop (d, t);
   t = mechanical (d, t, e.lba, e.n, true, a);
   dirty_remove (d, e.lba, e.n);
+  if (d->on_destage)
+    d->on_destage (d->on_destage_opaque, e.lba * d->p.sector,
+                   e.n * d->p.sector);
   a->destage += t - t0;
   return t;
 }
@@ -616,7 +629,7 @@ hdd_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
 
 static uint64_t
 hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
-           struct acct *a)
+           struct acct *a, bool *cached)
 {
   uint64_t cmd_end = t + d->p.command_ns;
   uint64_t bus_end = cmd_end + bus_time (d, n);
@@ -632,6 +645,7 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
     while (d->dirty_sectors + n > d->cache_sectors)
       ready = destage_one (d, ready, a);
     dirty_add (d, lba, n);
+    *cached = true;
     return ready;
   }
   dirty_remove (d, lba, n);
@@ -684,7 +698,8 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
       break;
     case FM_OP_WRITE:
     case FM_OP_ZERO:
-      done = n ? hdd_write (d, first, n, rq->flags & FM_REQ_FUA, t, &a)
+      done = n ? hdd_write (d, first, n, rq->flags & FM_REQ_FUA, t, &a,
+                            &out->write_cached)
                : t + d->p.command_ns;
       break;
     case FM_OP_TRIM:

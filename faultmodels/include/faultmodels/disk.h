@@ -67,6 +67,7 @@ struct fm_timing {
                          * or forced); overlaps queue_ns when forced */
   uint32_t seeks;       /* arm movements (destage included) */
   bool cache_hit;       /* served from read-ahead, stream or write cache */
+  bool write_cached;    /* the write is in the volatile cache, not media */
 };
 
 /* Caches can be turned off for tests and for "caches off" experiments. */
@@ -87,6 +88,15 @@ extern struct fm_disk *fm_disk_new (const struct fm_profile *p, uint64_t seed,
 extern void fm_disk_free (struct fm_disk *d);
 
 extern const struct fm_profile *fm_disk_profile (const struct fm_disk *d);
+
+/* Called whenever the model writes cached data to the media (idle
+ * destage, cache overflow, FLUSH), with the byte range made durable, so
+ * that whoever keeps the data can commit exactly what the drive did.
+ * Called from inside fm_disk_submit.
+ */
+typedef void fm_destage_fn (void *opaque, uint64_t offset, uint64_t length);
+extern void fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn,
+                                void *opaque);
 
 /* Model one request.  Requests must arrive in non-decreasing arrival_ns
  * order; a request reaching past the end of the disk is clipped.

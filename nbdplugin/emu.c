@@ -1,0 +1,594 @@
+/* futuredisk — nbdplugin: the emulated disk (see emu.h).
+ *
+ * The virtual clock.  In virtual mode (time_scale 0) the drive never
+ * sleeps: a request arrives at the virtual time of the latest completion
+ * plus the wall time the client spent since that reply (its think time;
+ * none with think=zero), and the model says when it completes.  So mark
+ * differences predict the wall time the workload would take on the
+ * emulated disk.  With time_scale F > 0 virtual time runs at 1/F of wall
+ * time from the start, and each reply waits until the wall clock reaches
+ * F times its modelled completion (real mode is F = 1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+#include "faultmodels/units.h"
+#include "json.h"
+#include "wcache.h"
+
+struct counters {
+  uint64_t reads, writes, flushes, trims, zeroes, caches;
+  uint64_t bytes_read, bytes_written;
+  uint64_t busy_ns, queue_ns, seeks, seek_ns, rotation_ns, transfer_ns;
+  uint64_t destage_ns, cache_hits, cached_writes;
+};
+
+struct emu {
+  struct fm_profile profile;
+  uint64_t seed;
+  uint64_t (*wall_ns) (void);
+
+  pthread_mutex_t lock; /* everything below */
+  struct fm_disk *disk;
+  struct wcache *wc;
+  struct store *store; /* internally synchronized */
+
+  double scale;
+  bool think_zero;
+  uint64_t v0, w0;             /* scaled modes: v = v0 + (W - w0) / scale */
+  uint64_t v_anchor, w_anchor; /* virtual: latest completion and its reply */
+  uint64_t last_arrival;
+
+  struct counters c;
+  int destage_errno; /* set by the destage hook; 0 = fine */
+  struct fm_err destage_err;
+};
+
+static uint64_t
+monotonic_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+int
+emu_parse_time (const char *value, double *scale, struct fm_err *err)
+{
+  struct fm_err e;
+
+  if (strcmp (value, "virtual") == 0)
+    *scale = 0;
+  else if (strcmp (value, "real") == 0)
+    *scale = 1;
+  else if (strncmp (value, "scale:", 6) == 0) {
+    if (fm_parse_double ("time", value + 6, 1e-6, 1e6, scale, &e) == -1) {
+      snprintf (err->msg, sizeof err->msg,
+                "time: '%s': the factor after scale: must be a number in "
+                "[1e-06, 1e+06]",
+                value);
+      return -1;
+    }
+  } else {
+    snprintf (err->msg, sizeof err->msg,
+              "time: '%s' is not virtual, real or scale:F", value);
+    return -1;
+  }
+  return 0;
+}
+
+int
+emu_parse_think (const char *value, bool *zero, struct fm_err *err)
+{
+  if (strcmp (value, "real") == 0)
+    *zero = false;
+  else if (strcmp (value, "zero") == 0)
+    *zero = true;
+  else {
+    snprintf (err->msg, sizeof err->msg, "think: '%s' is not real or zero",
+              value);
+    return -1;
+  }
+  return 0;
+}
+
+/* The model wrote cached data to the media: so do we. */
+static void
+destaged (void *opaque, uint64_t offset, uint64_t length)
+{
+  struct emu *e = opaque;
+
+  if (wcache_commit (e->wc, length, offset) == -1 && e->destage_errno == 0) {
+    e->destage_errno = errno ? errno : EIO;
+    snprintf (e->destage_err.msg, sizeof e->destage_err.msg,
+              "writing cached data at %" PRIu64 " to the store: %s", offset,
+              e->store->err.msg);
+  }
+}
+
+struct emu *
+emu_new (const struct emu_config *cfg, struct fm_err *err)
+{
+  struct emu *e = calloc (1, sizeof *e);
+
+  if (e == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return NULL;
+  }
+  e->profile = cfg->profile;
+  e->seed = cfg->seed;
+  e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
+  e->scale = cfg->time_scale;
+  e->think_zero = cfg->think_zero;
+  pthread_mutex_init (&e->lock, NULL);
+  e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
+  if (e->disk == NULL)
+    goto fail;
+  e->store = cfg->store_path
+                 ? store_file_open (cfg->store_path, cfg->profile.capacity,
+                                    cfg->profile.name, err)
+                 : store_ram_new (cfg->profile.capacity, err);
+  if (e->store == NULL)
+    goto fail;
+  e->wc = wcache_new (e->store);
+  if (e->wc == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    goto fail;
+  }
+  fm_disk_on_destage (e->disk, destaged, e);
+  e->w0 = e->w_anchor = e->wall_ns ();
+  return e;
+
+fail:
+  emu_free (e);
+  return NULL;
+}
+
+void
+emu_free (struct emu *e)
+{
+  if (e == NULL)
+    return;
+  if (e->wc) {
+    wcache_commit (e->wc, e->profile.capacity, 0);
+    wcache_free (e->wc);
+  }
+  if (e->store) {
+    e->store->ops->flush (e->store);
+    e->store->ops->close (e->store);
+  }
+  fm_disk_free (e->disk);
+  pthread_mutex_destroy (&e->lock);
+  free (e);
+}
+
+/* ---- the clock (call with the lock held) ---- */
+
+static uint64_t
+clock_now (const struct emu *e, uint64_t wall)
+{
+  uint64_t v;
+
+  if (e->scale > 0)
+    v = e->v0 + (uint64_t)((double)(wall - e->w0) / e->scale);
+  else if (e->think_zero)
+    v = e->v_anchor;
+  else
+    v = e->v_anchor + (wall > e->w_anchor ? wall - e->w_anchor : 0);
+  return v > e->last_arrival ? v : e->last_arrival;
+}
+
+/* Re-anchor at the current virtual time (a mode change, or start). */
+static void
+clock_rebase (struct emu *e, uint64_t wall)
+{
+  uint64_t v = clock_now (e, wall);
+
+  e->v0 = e->v_anchor = e->last_arrival = v;
+  e->w0 = e->w_anchor = wall;
+}
+
+uint64_t
+emu_virtual_now (struct emu *e)
+{
+  uint64_t v;
+
+  pthread_mutex_lock (&e->lock);
+  v = clock_now (e, e->wall_ns ());
+  pthread_mutex_unlock (&e->lock);
+  return v;
+}
+
+/* Price one request; fills r and the counters.  Lock held. */
+static void
+submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
+        struct emu_result *r, struct fm_timing *t)
+{
+  struct fm_request rq = {.op = op,
+                          .flags = fua ? FM_REQ_FUA : 0,
+                          .offset = offset,
+                          .length = count};
+
+  rq.arrival_ns = e->last_arrival = clock_now (e, e->wall_ns ());
+  fm_disk_submit (e->disk, &rq, t);
+  r->arrival_ns = rq.arrival_ns;
+  r->done_ns = t->done_ns;
+  r->cache_hit = t->cache_hit;
+  r->deadline_ns =
+      e->scale > 0 ? e->w0 + (uint64_t)((double)(t->done_ns - e->v0) * e->scale)
+                   : 0;
+  if (t->done_ns > e->v_anchor) {
+    e->v_anchor = t->done_ns;
+    e->w_anchor = e->wall_ns (); /* updated again when the reply goes */
+  }
+  e->c.busy_ns += t->done_ns - t->start_ns;
+  e->c.queue_ns += t->queue_ns;
+  e->c.seeks += t->seeks;
+  e->c.seek_ns += t->seek_ns;
+  e->c.rotation_ns += t->rotation_ns;
+  e->c.transfer_ns += t->transfer_ns;
+  e->c.destage_ns += t->destage_ns;
+  e->c.cache_hits += t->cache_hit;
+  e->c.cached_writes += t->write_cached;
+}
+
+/* The reply is about to go: the client's think time starts now. */
+static void
+replied (struct emu *e, const struct emu_result *r)
+{
+  if (e->scale > 0 || e->think_zero)
+    return;
+  pthread_mutex_lock (&e->lock);
+  if (r->done_ns == e->v_anchor)
+    e->w_anchor = e->wall_ns ();
+  pthread_mutex_unlock (&e->lock);
+}
+
+/* A failed destage fails the request that caused it.  Lock held. */
+static int
+destage_failed (struct emu *e, struct fm_err *err)
+{
+  if (e->destage_errno == 0)
+    return 0;
+  errno = e->destage_errno;
+  *err = e->destage_err;
+  e->destage_errno = 0;
+  return -1;
+}
+
+static int
+store_failed (struct emu *e, struct fm_err *err)
+{
+  int saved = errno ? errno : EIO;
+
+  *err = e->store->err;
+  errno = saved;
+  return -1;
+}
+
+int
+emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
+           struct emu_result *r, struct fm_err *err)
+{
+  struct fm_timing t;
+  bool copied = false;
+  int ret = 0;
+
+  pthread_mutex_lock (&e->lock);
+  submit (e, FM_OP_READ, count, offset, false, r, &t);
+  e->c.reads++;
+  e->c.bytes_read += count;
+  ret = destage_failed (e, err);
+  /* Cached data must be read with the cache held still. */
+  if (ret == 0 && wcache_intersects (e->wc, count, offset)) {
+    copied = true;
+    if (e->store->ops->read (e->store, buf, count, offset) == -1)
+      ret = store_failed (e, err);
+    else
+      wcache_overlay (e->wc, buf, count, offset);
+  }
+  pthread_mutex_unlock (&e->lock);
+  if (ret == 0 && !copied &&
+      e->store->ops->read (e->store, buf, count, offset) == -1)
+    ret = store_failed (e, err);
+  replied (e, r);
+  return ret;
+}
+
+int
+emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
+            bool fua, struct emu_result *r, struct fm_err *err)
+{
+  struct fm_timing t;
+  int ret;
+
+  pthread_mutex_lock (&e->lock);
+  submit (e, FM_OP_WRITE, count, offset, fua, r, &t);
+  e->c.writes++;
+  e->c.bytes_written += count;
+  ret = destage_failed (e, err);
+  if (ret == 0 && t.write_cached) {
+    if (wcache_write (e->wc, buf, count, offset) == -1)
+      ret = store_failed (e, err);
+  } else if (ret == 0) {
+    /* Straight to the media: older cached bytes there are superseded. */
+    wcache_discard (e->wc, count, offset);
+  }
+  pthread_mutex_unlock (&e->lock);
+  if (ret == 0 && !t.write_cached &&
+      e->store->ops->write (e->store, buf, count, offset) == -1)
+    ret = store_failed (e, err);
+  replied (e, r);
+  return ret;
+}
+
+int
+emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err)
+{
+  struct fm_timing t;
+  int ret;
+
+  pthread_mutex_lock (&e->lock);
+  submit (e, FM_OP_FLUSH, 0, 0, false, r, &t);
+  e->c.flushes++;
+  ret = destage_failed (e, err);
+  /* The model destaged everything; nothing may stay volatile after a
+   * flush, whatever rounding separated its sectors from our blocks.
+   */
+  if (ret == 0 && wcache_commit (e->wc, e->profile.capacity, 0) == -1)
+    ret = store_failed (e, err);
+  pthread_mutex_unlock (&e->lock);
+  if (ret == 0 && e->store->ops->flush (e->store) == -1)
+    ret = store_failed (e, err);
+  replied (e, r);
+  return ret;
+}
+
+/* Trim, and zero with may-trim: the range reads as zeros, whole pages
+ * become holes, and cached bytes there are forgotten.
+ */
+static int
+discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
+               uint64_t offset, bool fua, struct emu_result *r,
+               struct fm_err *err)
+{
+  struct fm_timing t;
+  int ret;
+
+  pthread_mutex_lock (&e->lock);
+  submit (e, op, count, offset, fua, r, &t);
+  (*counter)++;
+  ret = destage_failed (e, err);
+  if (ret == 0 && t.write_cached) {
+    if (wcache_write (e->wc, NULL, count, offset) == -1)
+      ret = store_failed (e, err);
+  } else if (ret == 0) {
+    wcache_discard (e->wc, count, offset);
+    /* Under the lock: a destage of older bytes must not land after. */
+    if (e->store->ops->zero (e->store, count, offset) == -1)
+      ret = store_failed (e, err);
+  }
+  pthread_mutex_unlock (&e->lock);
+  replied (e, r);
+  return ret;
+}
+
+int
+emu_trim (struct emu *e, uint64_t count, uint64_t offset, bool fua,
+          struct emu_result *r, struct fm_err *err)
+{
+  return discard_range (e, FM_OP_TRIM, &e->c.trims, count, offset, fua, r, err);
+}
+
+int
+emu_zero (struct emu *e, uint64_t count, uint64_t offset, bool may_trim,
+          bool fua, struct emu_result *r, struct fm_err *err)
+{
+  return discard_range (e, may_trim ? FM_OP_TRIM : FM_OP_ZERO, &e->c.zeroes,
+                        count, offset, fua, r, err);
+}
+
+int
+emu_cache (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r,
+           struct fm_err *err)
+{
+  struct fm_timing t;
+  int ret;
+
+  /* A drive prefetching into its buffer: a read without the transfer. */
+  pthread_mutex_lock (&e->lock);
+  submit (e, FM_OP_READ, count, offset, false, r, &t);
+  e->c.caches++;
+  ret = destage_failed (e, err);
+  pthread_mutex_unlock (&e->lock);
+  replied (e, r);
+  return ret;
+}
+
+/* ---- extents: the store's, with cached pages as data ---- */
+
+struct merge {
+  store_extent_fn *fn;
+  void *opaque;
+  uint64_t *pages; /* cached page offsets in the range, ascending */
+  size_t n, i, alloc;
+};
+
+static int
+collect_page (void *opaque, uint64_t page_offset)
+{
+  struct merge *m = opaque;
+
+  if (m->n == m->alloc) {
+    size_t na = m->alloc ? 2 * m->alloc : 64;
+    uint64_t *np = realloc (m->pages, na * sizeof *np);
+    if (np == NULL)
+      return -1;
+    m->pages = np;
+    m->alloc = na;
+  }
+  m->pages[m->n++] = page_offset;
+  return 0;
+}
+
+/* Split a hole of the store at the cached pages inside it. */
+static int
+merge_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct merge *m = opaque;
+  uint64_t end = offset + length;
+  int rc;
+
+  while (m->i < m->n && m->pages[m->i] + STORE_PAGE <= offset)
+    m->i++;
+  if (!hole)
+    return m->fn (m->opaque, offset, length, false);
+  while (offset < end) {
+    uint64_t next;
+    bool h;
+
+    if (m->i < m->n && m->pages[m->i] <= offset) {
+      next = m->pages[m->i] + STORE_PAGE;
+      h = false;
+      m->i++;
+    } else {
+      next = m->i < m->n && m->pages[m->i] < end ? m->pages[m->i] : end;
+      h = true;
+    }
+    if (next > end)
+      next = end;
+    rc = m->fn (m->opaque, offset, next - offset, h);
+    if (rc != 0)
+      return rc;
+    offset = next;
+  }
+  return 0;
+}
+
+int
+emu_extents (struct emu *e, uint64_t count, uint64_t offset,
+             store_extent_fn *fn, void *opaque, struct fm_err *err)
+{
+  struct merge m = {.fn = fn, .opaque = opaque};
+  int ret = 0;
+
+  pthread_mutex_lock (&e->lock);
+  if (wcache_each_page (e->wc, count, offset, collect_page, &m) == -1) {
+    snprintf (err->msg, sizeof err->msg, "extents: out of memory");
+    errno = ENOMEM;
+    ret = -1;
+  }
+  pthread_mutex_unlock (&e->lock);
+  if (ret == 0 &&
+      e->store->ops->extents (e->store, count, offset, m.n ? merge_extent : fn,
+                              m.n ? (void *)&m : opaque) == -1) {
+    snprintf (err->msg, sizeof err->msg, "extents: %s", e->store->err.msg);
+    ret = -1;
+  }
+  free (m.pages);
+  return ret;
+}
+
+/* ---- stats and settings ---- */
+
+void
+emu_stats_json (struct emu *e, FILE *fp)
+{
+  struct counters c;
+  uint64_t v, dirty, stored;
+
+  pthread_mutex_lock (&e->lock);
+  c = e->c;
+  v = clock_now (e, e->wall_ns ());
+  dirty = wcache_dirty_bytes (e->wc);
+  pthread_mutex_unlock (&e->lock);
+  stored = e->store->ops->bytes_stored (e->store);
+
+  fprintf (fp, "{\"profile\": ");
+  fd_json_string (fp, e->profile.name);
+  fprintf (
+      fp,
+      ", \"size\": %" PRIu64 ", \"seed\": %" PRIu64 ", \"virtual_ns\": %" PRIu64
+      ", \"busy_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64
+      ", \"reads\": %" PRIu64 ", \"writes\": %" PRIu64 ", \"flushes\": %" PRIu64
+      ", \"trims\": %" PRIu64 ", \"zeroes\": %" PRIu64 ", \"caches\": %" PRIu64
+      ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
+      ", \"seeks\": %" PRIu64 ", \"seek_ns\": %" PRIu64
+      ", \"rotation_ns\": %" PRIu64 ", \"transfer_ns\": %" PRIu64
+      ", \"destage_ns\": %" PRIu64 ", \"cache_hits\": %" PRIu64
+      ", \"cached_writes\": %" PRIu64 ", \"dirty_bytes\": %" PRIu64
+      ", \"stored_bytes\": %" PRIu64 ", \"faults\": {}}",
+      e->profile.capacity, e->seed, v, c.busy_ns, c.queue_ns, c.reads, c.writes,
+      c.flushes, c.trims, c.zeroes, c.caches, c.bytes_read, c.bytes_written,
+      c.seeks, c.seek_ns, c.rotation_ns, c.transfer_ns, c.destage_ns,
+      c.cache_hits, c.cached_writes, dirty, stored);
+}
+
+int
+emu_write_stats (struct emu *e, const char *path, struct fm_err *err)
+{
+  char tmp[4096];
+  FILE *fp;
+
+  /* Write beside it and rename, so a reader never sees half a file. */
+  snprintf (tmp, sizeof tmp, "%s.tmp", path);
+  fp = fopen (tmp, "w");
+  if (fp == NULL) {
+    snprintf (err->msg, sizeof err->msg, "stats: %s: %s", tmp,
+              strerror (errno));
+    return -1;
+  }
+  emu_stats_json (e, fp);
+  fputc ('\n', fp);
+  if (fclose (fp) == EOF || rename (tmp, path) == -1) {
+    snprintf (err->msg, sizeof err->msg, "stats: %s: %s", path,
+              strerror (errno));
+    unlink (tmp);
+    return -1;
+  }
+  return 0;
+}
+
+void
+emu_stats_clear (struct emu *e)
+{
+  pthread_mutex_lock (&e->lock);
+  memset (&e->c, 0, sizeof e->c);
+  pthread_mutex_unlock (&e->lock);
+}
+
+int
+emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
+{
+  double scale;
+  bool zero;
+
+  if (strcmp (key, "time") == 0) {
+    if (emu_parse_time (value, &scale, err) == -1)
+      return -1;
+    pthread_mutex_lock (&e->lock);
+    clock_rebase (e, e->wall_ns ());
+    e->scale = scale;
+    pthread_mutex_unlock (&e->lock);
+    return 0;
+  }
+  if (strcmp (key, "think") == 0) {
+    if (emu_parse_think (value, &zero, err) == -1)
+      return -1;
+    pthread_mutex_lock (&e->lock);
+    clock_rebase (e, e->wall_ns ());
+    e->think_zero = zero;
+    pthread_mutex_unlock (&e->lock);
+    return 0;
+  }
+  snprintf (err->msg, sizeof err->msg,
+            "unknown setting '%s' (settable: time, think)", key);
+  return -1;
+}

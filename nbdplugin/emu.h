@@ -1,0 +1,97 @@
+/* futuredisk — nbdplugin: the emulated disk, without nbdkit.
+ *
+ * One request path for every NBD command: put the request on the virtual
+ * clock, price it with the disk model, move the bytes between the client,
+ * the volatile write cache and the store, and count it.  nbdkit's
+ * callbacks (futuredisk.c) are a thin shim over this, so the whole path is
+ * unit-tested without a server.
+ *
+ * Threads: every call may come from any nbdkit worker.  The model, the
+ * clock, the write cache and the counters sit under one lock (the drive
+ * has one actuator); bytes that go straight to or from the store are
+ * copied outside it, in parallel.
+ */
+#ifndef FUTUREDISK_EMU_H
+#define FUTUREDISK_EMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faultmodels/disk.h"
+#include "faultmodels/error.h"
+#include "faultmodels/profile.h"
+#include "store.h"
+
+struct emu;
+
+struct emu_config {
+  struct fm_profile profile; /* already rescaled to the disk's size */
+  uint64_t seed;
+  double time_scale;      /* 0: virtual, 1: real, F: scale:F */
+  bool think_zero;        /* think=zero: ignore the client's time */
+  const char *store_path; /* NULL: RAM */
+  struct fm_disk_options caches;
+  uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
+};
+
+struct emu_result {
+  uint64_t arrival_ns;  /* virtual time the request reached the drive */
+  uint64_t done_ns;     /* virtual time it completed */
+  uint64_t deadline_ns; /* wall time (cfg.wall_ns) to reply at; 0: now */
+  bool cache_hit;
+};
+
+extern struct emu *emu_new (const struct emu_config *cfg, struct fm_err *err);
+
+/* Orderly shutdown: like a drive told to stand by, it writes its cache to
+ * the media first.  (A power cut is another matter, and another call.)
+ */
+extern void emu_free (struct emu *e);
+
+/* The data path.  Each returns 0, or -1 with errno set (EIO, ENOMEM,
+ * ENOSPC) and err filled.
+ */
+extern int emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
+                      struct emu_result *r, struct fm_err *err);
+extern int emu_pwrite (struct emu *e, const void *buf, uint64_t count,
+                       uint64_t offset, bool fua, struct emu_result *r,
+                       struct fm_err *err);
+extern int emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err);
+extern int emu_trim (struct emu *e, uint64_t count, uint64_t offset, bool fua,
+                     struct emu_result *r, struct fm_err *err);
+extern int emu_zero (struct emu *e, uint64_t count, uint64_t offset,
+                     bool may_trim, bool fua, struct emu_result *r,
+                     struct fm_err *err);
+extern int emu_cache (struct emu *e, uint64_t count, uint64_t offset,
+                      struct emu_result *r, struct fm_err *err);
+
+/* Extents: runs of data and holes (cached writes count as data). */
+extern int emu_extents (struct emu *e, uint64_t count, uint64_t offset,
+                        store_extent_fn *fn, void *opaque, struct fm_err *err);
+
+/* The virtual clock now, as the next request would see it. */
+extern uint64_t emu_virtual_now (struct emu *e);
+
+/* Counters as the stats JSON object of DESIGN.md (one line). */
+extern void emu_stats_json (struct emu *e, FILE *fp);
+
+/* Write the stats object to a file (atomically, by rename). */
+extern int emu_write_stats (struct emu *e, const char *path,
+                            struct fm_err *err);
+
+/* Zero the counters (the clock and the disk's contents stay). */
+extern void emu_stats_clear (struct emu *e);
+
+/* Runtime settings: think=real|zero, time=virtual|real|scale:F.
+ * Returns 0 or -1 with err naming the key or value.
+ */
+extern int emu_set (struct emu *e, const char *key, const char *value,
+                    struct fm_err *err);
+
+/* Parse time= and think= values; shared by the plugin's config and set. */
+extern int emu_parse_time (const char *value, double *scale,
+                           struct fm_err *err);
+extern int emu_parse_think (const char *value, bool *zero, struct fm_err *err);
+
+#endif

@@ -1,0 +1,496 @@
+/* nbdkit-futuredisk-plugin: serve tomorrow's disk.
+ *
+ * The nbdkit side of the emulated disk: parameters, lifecycle and the NBD
+ * callbacks, each a thin call into emu.c (the request path), store-*.c
+ * (the bytes), wcache.c (the drive's volatile cache) and control.c (the
+ * control socket).  See nbdkit-futuredisk-plugin(1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "control.h"
+#include "emu.h"
+#include "faultmodels/units.h"
+#include "load-profile.h"
+
+/* -D futuredisk.trace=1: log every request with its modelled times. */
+NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
+
+static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
+static struct fm_profile profile;                /* loaded in config */
+static bool profile_loaded;
+static uint64_t size;        /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;    /* seed= */
+static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
+static bool think_zero;      /* think=zero */
+static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1; /* write-cache=on|off; -1 = profile */
+static char *stats_path;     /* stats=FILE, absolute */
+static char *control_path;   /* control=SOCKET, absolute */
+static char *store_path;     /* store=FILE, absolute */
+
+static struct emu *emu;
+static struct control *control;
+
+static void
+futuredisk_unload (void)
+{
+  free (stats_path);
+  free (control_path);
+  free (store_path);
+}
+
+static int
+parse_onoff (const char *key, const char *value, int *out)
+{
+  int r = nbdkit_parse_bool (value);
+
+  if (r == -1) {
+    nbdkit_error ("%s: '%s' is not on or off", key, value);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+/* A path parameter, made absolute now: nbdkit changes directory later. */
+static int
+parse_path (const char *key, const char *value, char **out)
+{
+  if (*value == '\0') {
+    nbdkit_error ("%s: empty path", key);
+    return -1;
+  }
+  free (*out);
+  *out = nbdkit_absolute_path (value);
+  return *out ? 0 : -1;
+}
+
+static int
+futuredisk_config (const char *key, const char *value)
+{
+  struct fm_err err;
+
+  if (strcmp (key, "profile") == 0) {
+    profile_arg = value;
+    if (fd_load_profile (value, &profile, &err) == -1) {
+      nbdkit_error ("profile: %s", err.msg);
+      return -1;
+    }
+    profile_loaded = true;
+  } else if (strcmp (key, "size") == 0) {
+    if (fm_parse_size ("size", value, &size, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+    if (size == 0) {
+      nbdkit_error ("size: must be positive");
+      return -1;
+    }
+  } else if (strcmp (key, "seed") == 0) {
+    if (fm_parse_uint ("seed", value, 0, UINT64_MAX, &seed, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "time") == 0) {
+    if (emu_parse_time (value, &time_scale, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "think") == 0) {
+    if (emu_parse_think (value, &think_zero, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "read-ahead") == 0)
+    return parse_onoff (key, value, &read_ahead);
+  else if (strcmp (key, "write-cache") == 0)
+    return parse_onoff (key, value, &write_cache);
+  else if (strcmp (key, "stats") == 0)
+    return parse_path (key, value, &stats_path);
+  else if (strcmp (key, "control") == 0)
+    return parse_path (key, value, &control_path);
+  else if (strcmp (key, "store") == 0)
+    return parse_path (key, value, &store_path);
+  else {
+    nbdkit_error ("unknown parameter '%s' (see nbdkit-futuredisk-plugin(1) "
+                  "or --help)",
+                  key);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+futuredisk_config_complete (void)
+{
+  struct fm_err err;
+
+  if (!profile_loaded) {
+    if (fd_load_profile (profile_arg, &profile, &err) == -1) {
+      nbdkit_error ("profile: %s", err.msg);
+      return -1;
+    }
+    profile_loaded = true;
+  }
+  if (size && fm_profile_resize (&profile, size, &err) == -1) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+#define futuredisk_config_help                                                 \
+  "profile=NAME|FILE    Disk profile (default roadmap-2013); see\n"            \
+  "                     'futuredisk model --help' for the built-ins.\n"        \
+  "size=SIZE            Rescale the disk (default: the profile's).\n"          \
+  "seed=N               Seed for every random choice (default 1).\n"           \
+  "time=virtual|real|scale:F  Sleep never / to modelled time / F times it.\n"  \
+  "think=real|zero      Count the client's time between requests or not.\n"    \
+  "read-ahead=on|off    The drive's read-ahead (default: the profile's).\n"    \
+  "write-cache=on|off   The drive's volatile write cache (default: "           \
+  "profile's).\n"                                                              \
+  "stats=FILE           Write counters as JSON at exit and on request.\n"      \
+  "control=SOCKET       Serve the control protocol on a unix socket.\n"        \
+  "store=FILE           Keep the disk in a sparse file across restarts."
+
+static int
+futuredisk_get_ready (void)
+{
+  struct emu_config cfg = {
+      .profile = profile,
+      .seed = seed,
+      .time_scale = time_scale,
+      .think_zero = think_zero,
+      .store_path = store_path,
+  };
+  struct fm_err err;
+
+  fm_disk_default_options (&profile, &cfg.caches);
+  if (read_ahead != -1)
+    cfg.caches.read_cache = read_ahead;
+  if (write_cache != -1)
+    cfg.caches.write_cache = write_cache;
+  emu = emu_new (&cfg, &err);
+  if (emu == NULL) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  if (control_path && (control = control_open (control_path, &err)) == NULL) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  nbdkit_debug ("futuredisk: profile %s, %" PRIu64 " bytes, seed %" PRIu64,
+                profile.name, profile.capacity, seed);
+  return 0;
+}
+
+/* Threads must start after nbdkit forks into the background. */
+static int
+futuredisk_after_fork (void)
+{
+  struct fm_err err;
+
+  if (control && control_serve (control, emu, stats_path, &err) == -1) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void
+futuredisk_cleanup (void)
+{
+  struct fm_err err;
+
+  control_close (control);
+  control = NULL;
+  if (emu && stats_path && emu_write_stats (emu, stats_path, &err) == -1)
+    nbdkit_error ("%s", err.msg);
+  emu_free (emu);
+  emu = NULL;
+}
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+static void *
+futuredisk_open (int readonly)
+{
+  return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t
+futuredisk_get_size (void *handle)
+{
+  return (int64_t)profile.capacity;
+}
+
+/* Any alignment works (partial sectors are read-modify-written, as a
+ * 512e drive does); the profile's physical sector is the efficient unit.
+ */
+static int
+futuredisk_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                       uint32_t *maximum)
+{
+  *minimum = 1;
+  *preferred = profile.sector;
+  *maximum = 64 << 20; /* nbdkit's own limit on a read or write */
+  return 0;
+}
+
+/* Tell the kernel what kind of disk this is: it schedules differently. */
+static int
+futuredisk_is_rotational (void *handle)
+{
+  return profile.kind == FM_KIND_HDD;
+}
+
+/* One shared disk behind every connection: a flush on any connection
+ * makes every acknowledged write durable, which is what multi-conn means.
+ */
+static int
+futuredisk_can_multi_conn (void *handle)
+{
+  return 1;
+}
+
+/* FUA writes go through the drive's cache to the media in the model. */
+static int
+futuredisk_can_fua (void *handle)
+{
+  return NBDKIT_FUA_NATIVE;
+}
+
+/* FLUSH destages the drive's volatile cache: the heart of the rig. */
+static int
+futuredisk_can_flush (void *handle)
+{
+  return 1;
+}
+
+/* Trim frees the store's pages and drops cached data, like a drive that
+ * returns zeros after TRIM.
+ */
+static int
+futuredisk_can_trim (void *handle)
+{
+  return 1;
+}
+
+/* Writing zeros costs a media write in the model but no data copy here. */
+static int
+futuredisk_can_zero (void *handle)
+{
+  return 1;
+}
+
+/* A zero that may trim is fast (it costs a trim); one that may not costs
+ * as much as writing zeros, so it is refused when the client asks for
+ * fast zeroing (futuredisk_zero).
+ */
+static int
+futuredisk_can_fast_zero (void *handle)
+{
+  return 1;
+}
+
+/* Holes in the store are reported, so clients can skip them. */
+static int
+futuredisk_can_extents (void *handle)
+{
+  return 1;
+}
+
+/* CACHE is a read the drive prefetches into its segment: native. */
+static int
+futuredisk_can_cache (void *handle)
+{
+  return NBDKIT_CACHE_NATIVE;
+}
+
+/* Reply at the modelled time in real and scaled time modes. */
+static int
+finish (const char *op, uint64_t count, uint64_t offset,
+        const struct emu_result *r)
+{
+  if (futuredisk_debug_trace)
+    nbdkit_debug ("trace: %s offset=%" PRIu64 " count=%" PRIu64
+                  " arrival_ns=%" PRIu64 " done_ns=%" PRIu64
+                  " service_ns=%" PRIu64 "%s",
+                  op, offset, count, r->arrival_ns, r->done_ns,
+                  r->done_ns - r->arrival_ns, r->cache_hit ? " hit" : "");
+  if (r->deadline_ns) {
+    struct timespec ts;
+    uint64_t now;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+    if (r->deadline_ns > now) {
+      uint64_t d = r->deadline_ns - now;
+      if (nbdkit_nanosleep (d / 1000000000u, d % 1000000000u) == -1) {
+        nbdkit_error ("%s: interrupted by shutdown", op);
+        nbdkit_set_error (ESHUTDOWN);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int
+failed (const char *op, const struct fm_err *err)
+{
+  int e = errno ? errno : EIO;
+
+  nbdkit_error ("%s: %s", op, err->msg);
+  nbdkit_set_error (e);
+  return -1;
+}
+
+static int
+futuredisk_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                  uint32_t flags)
+{
+  struct emu_result r;
+  struct fm_err err;
+
+  if (emu_pread (emu, buf, count, offset, &r, &err) == -1)
+    return failed ("pread", &err);
+  return finish ("pread", count, offset, &r);
+}
+
+static int
+futuredisk_pwrite (void *handle, const void *buf, uint32_t count,
+                   uint64_t offset, uint32_t flags)
+{
+  struct emu_result r;
+  struct fm_err err;
+
+  if (emu_pwrite (emu, buf, count, offset, flags & NBDKIT_FLAG_FUA, &r, &err) ==
+      -1)
+    return failed ("pwrite", &err);
+  return finish ("pwrite", count, offset, &r);
+}
+
+static int
+futuredisk_flush (void *handle, uint32_t flags)
+{
+  struct emu_result r;
+  struct fm_err err;
+
+  if (emu_flush (emu, &r, &err) == -1)
+    return failed ("flush", &err);
+  return finish ("flush", 0, 0, &r);
+}
+
+static int
+futuredisk_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct emu_result r;
+  struct fm_err err;
+
+  if (emu_trim (emu, count, offset, flags & NBDKIT_FLAG_FUA, &r, &err) == -1)
+    return failed ("trim", &err);
+  return finish ("trim", count, offset, &r);
+}
+
+static int
+futuredisk_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  bool may_trim = flags & NBDKIT_FLAG_MAY_TRIM;
+  struct emu_result r;
+  struct fm_err err;
+
+  if ((flags & NBDKIT_FLAG_FAST_ZERO) && !may_trim) {
+    nbdkit_set_error (ENOTSUP);
+    return -1;
+  }
+  if (emu_zero (emu, count, offset, may_trim, flags & NBDKIT_FLAG_FUA, &r,
+                &err) == -1)
+    return failed ("zero", &err);
+  return finish ("zero", count, offset, &r);
+}
+
+struct extents_ctx {
+  struct nbdkit_extents *extents;
+  bool one; /* NBDKIT_FLAG_REQ_ONE: the first extent is enough */
+};
+
+static int
+add_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct extents_ctx *x = opaque;
+
+  if (nbdkit_add_extent (x->extents, offset, length,
+                         hole ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0) ==
+      -1)
+    return -1;
+  return x->one ? 1 : 0;
+}
+
+static int
+futuredisk_extents (void *handle, uint32_t count, uint64_t offset,
+                    uint32_t flags, struct nbdkit_extents *extents)
+{
+  struct extents_ctx x = {extents, flags & NBDKIT_FLAG_REQ_ONE};
+  struct fm_err err;
+
+  if (emu_extents (emu, count, offset, add_extent, &x, &err) == -1)
+    return failed ("extents", &err);
+  return 0;
+}
+
+static int
+futuredisk_cache (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct emu_result r;
+  struct fm_err err;
+
+  if (emu_cache (emu, count, offset, &r, &err) == -1)
+    return failed ("cache", &err);
+  return finish ("cache", count, offset, &r);
+}
+
+static struct nbdkit_plugin plugin = {
+    .name = "futuredisk",
+    .longname = "futuredisk: an emulated disk with modelled time",
+    .version = FUTUREDISK_VERSION,
+    .unload = futuredisk_unload,
+    .config = futuredisk_config,
+    .config_complete = futuredisk_config_complete,
+    .config_help = futuredisk_config_help,
+    .magic_config_key = "profile",
+    .get_ready = futuredisk_get_ready,
+    .after_fork = futuredisk_after_fork,
+    .cleanup = futuredisk_cleanup,
+    .open = futuredisk_open,
+    .get_size = futuredisk_get_size,
+    .block_size = futuredisk_block_size,
+    .is_rotational = futuredisk_is_rotational,
+    .can_multi_conn = futuredisk_can_multi_conn,
+    .can_fua = futuredisk_can_fua,
+    .can_flush = futuredisk_can_flush,
+    .can_trim = futuredisk_can_trim,
+    .can_zero = futuredisk_can_zero,
+    .can_fast_zero = futuredisk_can_fast_zero,
+    .can_extents = futuredisk_can_extents,
+    .can_cache = futuredisk_can_cache,
+    .pread = futuredisk_pread,
+    .pwrite = futuredisk_pwrite,
+    .flush = futuredisk_flush,
+    .trim = futuredisk_trim,
+    .zero = futuredisk_zero,
+    .extents = futuredisk_extents,
+    .cache = futuredisk_cache,
+    .errno_is_preserved = 0,
+};
+
+NBDKIT_REGISTER_PLUGIN (plugin)

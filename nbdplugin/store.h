@@ -1,0 +1,61 @@
+/* futuredisk — nbdplugin: the sparse store behind the emulated disk.
+ *
+ * Bytes live here once the drive has them on its media: in RAM (default)
+ * or in a sparse file that survives restarts (store=FILE).  Either way the
+ * store keeps only what was written, at 4 KiB granularity, so an 8 TB disk
+ * with 1 GiB written costs about 1 GiB.  Unwritten ranges read as zeros
+ * and are holes in extents.
+ *
+ * Concurrency: read, write and extents may run in parallel with each other;
+ * zero (which frees pages) takes the store exclusively.  Two writes to the
+ * same bytes at once race as they would on a real disk.
+ */
+#ifndef FUTUREDISK_STORE_H
+#define FUTUREDISK_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+
+#define STORE_PAGE 4096
+
+struct store;
+
+/* extents callback: a run [offset, offset+length) that is all data or all
+ * hole.  Return 0 to go on, 1 to stop early, -1 on error (which extents
+ * then returns).
+ */
+typedef int store_extent_fn (void *opaque, uint64_t offset, uint64_t length,
+                             bool hole);
+
+struct store_ops {
+  const char *name;
+  int (*read) (struct store *s, void *buf, uint64_t count, uint64_t offset);
+  int (*write) (struct store *s, const void *buf, uint64_t count,
+                uint64_t offset);
+  /* Make the range read as zeros; whole pages become holes. */
+  int (*zero) (struct store *s, uint64_t count, uint64_t offset);
+  int (*flush) (struct store *s);
+  int (*extents) (struct store *s, uint64_t count, uint64_t offset,
+                  store_extent_fn *fn, void *opaque);
+  uint64_t (*bytes_stored) (struct store *s);
+  void (*close) (struct store *s);
+};
+
+struct store {
+  const struct store_ops *ops;
+  uint64_t size;
+  struct fm_err err; /* the last failure, for the caller to report */
+};
+
+/* RAM store of `size` bytes.  NULL with err filled on failure. */
+extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
+
+/* Persistent store in `path`: created if missing; an existing file must
+ * have been made for the same size and profile, or it is refused.
+ */
+extern struct store *store_file_open (const char *path, uint64_t size,
+                                      const char *profile, struct fm_err *err);
+
+#endif

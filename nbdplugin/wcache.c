@@ -1,0 +1,380 @@
+/* futuredisk — nbdplugin: the drive's volatile write cache (see wcache.h).
+ *
+ * A chained hash of 4 KiB pages by page number.  The cache holds at most
+ * the profile's cache size (the model destages before it overflows), so
+ * the table stays small; operations on a range visit the range's pages
+ * when it is shorter than the cache and every cached page otherwise.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wcache.h"
+
+#define BLOCK           512
+#define BLOCKS_PER_PAGE (STORE_PAGE / BLOCK)
+
+struct cpage {
+  struct cpage *next;
+  uint64_t page; /* page number */
+  uint8_t dirty; /* one bit per 512-byte block */
+  char data[STORE_PAGE];
+};
+
+struct wcache {
+  struct store *backing;
+  struct cpage **bucket;
+  size_t nbuckets; /* power of two */
+  size_t npages;
+  uint64_t dirty_blocks;
+};
+
+struct wcache *
+wcache_new (struct store *backing)
+{
+  struct wcache *w = calloc (1, sizeof *w);
+
+  if (w == NULL)
+    return NULL;
+  w->backing = backing;
+  w->nbuckets = 1024;
+  w->bucket = calloc (w->nbuckets, sizeof *w->bucket);
+  if (w->bucket == NULL) {
+    free (w);
+    return NULL;
+  }
+  return w;
+}
+
+void
+wcache_free (struct wcache *w)
+{
+  size_t i;
+
+  if (w == NULL)
+    return;
+  for (i = 0; i < w->nbuckets; i++) {
+    struct cpage *c = w->bucket[i], *next;
+    for (; c; c = next) {
+      next = c->next;
+      free (c);
+    }
+  }
+  free (w->bucket);
+  free (w);
+}
+
+static size_t
+slot (const struct wcache *w, uint64_t page)
+{
+  return (size_t)((page * 0x9e3779b97f4a7c15ULL) >> 40) & (w->nbuckets - 1);
+}
+
+static struct cpage *
+find (const struct wcache *w, uint64_t page)
+{
+  struct cpage *c = w->bucket[slot (w, page)];
+
+  while (c && c->page != page)
+    c = c->next;
+  return c;
+}
+
+static int
+grow (struct wcache *w)
+{
+  size_t n = w->nbuckets * 2, i;
+  struct cpage **b = calloc (n, sizeof *b);
+
+  if (b == NULL)
+    return -1;
+  for (i = 0; i < w->nbuckets; i++) {
+    struct cpage *c = w->bucket[i], *next;
+    for (; c; c = next) {
+      size_t s = (size_t)((c->page * 0x9e3779b97f4a7c15ULL) >> 40) & (n - 1);
+      next = c->next;
+      c->next = b[s];
+      b[s] = c;
+    }
+  }
+  free (w->bucket);
+  w->bucket = b;
+  w->nbuckets = n;
+  return 0;
+}
+
+static void
+drop (struct wcache *w, struct cpage *c)
+{
+  struct cpage **pp = &w->bucket[slot (w, c->page)];
+
+  while (*pp != c)
+    pp = &(*pp)->next;
+  *pp = c->next;
+  w->npages--;
+  free (c);
+}
+
+/* Blocks of a page that [offset, offset+count) touches (whole = false)
+ * or covers entirely (whole = true), as a mask.
+ */
+static uint8_t
+blocks (uint64_t page, uint64_t count, uint64_t offset, bool whole)
+{
+  uint64_t ps = page * STORE_PAGE, pe = ps + STORE_PAGE;
+  uint64_t s = offset > ps ? offset : ps;
+  uint64_t e = offset + count < pe ? offset + count : pe;
+  unsigned b0, b1;
+
+  if (s >= e)
+    return 0;
+  b0 = (unsigned)(whole ? (s - ps + BLOCK - 1) / BLOCK : (s - ps) / BLOCK);
+  b1 = (unsigned)(whole ? (e - ps) / BLOCK : (e - ps + BLOCK - 1) / BLOCK);
+  if (b1 <= b0)
+    return 0;
+  return (uint8_t)(((1u << b1) - 1) & ~((1u << b0) - 1));
+}
+
+static uint8_t
+block_mask (uint64_t page, uint64_t count, uint64_t offset)
+{
+  return blocks (page, count, offset, false);
+}
+
+static unsigned
+popcount8 (uint8_t m)
+{
+  return (unsigned)__builtin_popcount (m);
+}
+
+int
+wcache_write (struct wcache *w, const void *buf, uint64_t count,
+              uint64_t offset)
+{
+  const char *in = buf;
+
+  while (count > 0) {
+    uint64_t page = offset / STORE_PAGE, po = offset % STORE_PAGE;
+    uint64_t n = STORE_PAGE - po < count ? STORE_PAGE - po : count;
+    struct cpage *c = find (w, page);
+    uint8_t m = block_mask (page, n, offset), refresh;
+    unsigned b;
+
+    if (c == NULL) {
+      if (w->npages >= w->nbuckets && grow (w) == -1)
+        return -1;
+      c = malloc (sizeof *c);
+      if (c == NULL)
+        return -1;
+      c->page = page;
+      c->dirty = 0;
+      c->next = w->bucket[slot (w, page)];
+      w->bucket[slot (w, page)] = c;
+      w->npages++;
+    }
+    /* A block that becomes dirty without being written whole must keep
+     * what the media holds in the rest of it; clean blocks of a cached
+     * page may be stale, so read them from the store.
+     */
+    refresh = m & ~c->dirty & ~blocks (page, n, offset, true);
+    for (b = 0; b < BLOCKS_PER_PAGE; b++) {
+      if ((refresh & (1u << b)) &&
+          w->backing->ops->read (w->backing, c->data + b * BLOCK, BLOCK,
+                                 page * STORE_PAGE + b * BLOCK) == -1) {
+        if (c->dirty == 0)
+          drop (w, c);
+        return -1;
+      }
+    }
+    if (in) {
+      memcpy (c->data + po, in, n);
+      in += n;
+    } else {
+      memset (c->data + po, 0, n);
+    }
+    w->dirty_blocks += popcount8 (m & ~c->dirty);
+    c->dirty |= m;
+    offset += n;
+    count -= n;
+  }
+  return 0;
+}
+
+void
+wcache_overlay (struct wcache *w, void *buf, uint64_t count, uint64_t offset)
+{
+  char *out = buf;
+  uint64_t end = offset + count, page;
+
+  if (w->npages == 0)
+    return;
+  for (page = offset / STORE_PAGE; page * STORE_PAGE < end; page++) {
+    struct cpage *c = find (w, page);
+    uint64_t ps = page * STORE_PAGE;
+    unsigned b;
+
+    if (c == NULL)
+      continue;
+    for (b = 0; b < BLOCKS_PER_PAGE; b++) {
+      uint64_t bs = ps + b * BLOCK, be = bs + BLOCK;
+      uint64_t s = bs > offset ? bs : offset, e = be < end ? be : end;
+
+      if (!(c->dirty & (1u << b)) || s >= e)
+        continue;
+      memcpy (out + (s - offset), c->data + (s - ps), e - s);
+    }
+  }
+}
+
+bool
+wcache_intersects (struct wcache *w, uint64_t count, uint64_t offset)
+{
+  uint64_t first = offset / STORE_PAGE;
+  uint64_t last = (offset + count + STORE_PAGE - 1) / STORE_PAGE, page;
+  size_t i;
+
+  if (w->npages == 0 || count == 0)
+    return false;
+  if (last - first <= w->npages) {
+    for (page = first; page < last; page++) {
+      struct cpage *c = find (w, page);
+      if (c && (c->dirty & block_mask (page, count, offset)))
+        return true;
+    }
+    return false;
+  }
+  for (i = 0; i < w->nbuckets; i++)
+    for (struct cpage *c = w->bucket[i]; c; c = c->next)
+      if (c->page >= first && c->page < last &&
+          (c->dirty & block_mask (c->page, count, offset)))
+        return true;
+  return false;
+}
+
+/* Apply fn to each cached page overlapping the range; fn may drop it. */
+static int
+each_overlapping (struct wcache *w, uint64_t count, uint64_t offset,
+                  int (*fn) (struct wcache *, struct cpage *, uint8_t))
+{
+  uint64_t first = offset / STORE_PAGE;
+  uint64_t last = (offset + count + STORE_PAGE - 1) / STORE_PAGE, page;
+  size_t i;
+
+  if (w->npages == 0 || count == 0)
+    return 0;
+  if (last - first <= w->npages) {
+    for (page = first; page < last; page++) {
+      struct cpage *c = find (w, page);
+      if (c && fn (w, c, block_mask (page, count, offset)) == -1)
+        return -1;
+    }
+    return 0;
+  }
+  for (i = 0; i < w->nbuckets; i++) {
+    struct cpage *c = w->bucket[i], *next;
+    for (; c; c = next) {
+      next = c->next;
+      if (c->page >= first && c->page < last &&
+          fn (w, c, block_mask (c->page, count, offset)) == -1)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+static int
+commit_page (struct wcache *w, struct cpage *c, uint8_t m)
+{
+  uint8_t todo = c->dirty & m;
+  unsigned b = 0;
+
+  /* Write runs of dirty blocks, so a whole dirty page is one write. */
+  while (b < BLOCKS_PER_PAGE) {
+    unsigned e;
+
+    if (!(todo & (1u << b))) {
+      b++;
+      continue;
+    }
+    for (e = b; e < BLOCKS_PER_PAGE && (todo & (1u << e)); e++)
+      ;
+    if (w->backing->ops->write (w->backing, c->data + b * BLOCK,
+                                (e - b) * BLOCK,
+                                c->page * STORE_PAGE + b * BLOCK) == -1)
+      return -1;
+    b = e;
+  }
+  w->dirty_blocks -= popcount8 (todo);
+  c->dirty &= ~todo;
+  if (c->dirty == 0)
+    drop (w, c);
+  return 0;
+}
+
+static int
+discard_page (struct wcache *w, struct cpage *c, uint8_t m)
+{
+  w->dirty_blocks -= popcount8 (c->dirty & m);
+  c->dirty &= ~m;
+  if (c->dirty == 0)
+    drop (w, c);
+  return 0;
+}
+
+int
+wcache_commit (struct wcache *w, uint64_t count, uint64_t offset)
+{
+  return each_overlapping (w, count, offset, commit_page);
+}
+
+void
+wcache_discard (struct wcache *w, uint64_t count, uint64_t offset)
+{
+  each_overlapping (w, count, offset, discard_page);
+}
+
+uint64_t
+wcache_dirty_bytes (const struct wcache *w)
+{
+  return w->dirty_blocks * BLOCK;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int
+wcache_each_page (struct wcache *w, uint64_t count, uint64_t offset,
+                  int (*fn) (void *opaque, uint64_t page_offset), void *opaque)
+{
+  uint64_t first = offset / STORE_PAGE;
+  uint64_t last = (offset + count + STORE_PAGE - 1) / STORE_PAGE, page;
+  uint64_t *pages;
+  size_t n = 0, i;
+  int r = 0;
+
+  if (w->npages == 0 || count == 0)
+    return 0;
+  if (last - first <= w->npages) {
+    for (page = first; page < last; page++)
+      if (find (w, page) && fn (opaque, page * STORE_PAGE) == -1)
+        return -1;
+    return 0;
+  }
+  /* Collect and sort, so the pages come in order. */
+  pages = malloc (w->npages * sizeof *pages);
+  if (pages == NULL)
+    return -1;
+  for (i = 0; i < w->nbuckets; i++)
+    for (struct cpage *c = w->bucket[i]; c; c = c->next)
+      if (c->page >= first && c->page < last)
+        pages[n++] = c->page;
+  qsort (pages, n, sizeof *pages, cmp_u64);
+  for (i = 0; i < n && r == 0; i++)
+    r = fn (opaque, pages[i] * STORE_PAGE) == -1 ? -1 : 0;
+  free (pages);
+  return r;
+}
