@@ -15,6 +15,7 @@ static const struct command {
   int (*run) (int argc, char **argv);
   const char *summary;
 } commands[] = {
+    {"ctl", cmd_ctl, "send a command to a plugin's control socket"},
     {"demo", cmd_demo, "show the workshop's table, modelled (the demo)"},
     {"model", cmd_model, "print what the disk models predict per profile"},
 };

@@ -196,7 +196,8 @@ control_open (const char *path, struct fm_err *err)
     goto fail;
   }
   umask (old);
-  if (listen (c->listen_fd, 8) == -1 ||
+  /* The umask kept it private from the start; 0600 is the contract. */
+  if (chmod (path, 0600) == -1 || listen (c->listen_fd, 8) == -1 ||
       pipe2 (c->wake, O_CLOEXEC | O_NONBLOCK) == -1)
     goto fail;
   return c;

@@ -1,0 +1,285 @@
+/* futuredisk — nbdplugin: the control protocol and its socket.
+ *
+ * The parser is attack surface: every reply to any input must be exactly
+ * one line of JSON with "ok", and nothing but a well-formed command may
+ * change anything.
+ */
+#include <check.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "control.h"
+#include "faultmodels/rng.h"
+
+static struct emu *
+make (void)
+{
+  struct emu_config cfg = {.seed = 1};
+  struct fm_err err;
+  struct emu *e;
+
+  ck_assert_int_eq (fm_profile_builtin ("ideal", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, 1 << 20, &err), 0);
+  e = emu_new (&cfg, &err);
+  ck_assert_ptr_nonnull (e);
+  return e;
+}
+
+/* Run one command; return the reply (caller frees). */
+static char *
+handle (struct emu *e, const char *line, size_t len)
+{
+  char *out = NULL;
+  size_t olen = 0;
+  FILE *fp = open_memstream (&out, &olen);
+
+  control_handle (e, NULL, line, len, fp);
+  fclose (fp);
+  /* Exactly one line, one JSON object with "ok". */
+  ck_assert_uint_gt (olen, 10);
+  ck_assert_msg (strncmp (out, "{\"ok\": ", 7) == 0, "%s", out);
+  ck_assert_int_eq (out[olen - 1], '\n');
+  ck_assert_int_eq (out[olen - 2], '}');
+  ck_assert_ptr_eq (strchr (out, '\n'), out + olen - 1);
+  return out;
+}
+
+static void
+expect (struct emu *e, const char *line, const char *want)
+{
+  char *r = handle (e, line, strlen (line));
+
+  ck_assert_msg (strstr (r, want) != NULL, "'%s' -> %s (want %s)", line, r,
+                 want);
+  free (r);
+}
+
+START_TEST (test_commands)
+{
+  struct emu *e = make ();
+
+  expect (e, "stats", "{\"ok\": true, \"stats\": {\"profile\": \"ideal\"");
+  expect (e, "mark start",
+          "{\"ok\": true, \"mark\": \"start\", "
+          "\"virtual_ns\": ");
+  expect (e, "mark   spaced", "\"mark\": \"spaced\"");
+  expect (e, "set think=zero",
+          "{\"ok\": true, \"set\": \"think\", "
+          "\"value\": \"zero\"}");
+  expect (e, "set time=scale:0.5", "\"value\": \"scale:0.5\"");
+  expect (e, "clear", "{\"ok\": true}");
+  expect (e, "help", "\"commands\"");
+  expect (e, "stats\r", "\"ok\": true");
+  emu_free (e);
+}
+END_TEST
+
+START_TEST (test_malformed)
+{
+  static const struct {
+    const char *line;
+    const char *error;
+  } bad[] = {
+      {"", "empty command"},
+      {"   ", "empty command"},
+      {"STATS", "unknown command 'STATS'"},
+      {"frobnicate now", "unknown command 'frobnicate'"},
+      {"stats please", "stats takes no argument"},
+      {"clear all", "clear takes no argument"},
+      {"mark", "usage: mark NAME"},
+      {"mark two words", "usage: mark NAME"},
+      {"mark \x01", "usage: mark NAME"},
+      {"set", "usage: set KEY=VALUE"},
+      {"set think", "usage: set KEY=VALUE"},
+      {"set =zero", "usage: set KEY=VALUE"},
+      {"set think=zero extra", "usage: set KEY=VALUE"},
+      {"set think=maybe", "think: 'maybe' is not real or zero"},
+      {"set time=", "time: '' is not virtual, real or scale:F"},
+      {"set time=scale:-1", "time: 'scale:-1'"},
+      {"set time=scale:nan", "time: 'scale:nan'"},
+      {"set seed=5", "unknown setting 'seed'"},
+      {"\"quoted\\\"", "unknown command '\\\"quoted\\\\\\\"'"},
+      {"\xff\xfe binary", "unknown command '?"
+                          "?'"},
+  };
+  struct emu *e = make ();
+  char mark[200];
+  size_t i;
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char *r = handle (e, bad[i].line, strlen (bad[i].line));
+    ck_assert_msg (strncmp (r, "{\"ok\": false, \"error\": ", 23) == 0,
+                   "'%s' -> %s", bad[i].line, r);
+    ck_assert_msg (strstr (r, bad[i].error) != NULL, "'%s' -> %s (want %s)",
+                   bad[i].line, r, bad[i].error);
+    free (r);
+  }
+  /* NUL inside a line, an over-long line, an over-long mark. */
+  expect (e, "mark a", "\"ok\": true");
+  {
+    char *r = handle (e, "stats\0x", 7);
+    ck_assert_ptr_nonnull (strstr (r, "NUL byte"));
+    free (r);
+  }
+  {
+    char *big = malloc (CONTROL_LINE_MAX + 2);
+    memset (big, 'a', CONTROL_LINE_MAX + 1);
+    big[CONTROL_LINE_MAX + 1] = '\0';
+    char *r = handle (e, big, CONTROL_LINE_MAX + 1);
+    ck_assert_ptr_nonnull (strstr (r, "line longer than 4096 bytes"));
+    free (r);
+    free (big);
+  }
+  memset (mark, 'm', sizeof mark);
+  memcpy (mark, "mark ", 5);
+  mark[sizeof mark - 1] = '\0';
+  expect (e, mark, "usage: mark NAME");
+  /* A refused set changed nothing: think is still real. */
+  expect (e, "set think=real", "\"ok\": true");
+  emu_free (e);
+}
+END_TEST
+
+/* Random bytes, many lines: always one well-formed reply, never a crash. */
+START_TEST (test_fuzz)
+{
+  struct emu *e = make ();
+  static const char *const seeds[] = {"mark ", "set ",      "stats",
+                                      "clear", "set time=", "set think="};
+  char line[300];
+  uint64_t i;
+
+  for (i = 0; i < 20000; i++) {
+    uint64_t h = fm_hash (77, FM_STREAM_BENCH, i, 0);
+    size_t len = fm_below (h, sizeof line), k = 0;
+
+    if (h & 1) { /* start from a real command half the time */
+      const char *s = seeds[fm_below (h >> 8, 6)];
+      k = strlen (s) < len ? strlen (s) : len;
+      memcpy (line, s, k);
+    }
+    for (; k < len; k++)
+      line[k] = (char)fm_hash (77, i, k, 1);
+    free (handle (e, line, len));
+  }
+  emu_free (e);
+}
+END_TEST
+
+static int
+connect_to (const char *path)
+{
+  struct sockaddr_un sun = {.sun_family = AF_UNIX};
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+
+  strcpy (sun.sun_path, path);
+  ck_assert_int_eq (connect (fd, (struct sockaddr *)&sun, sizeof sun), 0);
+  return fd;
+}
+
+static void
+read_line (int fd, char *buf, size_t size)
+{
+  size_t n = 0;
+
+  while (n < size - 1) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ck_assert_int_eq (poll (&p, 1, 10000), 1);
+    ck_assert_int_eq (read (fd, buf + n, 1), 1);
+    if (buf[n++] == '\n')
+      break;
+  }
+  buf[n] = '\0';
+}
+
+/* Through a real socket: mode 0600, over-long lines, pipelined commands,
+ * clients that vanish, and a clean shutdown that removes the socket.
+ */
+START_TEST (test_socket)
+{
+  char dir[] = "/tmp/check-control.XXXXXX", path[256], reply[8192];
+  struct emu *e = make ();
+  struct fm_err err;
+  struct control *c;
+  struct stat st;
+  char *big;
+  int fd, i, fds[20];
+
+  ck_assert_ptr_nonnull (mkdtemp (dir));
+  snprintf (path, sizeof path, "%s/ctl", dir);
+  c = control_open (path, &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_int_eq (stat (path, &st), 0);
+  ck_assert_uint_eq (st.st_mode & 0777, 0600);
+  ck_assert_int_eq (control_serve (c, e, NULL, &err), 0);
+
+  fd = connect_to (path);
+  ck_assert_int_eq (write (fd, "mark a\nstats\nbogus\n", 19), 19);
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "\"mark\": \"a\""));
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "\"stats\""));
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "unknown command 'bogus'"));
+
+  /* 100 KB without a newline: one error, then the next line works. */
+  big = malloc (100000);
+  memset (big, 'x', 100000);
+  ck_assert_int_eq (write (fd, big, 100000), 100000);
+  ck_assert_int_eq (write (fd, "\nmark b\n", 8), 8);
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "line longer than 4096 bytes"));
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "\"mark\": \"b\""));
+  free (big);
+
+  /* More clients than slots: the extra ones are told and closed. */
+  for (i = 0; i < 20; i++)
+    fds[i] = connect_to (path);
+  ck_assert_int_eq (write (fds[19], "help\n", 5), 5);
+  read_line (fds[19], reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "\"ok\": false"));
+  for (i = 0; i < 20; i++)
+    close (fds[i]);
+  /* A client that hangs up mid-line does not disturb the next. */
+  i = connect_to (path);
+  ck_assert_int_eq (write (i, "mark half", 9), 9);
+  close (i);
+  ck_assert_int_eq (write (fd, "help\n", 5), 5);
+  read_line (fd, reply, sizeof reply);
+  ck_assert_ptr_nonnull (strstr (reply, "\"commands\""));
+  close (fd);
+
+  control_close (c);
+  ck_assert_int_eq (access (path, F_OK), -1);
+  /* Refuses to replace a file that is not a socket. */
+  fd = open (path, O_CREAT | O_WRONLY, 0600);
+  close (fd);
+  ck_assert_ptr_null (control_open (path, &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "exists and is not a socket"));
+  unlink (path);
+  rmdir (dir);
+  emu_free (e);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"commands", test_commands},
+      {"malformed", test_malformed},
+      {"fuzz", test_fuzz},
+      {"socket", test_socket},
+  };
+
+  return fd_check_main ("control", cases, sizeof cases / sizeof cases[0]);
+}

@@ -1,0 +1,315 @@
+/* futuredisk — nbdplugin: the request path (emu.c) without nbdkit. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "emu.h"
+#include "faultmodels/rng.h"
+
+#define SIZE (64 << 20)
+
+static uint64_t fake_wall; /* the wall clock the tests control */
+
+static uint64_t
+wall (void)
+{
+  return fake_wall;
+}
+
+static struct emu *
+make (const char *profile, const char *store, bool think_zero, double scale)
+{
+  struct emu_config cfg = {.seed = 1,
+                           .time_scale = scale,
+                           .think_zero = think_zero,
+                           .store_path = store,
+                           .wall_ns = wall};
+  struct fm_err err;
+  struct emu *e;
+
+  ck_assert_int_eq (fm_profile_builtin (profile, &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  e = emu_new (&cfg, &err);
+  ck_assert_msg (e != NULL, "%s", err.msg);
+  return e;
+}
+
+/* Every operation, random and unaligned, against a shadow copy. */
+START_TEST (test_shadow)
+{
+  struct emu *e = make ("roadmap-2006", NULL, false, 0);
+  char *shadow = calloc (1, SIZE), *buf = malloc (1 << 20);
+  struct emu_result r;
+  struct fm_err err;
+  int i;
+
+  for (i = 0; i < 3000; i++) {
+    uint64_t h = fm_hash (9, FM_STREAM_BENCH, i, 0);
+    uint64_t len = 1 + fm_below (h >> 8, (h & 3) ? 9000 : 300000);
+    uint64_t off = fm_below (fm_hash (9, 1, i, 1), SIZE - len), k;
+
+    fake_wall += 1000 * (h & 15);
+    switch (h % 9) {
+      case 0:
+      case 1:
+      case 2:
+        for (k = 0; k < len; k++)
+          buf[k] = (char)fm_hash (i, 2, k, 0);
+        ck_assert_int_eq (
+            emu_pwrite (e, buf, len, off, (h >> 20) & 1, &r, &err), 0);
+        memcpy (shadow + off, buf, len);
+        break;
+      case 3:
+      case 4:
+      case 5:
+        ck_assert_int_eq (emu_pread (e, buf, len, off, &r, &err), 0);
+        ck_assert_mem_eq (buf, shadow + off, len);
+        break;
+      case 6:
+        ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+        break;
+      case 7:
+        ck_assert_int_eq (
+            emu_zero (e, len, off, (h >> 20) & 1, (h >> 21) & 1, &r, &err), 0);
+        memset (shadow + off, 0, len);
+        break;
+      case 8:
+        if (h & 256) {
+          ck_assert_int_eq (emu_trim (e, len, off, false, &r, &err), 0);
+          memset (shadow + off, 0, len);
+        } else {
+          ck_assert_int_eq (emu_cache (e, len, off, &r, &err), 0);
+        }
+        break;
+    }
+    ck_assert_uint_ge (r.done_ns, r.arrival_ns);
+  }
+  for (i = 0; i < SIZE >> 20; i++) {
+    ck_assert_int_eq (emu_pread (e, buf, 1 << 20, (uint64_t)i << 20, &r, &err),
+                      0);
+    ck_assert_mem_eq (buf, shadow + ((uint64_t)i << 20), 1 << 20);
+  }
+  emu_free (e);
+  free (shadow);
+  free (buf);
+}
+END_TEST
+
+/* Read the store file behind the emulator's back (header is 4 KiB). */
+static void
+peek (const char *path, uint64_t off, char *buf, size_t len)
+{
+  int fd = open (path, O_RDONLY);
+
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (pread (fd, buf, len, 4096 + off), (ssize_t)len);
+  close (fd);
+}
+
+/* Acknowledged writes stay volatile until FLUSH or FUA. */
+START_TEST (test_volatile_cache)
+{
+  char path[] = "/tmp/check-emu.XXXXXX", buf[16];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  int fd = mkstemp (path);
+
+  close (fd);
+  unlink (path);
+  e = make ("roadmap-2006", path, true, 0);
+  ck_assert_int_eq (emu_pwrite (e, "cached", 6, 1000, false, &r, &err), 0);
+  ck_assert_int_eq (emu_pwrite (e, "fua", 3, 5000000, true, &r, &err), 0);
+  peek (path, 1000, buf, 6);
+  ck_assert_mem_ne (buf, "cached", 6);
+  peek (path, 5000000, buf, 3);
+  ck_assert_mem_eq (buf, "fua", 3);
+  /* Reads see the cache. */
+  ck_assert_int_eq (emu_pread (e, buf, 6, 1000, &r, &err), 0);
+  ck_assert_mem_eq (buf, "cached", 6);
+  ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+  peek (path, 1000, buf, 6);
+  ck_assert_mem_eq (buf, "cached", 6);
+
+  /* An orderly shutdown writes the cache out too. */
+  ck_assert_int_eq (emu_pwrite (e, "shutdown", 8, 2000, false, &r, &err), 0);
+  peek (path, 2000, buf, 8);
+  ck_assert_mem_ne (buf, "shutdown", 8);
+  emu_free (e);
+  peek (path, 2000, buf, 8);
+  ck_assert_mem_eq (buf, "shutdown", 8);
+  unlink (path);
+}
+END_TEST
+
+/* Virtual time: service plus the client's think time (or not). */
+START_TEST (test_clock)
+{
+  struct emu *e = make ("roadmap-2006", NULL, false, 0);
+  struct emu_result r1, r2;
+  struct fm_err err;
+  char buf[4096];
+
+  fake_wall = 1000000000;
+  emu_free (e);
+  e = make ("roadmap-2006", NULL, false, 0);
+  ck_assert_uint_eq (emu_virtual_now (e), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 30 << 20, &r1, &err), 0);
+  ck_assert_uint_eq (r1.arrival_ns, 0);
+  ck_assert_uint_gt (r1.done_ns, 1000000); /* a seek and some rotation */
+  ck_assert_uint_eq (r1.deadline_ns, 0);   /* virtual time never sleeps */
+  fake_wall += 5000000;                    /* the client thinks 5 ms */
+  ck_assert_uint_eq (emu_virtual_now (e), r1.done_ns + 5000000);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 10 << 20, &r2, &err), 0);
+  ck_assert_uint_eq (r2.arrival_ns, r1.done_ns + 5000000);
+
+  /* think=zero: the next request arrives at the last completion. */
+  ck_assert_int_eq (emu_set (e, "think", "zero", &err), 0);
+  fake_wall += 7000000;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 50 << 20, &r1, &err), 0);
+  ck_assert_uint_eq (r1.arrival_ns, r2.done_ns + 0);
+  emu_free (e);
+
+  /* time=real: the reply waits for the modelled completion. */
+  fake_wall = 500;
+  e = make ("roadmap-2006", NULL, false, 1);
+  fake_wall = 1500;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 30 << 20, &r1, &err), 0);
+  ck_assert_uint_eq (r1.arrival_ns, 1000);
+  ck_assert_uint_eq (r1.deadline_ns, 500 + r1.done_ns);
+  ck_assert_int_eq (emu_set (e, "time", "scale:2", &err), 0);
+  fake_wall += 10;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 0, &r2, &err), 0);
+  ck_assert_uint_ge (r2.deadline_ns,
+                     fake_wall + 2 * (r2.done_ns - r2.arrival_ns) - 2);
+  emu_free (e);
+}
+END_TEST
+
+struct ext {
+  uint64_t off[32], len[32];
+  bool hole[32];
+  int n;
+};
+
+static int
+collect (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct ext *x = opaque;
+
+  ck_assert_int_lt (x->n, 32);
+  x->off[x->n] = offset;
+  x->len[x->n] = length;
+  x->hole[x->n++] = hole;
+  return 0;
+}
+
+/* Cached writes are data in extents; trim makes holes again. */
+START_TEST (test_extents)
+{
+  struct emu *e = make ("roadmap-2006", NULL, true, 0);
+  struct emu_result r;
+  struct fm_err err;
+  struct ext x = {.n = 0};
+  char buf[8192];
+
+  memset (buf, 1, sizeof buf);
+  ck_assert_int_eq (emu_pwrite (e, buf, 4096, 8192, false, &r, &err), 0);
+  ck_assert_int_eq (emu_extents (e, 65536, 0, collect, &x, &err), 0);
+  ck_assert_int_eq (x.n, 3);
+  ck_assert (x.hole[0] && x.len[0] == 8192);
+  ck_assert (!x.hole[1] && x.off[1] == 8192 && x.len[1] == 4096);
+  ck_assert (x.hole[2] && x.off[2] + x.len[2] == 65536);
+
+  ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+  x.n = 0;
+  ck_assert_int_eq (emu_extents (e, 65536, 0, collect, &x, &err), 0);
+  ck_assert_int_eq (x.n, 3);
+  ck_assert (!x.hole[1] && x.off[1] == 8192);
+
+  ck_assert_int_eq (emu_trim (e, 4096, 8192, false, &r, &err), 0);
+  x.n = 0;
+  ck_assert_int_eq (emu_extents (e, 65536, 0, collect, &x, &err), 0);
+  ck_assert_int_eq (x.n, 1);
+  ck_assert (x.hole[0]);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 8192, &r, &err), 0);
+  ck_assert_int_eq (buf[0], 0);
+  emu_free (e);
+}
+END_TEST
+
+START_TEST (test_stats)
+{
+  struct emu *e = make ("roadmap-2013", NULL, true, 0);
+  struct emu_result r;
+  struct fm_err err;
+  char buf[4096], *json = NULL;
+  size_t len = 0;
+  FILE *fp;
+  static const char *const fields[] = {
+      "\"profile\": \"roadmap-2013\"",
+      "\"size\": 67108864",
+      "\"seed\": 1",
+      "\"virtual_ns\": ",
+      "\"busy_ns\": ",
+      "\"reads\": 1",
+      "\"writes\": 1",
+      "\"flushes\": 1",
+      "\"trims\": 0",
+      "\"zeroes\": 0",
+      "\"bytes_read\": 4096",
+      "\"bytes_written\": 4096",
+      "\"seeks\": ",
+      "\"seek_ns\": ",
+      "\"rotation_ns\": ",
+      "\"transfer_ns\": ",
+      "\"faults\": {}",
+  };
+  size_t i;
+
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 1 << 20, &r, &err), 0);
+  ck_assert_int_eq (emu_pwrite (e, buf, 4096, 0, false, &r, &err), 0);
+  ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+  fp = open_memstream (&json, &len);
+  emu_stats_json (e, fp);
+  fclose (fp);
+  for (i = 0; i < sizeof fields / sizeof fields[0]; i++)
+    ck_assert_msg (strstr (json, fields[i]) != NULL, "no %s in %s", fields[i],
+                   json);
+  free (json);
+
+  emu_stats_clear (e);
+  fp = open_memstream (&json, &len);
+  emu_stats_json (e, fp);
+  fclose (fp);
+  ck_assert_ptr_nonnull (strstr (json, "\"reads\": 0"));
+  free (json);
+
+  ck_assert_int_eq (emu_set (e, "time", "warp", &err), -1);
+  ck_assert_str_eq (err.msg, "time: 'warp' is not virtual, real or scale:F");
+  ck_assert_int_eq (emu_set (e, "time", "scale:0", &err), -1);
+  ck_assert_int_eq (emu_set (e, "think", "hard", &err), -1);
+  ck_assert_str_eq (err.msg, "think: 'hard' is not real or zero");
+  ck_assert_int_eq (emu_set (e, "colour", "blue", &err), -1);
+  ck_assert_str_eq (err.msg,
+                    "unknown setting 'colour' (settable: time, think)");
+  emu_free (e);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"shadow", test_shadow}, {"volatile_cache", test_volatile_cache},
+      {"clock", test_clock},   {"extents", test_extents},
+      {"stats", test_stats},
+  };
+
+  return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);
+}

@@ -1,0 +1,227 @@
+/* futuredisk — nbdplugin: the sparse stores, RAM and file. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "faultmodels/rng.h"
+#include "store.h"
+
+#define SMALL (64 << 20)
+
+static char tmpdir[] = "/tmp/check-store.XXXXXX";
+
+static void
+make_tmpdir (void)
+{
+  ck_assert_ptr_nonnull (mkdtemp (tmpdir));
+}
+
+/* Random writes at random, unaligned offsets against a shadow copy. */
+static void
+shadow_test (struct store *s, uint64_t seed)
+{
+  char *shadow = calloc (1, SMALL), *buf = malloc (1 << 20);
+  int i;
+
+  for (i = 0; i < 2000; i++) {
+    uint64_t h = fm_hash (seed, FM_STREAM_BENCH, i, 0);
+    uint64_t len = 1 + fm_below (h, 70000);
+    uint64_t off =
+        fm_below (fm_hash (seed, FM_STREAM_BENCH, i, 1), SMALL - len);
+    uint64_t k;
+
+    if (i % 7 == 3) {
+      ck_assert_int_eq (s->ops->zero (s, len, off), 0);
+      memset (shadow + off, 0, len);
+      continue;
+    }
+    for (k = 0; k < len; k++)
+      buf[k] = (char)fm_hash (seed, i, k, 2);
+    ck_assert_int_eq (s->ops->write (s, buf, len, off), 0);
+    memcpy (shadow + off, buf, len);
+    if (i % 5 == 0) {
+      uint64_t roff = fm_below (h >> 7, SMALL - (1 << 20));
+      ck_assert_int_eq (s->ops->read (s, buf, 1 << 20, roff), 0);
+      ck_assert_mem_eq (buf, shadow + roff, 1 << 20);
+    }
+  }
+  for (i = 0; i < SMALL / (1 << 20); i++) {
+    ck_assert_int_eq (s->ops->read (s, buf, 1 << 20, (uint64_t)i << 20), 0);
+    ck_assert_mem_eq (buf, shadow + ((uint64_t)i << 20), 1 << 20);
+  }
+  free (shadow);
+  free (buf);
+}
+
+struct ext_list {
+  uint64_t off[64], len[64];
+  bool hole[64];
+  int n;
+};
+
+static int
+collect (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct ext_list *l = opaque;
+
+  ck_assert_int_lt (l->n, 64);
+  l->off[l->n] = offset;
+  l->len[l->n] = length;
+  l->hole[l->n] = hole;
+  l->n++;
+  return 0;
+}
+
+/* Writes, a zero that punches a page, and the extents that follow. */
+static void
+extents_test (struct store *s)
+{
+  struct ext_list l = {.n = 0};
+  char page[STORE_PAGE];
+
+  memset (page, 'x', sizeof page);
+  ck_assert_int_eq (s->ops->write (s, page, STORE_PAGE, 8 * STORE_PAGE), 0);
+  ck_assert_int_eq (s->ops->write (s, page, 10, 10 * STORE_PAGE + 5), 0);
+  ck_assert_int_eq (s->ops->extents (s, 16 * STORE_PAGE, 0, collect, &l), 0);
+  ck_assert_int_eq (l.n, 5);
+  ck_assert (l.hole[0] && l.off[0] == 0 && l.len[0] == 8 * STORE_PAGE);
+  ck_assert (!l.hole[1] && l.len[1] == STORE_PAGE);
+  ck_assert (l.hole[2] && l.len[2] == STORE_PAGE);
+  ck_assert (!l.hole[3] && l.off[3] == 10 * STORE_PAGE);
+  ck_assert (l.hole[4] && l.off[4] + l.len[4] == 16 * STORE_PAGE);
+
+  ck_assert_int_eq (s->ops->zero (s, STORE_PAGE, 8 * STORE_PAGE), 0);
+  l.n = 0;
+  ck_assert_int_eq (s->ops->extents (s, 10 * STORE_PAGE, 0, collect, &l), 0);
+  ck_assert_int_eq (l.n, 1);
+  ck_assert (l.hole[0]);
+  ck_assert_int_eq (s->ops->read (s, page, STORE_PAGE, 8 * STORE_PAGE), 0);
+  ck_assert_int_eq (page[0], 0);
+  ck_assert_int_eq (page[STORE_PAGE - 1], 0);
+}
+
+START_TEST (test_ram_shadow)
+{
+  struct fm_err err;
+  struct store *s = store_ram_new (SMALL, &err);
+
+  ck_assert_ptr_nonnull (s);
+  shadow_test (s, 1);
+  s->ops->close (s);
+}
+END_TEST
+
+START_TEST (test_ram_extents)
+{
+  struct fm_err err;
+  struct store *s = store_ram_new (SMALL, &err);
+
+  extents_test (s);
+  s->ops->close (s);
+}
+END_TEST
+
+/* 24 TB addressable; memory follows what is written, not the capacity. */
+START_TEST (test_ram_sparse)
+{
+  const uint64_t cap = 24000000000000ULL;
+  struct fm_err err;
+  struct store *s = store_ram_new (cap, &err);
+  struct ext_list l = {.n = 0};
+  char buf[STORE_PAGE];
+  int i;
+
+  ck_assert_ptr_nonnull (s);
+  memset (buf, 7, sizeof buf);
+  for (i = 0; i < 1000; i++) {
+    uint64_t off =
+        fm_below (fm_hash (3, 1, i, 0), cap / STORE_PAGE) * STORE_PAGE;
+    ck_assert_int_eq (s->ops->write (s, buf, STORE_PAGE, off), 0);
+  }
+  ck_assert_uint_le (s->ops->bytes_stored (s), 1000 * STORE_PAGE);
+  ck_assert_uint_ge (s->ops->bytes_stored (s), 990 * STORE_PAGE);
+  /* The last byte of the disk works, and the tail is a hole. */
+  ck_assert_int_eq (s->ops->write (s, buf, 1, cap - 1), 0);
+  ck_assert_int_eq (s->ops->read (s, buf, 1, cap - 1), 0);
+  ck_assert_int_eq (buf[0], 7);
+  ck_assert_int_eq (s->ops->extents (s, 1 << 30, 0, collect, &l), 0);
+  ck_assert_int_ge (l.n, 1);
+  s->ops->close (s);
+}
+END_TEST
+
+START_TEST (test_file_shadow)
+{
+  char path[256];
+  struct fm_err err;
+  struct store *s;
+
+  make_tmpdir ();
+  snprintf (path, sizeof path, "%s/disk", tmpdir);
+  s = store_file_open (path, SMALL, "roadmap-2013", &err);
+  ck_assert_msg (s != NULL, "%s", err.msg);
+  shadow_test (s, 2);
+  s->ops->close (s);
+  unlink (path);
+  rmdir (tmpdir);
+}
+END_TEST
+
+START_TEST (test_file_reopen)
+{
+  char path[256], buf[16];
+  struct fm_err err;
+  struct store *s;
+  int fd;
+
+  make_tmpdir ();
+  snprintf (path, sizeof path, "%s/disk", tmpdir);
+  s = store_file_open (path, SMALL, "roadmap-2006", &err);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_int_eq (s->ops->write (s, "persistent", 10, 1048576 + 12345), 0);
+  ck_assert_int_eq (s->ops->flush (s), 0);
+  extents_test (s);
+  s->ops->close (s);
+
+  s = store_file_open (path, SMALL, "roadmap-2006", &err);
+  ck_assert_msg (s != NULL, "%s", err.msg);
+  ck_assert_int_eq (s->ops->read (s, buf, 10, 1048576 + 12345), 0);
+  ck_assert_mem_eq (buf, "persistent", 10);
+  s->ops->close (s);
+
+  ck_assert_ptr_null (store_file_open (path, SMALL * 2, "roadmap-2006", &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "holds a 67108864-byte disk, but "
+                                          "size is 134217728 bytes"));
+  ck_assert_ptr_null (store_file_open (path, SMALL, "roadmap-2013", &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "was made with profile "
+                                          "roadmap-2006, not roadmap-2013"));
+  /* Something that is not a store is never overwritten. */
+  unlink (path);
+  fd = open (path, O_CREAT | O_WRONLY, 0600);
+  ck_assert_int_eq (write (fd, "my precious data", 16), 16);
+  close (fd);
+  ck_assert_ptr_null (store_file_open (path, SMALL, "roadmap-2006", &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "is not a futuredisk store"));
+  unlink (path);
+  ck_assert_ptr_null (
+      store_file_open ("/nonexistent/dir/disk", SMALL, "x", &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "No such file or directory"));
+  rmdir (tmpdir);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"ram_shadow", test_ram_shadow},   {"ram_extents", test_ram_extents},
+      {"ram_sparse", test_ram_sparse},   {"file_shadow", test_file_shadow},
+      {"file_reopen", test_file_reopen},
+  };
+
+  return fd_check_main ("store", cases, sizeof cases / sizeof cases[0]);
+}
