@@ -351,8 +351,8 @@ emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err)
   return ret;
 }
 
-/* Trim, and zero with may-trim: the range reads as zeros, whole pages
- * become holes, and cached bytes there are forgotten.
+/* Trim and zero: the range reads as zeros and cached bytes there are
+ * forgotten; trim (and zero with may-trim) leaves holes.
  */
 static int
 discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
@@ -372,7 +372,8 @@ discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
   } else if (ret == 0) {
     wcache_discard (e->wc, count, offset);
     /* Under the lock: a destage of older bytes must not land after. */
-    if (e->store->ops->zero (e->store, count, offset) == -1)
+    if (e->store->ops->zero (e->store, count, offset, op == FM_OP_TRIM) ==
+        -1)
       ret = store_failed (e, err);
   }
   pthread_mutex_unlock (&e->lock);

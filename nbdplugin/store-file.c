@@ -92,17 +92,18 @@ file_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 }
 
 static int
-file_zero (struct store *s, uint64_t count, uint64_t offset)
+file_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
 {
   struct filestore *f = (struct filestore *)s;
   static const char zeros[STORE_PAGE];
+  int mode = punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+                   : FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
 
-  if (fallocate (f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                 HEADER_SIZE + offset, count) == 0)
+  if (fallocate (f->fd, mode, HEADER_SIZE + offset, count) == 0)
     return 0;
   if (errno != EOPNOTSUPP)
-    return fail (s, "punch hole");
-  /* A file system without hole punching: write the zeros. */
+    return fail (s, punch ? "punch hole" : "zero range");
+  /* A file system that cannot do it in place: write the zeros. */
   while (count > 0) {
     uint64_t n = count < sizeof zeros ? count : sizeof zeros;
     if (file_write (s, zeros, n, offset) == -1)

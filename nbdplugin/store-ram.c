@@ -142,10 +142,22 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 }
 
 static int
-ram_zero (struct store *s, uint64_t count, uint64_t offset)
+ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
 {
   struct ram *r = (struct ram *)s;
 
+  if (!punch) { /* allocated zeros: write them */
+    while (count > 0) {
+      uint64_t n = STORE_PAGE - offset % STORE_PAGE;
+      if (n > count)
+        n = count;
+      if (ram_write (s, zero_page, n, offset) == -1)
+        return -1;
+      offset += n;
+      count -= n;
+    }
+    return 0;
+  }
   pthread_rwlock_wrlock (&r->lock);
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;

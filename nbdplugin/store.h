@@ -34,8 +34,10 @@ struct store_ops {
   int (*read) (struct store *s, void *buf, uint64_t count, uint64_t offset);
   int (*write) (struct store *s, const void *buf, uint64_t count,
                 uint64_t offset);
-  /* Make the range read as zeros; whole pages become holes. */
-  int (*zero) (struct store *s, uint64_t count, uint64_t offset);
+  /* Make the range read as zeros.  With punch, whole pages become holes;
+   * without (NBD's no-hole zeroing), they stay allocated.
+   */
+  int (*zero) (struct store *s, uint64_t count, uint64_t offset, bool punch);
   int (*flush) (struct store *s);
   int (*extents) (struct store *s, uint64_t count, uint64_t offset,
                   store_extent_fn *fn, void *opaque);

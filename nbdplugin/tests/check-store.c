@@ -35,7 +35,7 @@ shadow_test (struct store *s, uint64_t seed)
     uint64_t k;
 
     if (i % 7 == 3) {
-      ck_assert_int_eq (s->ops->zero (s, len, off), 0);
+      ck_assert_int_eq (s->ops->zero (s, len, off, i % 2), 0);
       memset (shadow + off, 0, len);
       continue;
     }
@@ -94,7 +94,7 @@ extents_test (struct store *s)
   ck_assert (!l.hole[3] && l.off[3] == 10 * STORE_PAGE);
   ck_assert (l.hole[4] && l.off[4] + l.len[4] == 16 * STORE_PAGE);
 
-  ck_assert_int_eq (s->ops->zero (s, STORE_PAGE, 8 * STORE_PAGE), 0);
+  ck_assert_int_eq (s->ops->zero (s, STORE_PAGE, 8 * STORE_PAGE, true), 0);
   l.n = 0;
   ck_assert_int_eq (s->ops->extents (s, 10 * STORE_PAGE, 0, collect, &l), 0);
   ck_assert_int_eq (l.n, 1);
