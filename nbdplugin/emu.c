@@ -317,9 +317,9 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
   if (ret == 0 && t.write_cached) {
     if (wcache_write (e->wc, buf, count, offset) == -1)
       ret = store_failed (e, err);
-  } else if (ret == 0) {
+  } else if (ret == 0 && wcache_supersede (e->wc, count, offset) == -1) {
     /* Straight to the media: older cached bytes there are superseded. */
-    wcache_discard (e->wc, count, offset);
+    ret = store_failed (e, err);
   }
   pthread_mutex_unlock (&e->lock);
   if (ret == 0 && !t.write_cached &&
@@ -370,10 +370,9 @@ discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
     if (wcache_write (e->wc, NULL, count, offset) == -1)
       ret = store_failed (e, err);
   } else if (ret == 0) {
-    wcache_discard (e->wc, count, offset);
     /* Under the lock: a destage of older bytes must not land after. */
-    if (e->store->ops->zero (e->store, count, offset, op == FM_OP_TRIM) ==
-        -1)
+    if (wcache_supersede (e->wc, count, offset) == -1 ||
+        e->store->ops->zero (e->store, count, offset, op == FM_OP_TRIM) == -1)
       ret = store_failed (e, err);
   }
   pthread_mutex_unlock (&e->lock);

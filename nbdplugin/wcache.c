@@ -252,9 +252,12 @@ wcache_intersects (struct wcache *w, uint64_t count, uint64_t offset)
 }
 
 /* Apply fn to each cached page overlapping the range; fn may drop it. */
+typedef int page_fn (struct wcache *w, struct cpage *c, uint64_t count,
+                     uint64_t offset);
+
 static int
 each_overlapping (struct wcache *w, uint64_t count, uint64_t offset,
-                  int (*fn) (struct wcache *, struct cpage *, uint8_t))
+                  page_fn *fn)
 {
   uint64_t first = offset / STORE_PAGE;
   uint64_t last = (offset + count + STORE_PAGE - 1) / STORE_PAGE, page;
@@ -265,7 +268,7 @@ each_overlapping (struct wcache *w, uint64_t count, uint64_t offset,
   if (last - first <= w->npages) {
     for (page = first; page < last; page++) {
       struct cpage *c = find (w, page);
-      if (c && fn (w, c, block_mask (page, count, offset)) == -1)
+      if (c && fn (w, c, count, offset) == -1)
         return -1;
     }
     return 0;
@@ -274,16 +277,16 @@ each_overlapping (struct wcache *w, uint64_t count, uint64_t offset,
     struct cpage *c = w->bucket[i], *next;
     for (; c; c = next) {
       next = c->next;
-      if (c->page >= first && c->page < last &&
-          fn (w, c, block_mask (c->page, count, offset)) == -1)
+      if (c->page >= first && c->page < last && fn (w, c, count, offset) == -1)
         return -1;
     }
   }
   return 0;
 }
 
+/* Write the dirty blocks of c in mask m to the store; drop c if clean. */
 static int
-commit_page (struct wcache *w, struct cpage *c, uint8_t m)
+commit_blocks (struct wcache *w, struct cpage *c, uint8_t m)
 {
   uint8_t todo = c->dirty & m;
   unsigned b = 0;
@@ -311,26 +314,44 @@ commit_page (struct wcache *w, struct cpage *c, uint8_t m)
   return 0;
 }
 
-static int
-discard_page (struct wcache *w, struct cpage *c, uint8_t m)
+/* Forget the dirty blocks of c in mask m; drop c if clean. */
+static void
+discard_blocks (struct wcache *w, struct cpage *c, uint8_t m)
 {
   w->dirty_blocks -= popcount8 (c->dirty & m);
   c->dirty &= ~m;
   if (c->dirty == 0)
     drop (w, c);
-  return 0;
+}
+
+static int
+commit_page (struct wcache *w, struct cpage *c, uint64_t count, uint64_t offset)
+{
+  return commit_blocks (w, c, block_mask (c->page, count, offset));
+}
+
+static int
+supersede_page (struct wcache *w, struct cpage *c, uint64_t count,
+                uint64_t offset)
+{
+  uint8_t whole = blocks (c->page, count, offset, true);
+  uint8_t partial = block_mask (c->page, count, offset) & ~whole;
+  bool emptied = (c->dirty & ~whole) == 0; /* discard will free c */
+
+  discard_blocks (w, c, whole);
+  return emptied ? 0 : commit_blocks (w, c, partial);
+}
+
+int
+wcache_supersede (struct wcache *w, uint64_t count, uint64_t offset)
+{
+  return each_overlapping (w, count, offset, supersede_page);
 }
 
 int
 wcache_commit (struct wcache *w, uint64_t count, uint64_t offset)
 {
   return each_overlapping (w, count, offset, commit_page);
-}
-
-void
-wcache_discard (struct wcache *w, uint64_t count, uint64_t offset)
-{
-  each_overlapping (w, count, offset, discard_page);
 }
 
 uint64_t

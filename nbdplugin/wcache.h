@@ -3,7 +3,7 @@
  * The model (faultmodels/disk.h) decides when a write is cached and when
  * cached data reaches the media; this holds the bytes in between, so that
  * what is durable is exactly what the model destaged.  Reads see cached
- * data.  A power cut (wcache_discard of everything) loses it.
+ * data; what the model never destaged is what a power cut loses.
  *
  * Dirty state is kept per 512-byte block of 4 KiB pages: the smallest
  * sector any profile has.  Not thread-safe: the caller holds the lock it
@@ -38,8 +38,12 @@ extern bool wcache_intersects (struct wcache *w, uint64_t count,
 /* Write the cached bytes of a range to the store and forget them. */
 extern int wcache_commit (struct wcache *w, uint64_t count, uint64_t offset);
 
-/* Forget the cached bytes of a range without writing them. */
-extern void wcache_discard (struct wcache *w, uint64_t count, uint64_t offset);
+/* The range is about to be written on the media directly (FUA, trim,
+ * zero, a write the model sends straight through): forget cached bytes
+ * wholly inside it, and write out blocks it only partly covers, whose
+ * other bytes must survive.  -1 with errno if the store fails.
+ */
+extern int wcache_supersede (struct wcache *w, uint64_t count, uint64_t offset);
 
 extern uint64_t wcache_dirty_bytes (const struct wcache *w);
 

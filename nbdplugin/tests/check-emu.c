@@ -302,6 +302,39 @@ START_TEST (test_stats)
 }
 END_TEST
 
+/* A write straight to the media (FUA, zero, trim) that covers only part
+ * of a block whose other bytes are cached must not lose those bytes.
+ */
+START_TEST (test_partial_blocks)
+{
+  char path[] = "/tmp/check-emu.XXXXXX", want[4096], buf[4096];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  int fd = mkstemp (path);
+
+  close (fd);
+  unlink (path);
+  e = make ("roadmap-2009", path, true, 0);
+  memset (want, 'c', sizeof want);
+  ck_assert_int_eq (emu_pwrite (e, want, 4096, 0, false, &r, &err), 0);
+  memcpy (want + 200, "fua!", 4);
+  ck_assert_int_eq (emu_pwrite (e, "fua!", 4, 200, true, &r, &err), 0);
+  memset (want + 1000, 0, 30);
+  ck_assert_int_eq (emu_zero (e, 30, 1000, false, false, &r, &err), 0);
+  memset (want + 3000, 0, 600);
+  ck_assert_int_eq (emu_trim (e, 600, 3000, false, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 0, &r, &err), 0);
+  ck_assert_mem_eq (buf, want, 4096);
+  /* And the media agrees once flushed. */
+  ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+  peek (path, 0, buf, 4096);
+  ck_assert_mem_eq (buf, want, 4096);
+  emu_free (e);
+  unlink (path);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -309,6 +342,7 @@ main (void)
       {"shadow", test_shadow}, {"volatile_cache", test_volatile_cache},
       {"clock", test_clock},   {"extents", test_extents},
       {"stats", test_stats},
+      {"partial_blocks", test_partial_blocks},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);
