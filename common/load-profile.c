@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "load-profile.h"
 
 /* Profile files are a few hundred bytes; anything this big is a mistake. */
@@ -29,7 +30,7 @@ fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
                 builtin_err.msg);
     else
       snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
-                strerror (errno));
+                fd_strerror (errno));
     return -1;
   }
   text = malloc (MAX_PROFILE_FILE + 1);
@@ -41,7 +42,7 @@ fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
   len = fread (text, 1, MAX_PROFILE_FILE + 1, fp);
   if (ferror (fp) || len > MAX_PROFILE_FILE) {
     snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
-              ferror (fp) ? strerror (errno) : "larger than 1 MiB");
+              ferror (fp) ? fd_strerror (errno) : "larger than 1 MiB");
     free (text);
     fclose (fp);
     return -1;

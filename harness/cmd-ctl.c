@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "commands.h"
 
 #define REPLY_MAX  (1 << 20)
@@ -73,12 +74,12 @@ cmd_ctl (int argc, char **argv)
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1 || connect (fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
     fprintf (stderr, "%s ctl: %s: %s\n", fd_progname, argv[1],
-             strerror (errno));
+             fd_strerror (errno));
     return 2;
   }
   if (send (fd, line, len, MSG_NOSIGNAL) != (ssize_t)len) {
     fprintf (stderr, "%s ctl: %s: send: %s\n", fd_progname, argv[1],
-             strerror (errno));
+             fd_strerror (errno));
     close (fd);
     return 2;
   }

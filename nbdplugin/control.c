@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "control.h"
 #include "json.h"
 
@@ -204,7 +205,7 @@ control_open (const char *path, struct fm_err *err)
 
 fail:
   snprintf (err->msg, sizeof err->msg, "control: %s: %s", path,
-            strerror (errno));
+            fd_strerror (errno));
   control_close (c);
   return NULL;
 }
@@ -345,7 +346,7 @@ control_serve (struct control *c, struct emu *e, const char *stats_path,
   r = pthread_create (&c->thread, NULL, control_thread, c);
   if (r != 0) {
     snprintf (err->msg, sizeof err->msg, "control: starting thread: %s",
-              strerror (r));
+              fd_strerror (r));
     return -1;
   }
   c->running = true;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "emu.h"
 #include "faultmodels/units.h"
 #include "json.h"
@@ -542,14 +543,14 @@ emu_write_stats (struct emu *e, const char *path, struct fm_err *err)
   fp = fopen (tmp, "w");
   if (fp == NULL) {
     snprintf (err->msg, sizeof err->msg, "stats: %s: %s", tmp,
-              strerror (errno));
+              fd_strerror (errno));
     return -1;
   }
   emu_stats_json (e, fp);
   fputc ('\n', fp);
   if (fclose (fp) == EOF || rename (tmp, path) == -1) {
     snprintf (err->msg, sizeof err->msg, "stats: %s: %s", path,
-              strerror (errno));
+              fd_strerror (errno));
     unlink (tmp);
     return -1;
   }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "store.h"
 
 #define HEADER_SIZE 4096
@@ -42,7 +43,7 @@ fail (struct store *s, const char *what)
   struct filestore *f = (struct filestore *)s;
 
   snprintf (s->err.msg, sizeof s->err.msg, "%s: %s: %s", f->path, what,
-            strerror (e));
+            fd_strerror (e));
   errno = e;
   return -1;
 }
@@ -213,7 +214,7 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   f->fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (f->fd == -1 || fstat (f->fd, &st) == -1) {
     snprintf (err->msg, sizeof err->msg, "store: %s: %s", path,
-              strerror (errno));
+              fd_strerror (errno));
     goto fail;
   }
   if (st.st_size == 0) {
@@ -226,7 +227,7 @@ store_file_open (const char *path, uint64_t size, const char *profile,
     if (pwrite (f->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
         ftruncate (f->fd, HEADER_SIZE + size) == -1) {
       snprintf (err->msg, sizeof err->msg, "store: %s: creating: %s", path,
-                strerror (errno));
+                fd_strerror (errno));
       goto fail;
     }
     return &f->s;

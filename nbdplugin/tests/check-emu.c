@@ -341,8 +341,7 @@ main (void)
   const struct fd_check_case cases[] = {
       {"shadow", test_shadow}, {"volatile_cache", test_volatile_cache},
       {"clock", test_clock},   {"extents", test_extents},
-      {"stats", test_stats},
-      {"partial_blocks", test_partial_blocks},
+      {"stats", test_stats},   {"partial_blocks", test_partial_blocks},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);

@@ -28,9 +28,13 @@ die (const char *what)
 static struct nbd_handle *
 connect_plugin (const char *plugin)
 {
-  char *argv[] = { (char *) "nbdkit", (char *) "-s",
-                   (char *) "--exit-with-parent", (char *) plugin,
-                   (char *) "roadmap-2009", (char *) "size=32M", NULL };
+  char *argv[] = {(char *)"nbdkit",
+                  (char *)"-s",
+                  (char *)"--exit-with-parent",
+                  (char *)plugin,
+                  (char *)"roadmap-2009",
+                  (char *)"size=32M",
+                  NULL};
   struct nbd_handle *h = nbd_create ();
 
   if (h == NULL || nbd_connect_command (h, argv) == -1)
@@ -72,9 +76,9 @@ main (int argc, char **argv)
 
     if (hsh & 1) {
       for (k = 0; k < len; k++)
-        buf[k] = (char) fm_hash (i, 3, k, 0);
-      if (nbd_pwrite (h, buf, len, off, (hsh & 6) == 0 ? LIBNBD_CMD_FLAG_FUA
-                                                       : 0) == -1)
+        buf[k] = (char)fm_hash (i, 3, k, 0);
+      if (nbd_pwrite (h, buf, len, off,
+                      (hsh & 6) == 0 ? LIBNBD_CMD_FLAG_FUA : 0) == -1)
         die ("pwrite");
       memcpy (shadow + off, buf, len);
     } else {
@@ -92,9 +96,9 @@ main (int argc, char **argv)
       die ("flush");
   }
   for (i = 0; i < SIZE >> 20; i++) {
-    if (nbd_pread (h, buf, 1 << 20, (uint64_t) i << 20, 0) == -1)
+    if (nbd_pread (h, buf, 1 << 20, (uint64_t)i << 20, 0) == -1)
       die ("pread");
-    if (memcmp (buf, shadow + ((uint64_t) i << 20), 1 << 20) != 0) {
+    if (memcmp (buf, shadow + ((uint64_t)i << 20), 1 << 20) != 0) {
       fprintf (stderr, "test-libnbd: MiB %d differs\n", i);
       failures++;
     }
