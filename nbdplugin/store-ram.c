@@ -1,92 +1,230 @@
 /* futuredisk — nbdplugin: sparse store in RAM.
  *
- * A three-level radix tree of 4 KiB pages: a top array sized by the disk,
- * 512-entry middle nodes (each covering 1 GiB) and 64-entry leaves (256
- * KiB), so a scattered 4 KiB write costs at most 4 KiB of page, 512 B of
- * leaf and 4 KiB of middle node, and an untouched terabyte costs 8 bytes
- * per gigabyte.  Nodes and pages are installed with compare-and-swap, so
- * reads and writes never take a lock; zero frees pages and so takes the
- * tree exclusively (pthread rwlock, writers = zero).
+ * 4 KiB pages, grouped sixteen to a 64 KiB group, groups in an
+ * open-addressing hash table keyed by group number (16 bytes an entry, at
+ * most half full).  A lonely page costs 4 KiB plus a 128-byte group and
+ * two table slots, wherever it lies: 1 GiB written in scattered 4 KiB
+ * pieces over 8 TB costs about 1.05 GiB, where a radix tree pays a chain
+ * of nodes per lonely page; a sequential 1 MiB read costs 16 lookups.
+ * Pages come from 2 MiB slabs, page-aligned and without per-page malloc
+ * headers; freed pages go to a free list for reuse.  Extents must still
+ * skip terabytes of holes quickly, so a bitmap with one bit per 2 MiB
+ * region says where pages may be (a set bit may be stale after a trim; a
+ * clear bit is never wrong).
+ *
+ * Locking: a rwlock.  Reading and writing existing pages share it (the
+ * bytes are copied under the shared lock, which is what keeps a page from
+ * being freed under a reader); adding or freeing pages takes it
+ * exclusively, briefly.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "store.h"
 
-#define LEAF_BITS 6
-#define MID_BITS  9
-#define LEAF_N    (1u << LEAF_BITS)
-#define MID_N     (1u << MID_BITS)
+#define GROUP_PAGES  16
+#define REGION_PAGES 512       /* 2 MiB per bitmap bit */
+#define SLAB_BYTES   (2 << 20) /* pages are carved from slabs this big */
+#define EMPTY        0         /* keys are group number + 1 */
+#define TOMBSTONE    UINT64_MAX
 
-struct leaf {
-  char *page[LEAF_N];
+struct group {
+  char *page[GROUP_PAGES];
 };
 
-struct mid {
-  struct leaf *leaf[MID_N];
+struct entry {
+  uint64_t key;
+  struct group *g;
 };
 
 struct ram {
   struct store s;
-  pthread_rwlock_t lock;
-  uint64_t ntop;
-  uint64_t pages; /* allocated pages, for bytes_stored */
-  struct mid **top;
+  pthread_rwlock_t lock; /* the table, groups and bitmap */
+  struct entry *table;
+  uint64_t cap;      /* entries, a power of two */
+  uint64_t used;     /* live entries */
+  uint64_t dead;     /* tombstones */
+  uint64_t pages;    /* pages in use */
+  uint64_t *regions; /* bitmap: 1 = the region may hold pages */
+
+  pthread_mutex_t alloc_lock; /* the slabs and the free list */
+  char **slabs;
+  size_t nslabs, slabs_alloc;
+  size_t slab_used; /* bytes handed out from the newest slab */
+  char *free_pages; /* linked through their first 8 bytes */
 };
 
 static const char zero_page[STORE_PAGE];
 
-/* The page holding byte `offset`, or NULL; optionally allocating it. */
-static char *
-page_at (struct ram *r, uint64_t offset, bool create)
-{
-  uint64_t p = offset / STORE_PAGE;
-  struct mid **mp = &r->top[p >> (LEAF_BITS + MID_BITS)];
-  struct mid *m = __atomic_load_n (mp, __ATOMIC_ACQUIRE);
-  struct leaf **lp, *l;
-  char **pp, *pg;
+/* ---- pages ---- */
 
-  if (m == NULL) {
-    struct mid *nm;
-    if (!create || (nm = calloc (1, sizeof *nm)) == NULL)
-      return NULL;
-    if (!__atomic_compare_exchange_n (mp, &m, nm, false, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE))
-      free (nm); /* someone else installed one: m now holds it */
-    else
-      m = nm;
-  }
-  lp = &m->leaf[(p >> LEAF_BITS) & (MID_N - 1)];
-  l = __atomic_load_n (lp, __ATOMIC_ACQUIRE);
-  if (l == NULL) {
-    struct leaf *nl;
-    if (!create || (nl = calloc (1, sizeof *nl)) == NULL)
-      return NULL;
-    if (!__atomic_compare_exchange_n (lp, &l, nl, false, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE))
-      free (nl);
-    else
-      l = nl;
-  }
-  pp = &l->page[p & (LEAF_N - 1)];
-  pg = __atomic_load_n (pp, __ATOMIC_ACQUIRE);
-  if (pg == NULL && create) {
-    char *np = calloc (1, STORE_PAGE);
-    if (np == NULL)
-      return NULL;
-    if (!__atomic_compare_exchange_n (pp, &pg, np, false, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE))
-      free (np);
-    else {
-      pg = np;
-      __atomic_add_fetch (&r->pages, 1, __ATOMIC_RELAXED);
+static char *
+page_alloc (struct ram *r)
+{
+  char *pg = NULL;
+
+  pthread_mutex_lock (&r->alloc_lock);
+  if (r->free_pages) {
+    pg = r->free_pages;
+    memcpy (&r->free_pages, pg, sizeof (char *));
+  } else {
+    if (r->nslabs == 0 || r->slab_used == SLAB_BYTES) {
+      char *slab;
+
+      if (r->nslabs == r->slabs_alloc) {
+        size_t n = r->slabs_alloc ? 2 * r->slabs_alloc : 64;
+        char **ns = realloc (r->slabs, n * sizeof *ns);
+        if (ns == NULL)
+          goto out;
+        r->slabs = ns;
+        r->slabs_alloc = n;
+      }
+      /* mmap: zeroed, page-aligned, and only resident once touched. */
+      slab = mmap (NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (slab == MAP_FAILED)
+        goto out;
+      r->slabs[r->nslabs++] = slab;
+      r->slab_used = 0;
     }
+    pg = r->slabs[r->nslabs - 1] + r->slab_used;
+    r->slab_used += STORE_PAGE;
   }
+out:
+  pthread_mutex_unlock (&r->alloc_lock);
   return pg;
 }
+
+static void
+page_free (struct ram *r, char *pg)
+{
+  pthread_mutex_lock (&r->alloc_lock);
+  memcpy (pg, &r->free_pages, sizeof (char *));
+  r->free_pages = pg;
+  pthread_mutex_unlock (&r->alloc_lock);
+}
+
+/* ---- the table ---- */
+
+static uint64_t
+hash (uint64_t key)
+{
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return key;
+}
+
+/* The slot holding group gn, or NULL.  Lock held (either way). */
+static struct entry *
+lookup (const struct ram *r, uint64_t gn)
+{
+  uint64_t key = gn + 1, i = hash (key) & (r->cap - 1);
+
+  for (;;) {
+    struct entry *e = &r->table[i];
+    if (e->key == key)
+      return e;
+    if (e->key == EMPTY)
+      return NULL;
+    i = (i + 1) & (r->cap - 1);
+  }
+}
+
+/* The page holding byte `offset`, or NULL.  Lock held. */
+static char *
+page_at (const struct ram *r, uint64_t offset)
+{
+  uint64_t p = offset / STORE_PAGE;
+  const struct entry *e = lookup (r, p / GROUP_PAGES);
+
+  return e ? e->g->page[p % GROUP_PAGES] : NULL;
+}
+
+/* Rebuild the table at a new capacity, dropping tombstones.  Exclusive. */
+static int
+rehash (struct ram *r, uint64_t cap)
+{
+  struct entry *t = calloc (cap, sizeof *t);
+  uint64_t i;
+
+  if (t == NULL)
+    return -1;
+  for (i = 0; i < r->cap; i++) {
+    uint64_t key = r->table[i].key, j;
+    if (key == EMPTY || key == TOMBSTONE)
+      continue;
+    for (j = hash (key) & (cap - 1); t[j].key != EMPTY; j = (j + 1) & (cap - 1))
+      ;
+    t[j] = r->table[i];
+  }
+  free (r->table);
+  r->table = t;
+  r->cap = cap;
+  r->dead = 0;
+  return 0;
+}
+
+/* Put page pg at page number p, unless someone did first; returns the
+ * page now there, or NULL out of memory.  Exclusive.
+ */
+static char *
+insert (struct ram *r, uint64_t p, char *pg)
+{
+  uint64_t gn = p / GROUP_PAGES, key = gn + 1, i;
+  struct entry *e = lookup (r, gn);
+
+  if (e == NULL) {
+    struct group *g = calloc (1, sizeof *g);
+
+    if (g == NULL ||
+        ((r->used + r->dead + 1) * 2 > r->cap &&
+         rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1)) {
+      free (g);
+      return NULL;
+    }
+    for (i = hash (key) & (r->cap - 1);; i = (i + 1) & (r->cap - 1))
+      if (r->table[i].key == EMPTY || r->table[i].key == TOMBSTONE)
+        break;
+    e = &r->table[i];
+    if (e->key == TOMBSTONE)
+      r->dead--;
+    e->key = key;
+    e->g = g;
+    r->used++;
+  }
+  if (e->g->page[p % GROUP_PAGES])
+    return e->g->page[p % GROUP_PAGES];
+  e->g->page[p % GROUP_PAGES] = pg;
+  r->pages++;
+  r->regions[p / REGION_PAGES / 64] |= 1ULL << (p / REGION_PAGES % 64);
+  return pg;
+}
+
+/* Free page p (exclusive); the group goes when its last page does. */
+static void
+remove_page (struct ram *r, struct entry *e, uint64_t p)
+{
+  int k;
+
+  page_free (r, e->g->page[p % GROUP_PAGES]);
+  e->g->page[p % GROUP_PAGES] = NULL;
+  r->pages--;
+  for (k = 0; k < GROUP_PAGES; k++)
+    if (e->g->page[k])
+      return;
+  free (e->g);
+  e->g = NULL;
+  e->key = TOMBSTONE;
+  r->used--;
+  r->dead++;
+}
+
+/* ---- the store ---- */
 
 static int
 ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
@@ -97,7 +235,7 @@ ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
   pthread_rwlock_rdlock (&r->lock);
   while (count > 0) {
     uint64_t in = offset % STORE_PAGE, n = STORE_PAGE - in;
-    const char *pg = page_at (r, offset, false);
+    const char *pg = page_at (r, offset);
 
     if (n > count)
       n = count;
@@ -111,34 +249,56 @@ ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
 }
 
 static int
+oom (struct store *s, uint64_t count)
+{
+  snprintf (s->err.msg, sizeof s->err.msg, "out of memory storing %llu bytes",
+            (unsigned long long)count);
+  errno = ENOMEM;
+  return -1;
+}
+
+static int
 ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
   const char *in_buf = buf;
-  int ret = 0;
 
-  pthread_rwlock_rdlock (&r->lock);
   while (count > 0) {
-    uint64_t in = offset % STORE_PAGE, n = STORE_PAGE - in;
+    uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
+    uint64_t n = STORE_PAGE - in;
     char *pg;
 
     if (n > count)
       n = count;
-    pg = page_at (r, offset, true);
+    pthread_rwlock_rdlock (&r->lock);
+    pg = page_at (r, offset);
+    if (pg)
+      memcpy (pg + in, in_buf, n);
+    pthread_rwlock_unlock (&r->lock);
     if (pg == NULL) {
-      snprintf (s->err.msg, sizeof s->err.msg,
-                "out of memory storing %llu bytes", (unsigned long long)count);
-      errno = ENOMEM;
-      ret = -1;
-      break;
+      /* Fill a new page outside the exclusive lock, then publish it. */
+      char *np = page_alloc (r), *have;
+
+      if (np == NULL)
+        return oom (s, count);
+      memset (np, 0, in);
+      memcpy (np + in, in_buf, n);
+      memset (np + in + n, 0, STORE_PAGE - in - n);
+      pthread_rwlock_wrlock (&r->lock);
+      have = insert (r, p, np);
+      if (have && have != np) /* a racing writer added it first */
+        memcpy (have + in, in_buf, n);
+      pthread_rwlock_unlock (&r->lock);
+      if (have != np)
+        page_free (r, np);
+      if (have == NULL)
+        return oom (s, count);
     }
-    memcpy (pg + in, in_buf, n);
     in_buf += n;
     offset += n;
     count -= n;
   }
-  pthread_rwlock_unlock (&r->lock);
-  return ret;
+  return 0;
 }
 
 static int
@@ -162,23 +322,21 @@ ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
     uint64_t n = STORE_PAGE - in;
-    struct mid *m = r->top[p >> (LEAF_BITS + MID_BITS)];
-    struct leaf *l = m ? m->leaf[(p >> LEAF_BITS) & (MID_N - 1)] : NULL;
+    struct entry *e;
 
     if (n > count)
       n = count;
-    if (l == NULL) {
-      /* Skip the rest of this empty leaf at once. */
-      uint64_t leaf_end = ((p | (LEAF_N - 1)) + 1) * STORE_PAGE;
-      n = leaf_end - offset < count ? leaf_end - offset : count;
-    } else if (l->page[p & (LEAF_N - 1)]) {
-      if (n == STORE_PAGE) {
-        free (l->page[p & (LEAF_N - 1)]);
-        l->page[p & (LEAF_N - 1)] = NULL;
-        r->pages--;
-      } else {
-        memset (l->page[p & (LEAF_N - 1)] + in, 0, n);
-      }
+    if (!(r->regions[p / REGION_PAGES / 64] &
+          (1ULL << (p / REGION_PAGES % 64)))) {
+      /* No page in this region: skip to its end. */
+      uint64_t end = (p / REGION_PAGES + 1) * REGION_PAGES * STORE_PAGE;
+      n = end - offset < count ? end - offset : count;
+    } else if ((e = lookup (r, p / GROUP_PAGES)) != NULL &&
+               e->g->page[p % GROUP_PAGES]) {
+      if (n == STORE_PAGE)
+        remove_page (r, e, p);
+      else
+        memset (e->g->page[p % GROUP_PAGES] + in, 0, n);
     }
     offset += n;
     count -= n;
@@ -204,26 +362,19 @@ ram_extents (struct store *s, uint64_t count, uint64_t offset,
 
   pthread_rwlock_rdlock (&r->lock);
   while (offset < end) {
-    uint64_t p = offset / STORE_PAGE;
-    struct mid *m = __atomic_load_n (&r->top[p >> (LEAF_BITS + MID_BITS)],
-                                     __ATOMIC_ACQUIRE);
-    struct leaf *l =
-        m ? __atomic_load_n (&m->leaf[(p >> LEAF_BITS) & (MID_N - 1)],
-                             __ATOMIC_ACQUIRE)
-          : NULL;
-    uint64_t next;
+    uint64_t p = offset / STORE_PAGE, reg = p / REGION_PAGES, next;
     bool hole;
 
-    if (m == NULL) {
-      next = ((p >> (LEAF_BITS + MID_BITS)) + 1) << (LEAF_BITS + MID_BITS);
+    if (r->regions[reg / 64] == 0) {
+      /* 64 empty regions (128 MiB) at once. */
+      next = (reg / 64 + 1) * 64 * REGION_PAGES;
       hole = true;
-    } else if (l == NULL) {
-      next = ((p >> LEAF_BITS) + 1) << LEAF_BITS;
+    } else if (!(r->regions[reg / 64] & (1ULL << (reg % 64)))) {
+      next = (reg + 1) * REGION_PAGES;
       hole = true;
     } else {
       next = p + 1;
-      hole = __atomic_load_n (&l->page[p & (LEAF_N - 1)], __ATOMIC_ACQUIRE) ==
-             NULL;
+      hole = page_at (r, offset) == NULL;
     }
     next *= STORE_PAGE;
     if (next > end)
@@ -250,32 +401,31 @@ out:
 static uint64_t
 ram_bytes_stored (struct store *s)
 {
-  return __atomic_load_n (&((struct ram *)s)->pages, __ATOMIC_RELAXED) *
-         STORE_PAGE;
+  struct ram *r = (struct ram *)s;
+  uint64_t n;
+
+  pthread_rwlock_rdlock (&r->lock);
+  n = r->pages * STORE_PAGE;
+  pthread_rwlock_unlock (&r->lock);
+  return n;
 }
 
 static void
 ram_close (struct store *s)
 {
   struct ram *r = (struct ram *)s;
-  uint64_t i, j, k;
+  uint64_t i;
 
-  for (i = 0; i < r->ntop; i++) {
-    struct mid *m = r->top[i];
-    if (m == NULL)
-      continue;
-    for (j = 0; j < MID_N; j++) {
-      struct leaf *l = m->leaf[j];
-      if (l == NULL)
-        continue;
-      for (k = 0; k < LEAF_N; k++)
-        free (l->page[k]);
-      free (l);
-    }
-    free (m);
-  }
-  free (r->top);
+  for (i = 0; i < r->cap; i++)
+    if (r->table[i].key != EMPTY && r->table[i].key != TOMBSTONE)
+      free (r->table[i].g);
+  for (i = 0; i < r->nslabs; i++)
+    munmap (r->slabs[i], SLAB_BYTES);
+  free (r->slabs);
+  free (r->table);
+  free (r->regions);
   pthread_rwlock_destroy (&r->lock);
+  pthread_mutex_destroy (&r->alloc_lock);
   free (r);
 }
 
@@ -295,21 +445,29 @@ store_ram_new (uint64_t size, struct fm_err *err)
 {
   struct ram *r = calloc (1, sizeof *r);
   uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
+  uint64_t regions = pages / REGION_PAGES + 1;
 
   if (r == NULL)
     goto oom;
-  r->ntop = (pages >> (LEAF_BITS + MID_BITS)) + 1;
-  r->top = calloc (r->ntop, sizeof *r->top);
-  if (r->top == NULL)
+  r->cap = 1024;
+  r->table = calloc (r->cap, sizeof *r->table);
+  /* One bit per 2 MiB: 1.5 MiB of bitmap for 24 TB, and calloc leaves the
+   * pages of it that are never set untouched.
+   */
+  r->regions = calloc (regions / 64 + 1, sizeof *r->regions);
+  if (r->table == NULL || r->regions == NULL)
     goto oom;
   pthread_rwlock_init (&r->lock, NULL);
+  pthread_mutex_init (&r->alloc_lock, NULL);
   r->s.ops = &ram_ops;
   r->s.size = size;
   return &r->s;
 
 oom:
-  if (r)
-    free (r->top);
+  if (r) {
+    free (r->table);
+    free (r->regions);
+  }
   free (r);
   snprintf (err->msg, sizeof err->msg, "out of memory for a %llu-byte store",
             (unsigned long long)size);
