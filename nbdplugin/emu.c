@@ -42,8 +42,12 @@ struct emu {
 
   double scale;
   bool think_zero;
-  uint64_t v0, w0;             /* scaled modes: v = v0 + (W - w0) / scale */
-  uint64_t v_anchor, w_anchor; /* virtual: latest completion and its reply */
+  uint64_t v0, w0; /* scaled modes: v = v0 + (W - w0) / scale */
+  /* Virtual mode: the latest completion and the wall time of its reply.
+   * w_anchor is also stored without the lock when a reply goes (replied),
+   * so it is accessed atomically.
+   */
+  uint64_t v_anchor, w_anchor;
   uint64_t last_arrival;
 
   struct counters c;
@@ -181,8 +185,10 @@ clock_now (const struct emu *e, uint64_t wall)
     v = e->v0 + (uint64_t)((double)(wall - e->w0) / e->scale);
   else if (e->think_zero)
     v = e->v_anchor;
-  else
-    v = e->v_anchor + (wall > e->w_anchor ? wall - e->w_anchor : 0);
+  else {
+    uint64_t w = __atomic_load_n (&e->w_anchor, __ATOMIC_RELAXED);
+    v = e->v_anchor + (wall > w ? wall - w : 0);
+  }
   return v > e->last_arrival ? v : e->last_arrival;
 }
 
@@ -192,8 +198,10 @@ clock_rebase (struct emu *e, uint64_t wall)
 {
   uint64_t v = clock_now (e, wall);
 
-  e->v0 = e->v_anchor = e->last_arrival = v;
-  e->w0 = e->w_anchor = wall;
+  e->v0 = e->last_arrival = v;
+  __atomic_store_n (&e->v_anchor, v, __ATOMIC_RELAXED);
+  e->w0 = wall;
+  __atomic_store_n (&e->w_anchor, wall, __ATOMIC_RELAXED);
 }
 
 uint64_t
@@ -216,8 +224,9 @@ submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
                           .flags = fua ? FM_REQ_FUA : 0,
                           .offset = offset,
                           .length = count};
+  uint64_t wall = e->wall_ns ();
 
-  rq.arrival_ns = e->last_arrival = clock_now (e, e->wall_ns ());
+  rq.arrival_ns = e->last_arrival = clock_now (e, wall);
   fm_disk_submit (e->disk, &rq, t);
   r->arrival_ns = rq.arrival_ns;
   r->done_ns = t->done_ns;
@@ -226,8 +235,9 @@ submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
       e->scale > 0 ? e->w0 + (uint64_t)((double)(t->done_ns - e->v0) * e->scale)
                    : 0;
   if (t->done_ns > e->v_anchor) {
-    e->v_anchor = t->done_ns;
-    e->w_anchor = e->wall_ns (); /* updated again when the reply goes */
+    __atomic_store_n (&e->v_anchor, t->done_ns, __ATOMIC_RELAXED);
+    /* Until the reply goes (replied), think time counts from now. */
+    __atomic_store_n (&e->w_anchor, wall, __ATOMIC_RELAXED);
   }
   e->c.busy_ns += t->done_ns - t->start_ns;
   e->c.queue_ns += t->queue_ns;
@@ -244,12 +254,13 @@ submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
 static void
 replied (struct emu *e, const struct emu_result *r)
 {
-  if (e->scale > 0 || e->think_zero)
+  /* No lock on this per-request path: a racing reply of an older request
+   * only moves the start of the think time by the length of the race.
+   */
+  if (e->scale > 0 || e->think_zero ||
+      __atomic_load_n (&e->v_anchor, __ATOMIC_RELAXED) != r->done_ns)
     return;
-  pthread_mutex_lock (&e->lock);
-  if (r->done_ns == e->v_anchor)
-    e->w_anchor = e->wall_ns ();
-  pthread_mutex_unlock (&e->lock);
+  __atomic_store_n (&e->w_anchor, e->wall_ns (), __ATOMIC_RELAXED);
 }
 
 /* A failed destage fails the request that caused it.  Lock held. */
