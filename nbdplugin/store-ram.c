@@ -230,34 +230,48 @@ static int
 ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
-  char *out = buf;
+  const struct entry *e = NULL;
+  uint64_t gn = UINT64_MAX; /* the group e is for */
+  const char *run = NULL;   /* source of the pending copy, or NULL */
+  char *out = buf, *run_out = buf;
+  uint64_t run_len = 0;
 
+  /* Pages written in order sit in order in their slab: gather runs of
+   * adjacent pages (and look each group up once) to copy with one memcpy.
+   */
   pthread_rwlock_rdlock (&r->lock);
   while (count > 0) {
-    uint64_t in = offset % STORE_PAGE, n = STORE_PAGE - in;
-    const char *pg = page_at (r, offset);
+    uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
+    uint64_t n = STORE_PAGE - in;
+    const char *pg;
 
     if (n > count)
       n = count;
-    if (pg == NULL) {
-      memset (out, 0, n);
+    if (p / GROUP_PAGES != gn) {
+      gn = p / GROUP_PAGES;
+      e = lookup (r, gn);
+    }
+    pg = e ? e->g->page[p % GROUP_PAGES] : NULL;
+    if (run && pg && pg + in == run + run_len) {
+      run_len += n;
     } else {
-      /* Pages written in order sit in order in their slab: copy each run
-       * of adjacent pages with one memcpy.
-       */
-      while (n < count) {
-        const char *next = page_at (r, offset + n);
-        uint64_t more = count - n < STORE_PAGE ? count - n : STORE_PAGE;
-        if (next != pg + in + n)
-          break;
-        n += more;
+      if (run)
+        memcpy (run_out, run, run_len);
+      if (pg == NULL) {
+        memset (out, 0, n);
+        run = NULL;
+      } else {
+        run = pg + in;
+        run_out = out;
+        run_len = n;
       }
-      memcpy (out, pg + in, n);
     }
     out += n;
     offset += n;
     count -= n;
   }
+  if (run)
+    memcpy (run_out, run, run_len);
   pthread_rwlock_unlock (&r->lock);
   return 0;
 }
