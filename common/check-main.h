@@ -10,11 +10,26 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct fd_check_case {
   const char *name; /* the TCase name CTest passes in CK_RUN_CASE */
   const TTest *test;
 };
+
+/* A fresh private directory for a test's files, /tmp/check-NAME.<rnd>,
+ * in dir (at least 64 bytes).  The caller removes what it made.
+ */
+static inline void
+fd_check_tmpdir (const char *name, char *dir, size_t len)
+{
+  int n = snprintf (dir, len, "/tmp/check-%s.", name);
+
+  ck_assert (n > 0 && (size_t)n + 7 <= len);
+  memset (dir + n, 'X', 6); /* mkdtemp's template */
+  dir[n + 6] = '\0';
+  ck_assert_ptr_nonnull (mkdtemp (dir));
+}
 
 /* Build a suite of one TCase per test, run it, and return the exit code. */
 static inline int

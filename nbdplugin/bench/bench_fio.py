@@ -7,12 +7,11 @@ at iodepth 16.  Prints each server's figure and the ratio plugin/memory
 
 Usage: bench_fio.py PLUGIN.so [SECONDS] [ROUNDS]"""
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
+
+from serve import nbdkit
 
 SIZE = "4G"
 JOBS = [
@@ -35,17 +34,9 @@ def fio(sock, rw, bs, seconds):
 
 
 def serve(args, seconds):
-    with tempfile.TemporaryDirectory() as d:
-        sock = os.path.join(d, "sock")
-        p = subprocess.Popen(["nbdkit", "-f", "-U", sock, *args])
-        while not os.path.exists(sock):
-            time.sleep(0.02)
-        try:
-            return {name: fio(sock, rw, bs, seconds)[0 if unit == "bw" else 1]
-                    for name, rw, bs, unit in JOBS}
-        finally:
-            p.terminate()
-            p.wait()
+    with nbdkit(args) as (_, sock):
+        return {name: fio(sock, rw, bs, seconds)[0 if unit == "bw" else 1]
+                for name, rw, bs, unit in JOBS}
 
 
 def main():

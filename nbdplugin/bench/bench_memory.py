@@ -5,14 +5,12 @@ against nbdkit's memory plugin (sparse allocator) given the same writes.
 
 Usage: bench_memory.py PLUGIN.so [PATTERN...]
 PATTERN: seq (1 MiB sequential), scatter64k, scatter4k (default: all)."""
-import os
 import random
-import subprocess
 import sys
-import tempfile
-import time
 
 import nbd
+
+from serve import nbdkit
 
 GiB = 1 << 30
 DISK = 8000 * 10**9
@@ -27,11 +25,7 @@ def rss_mib(pid):
 
 
 def run(server_args, pattern):
-    with tempfile.TemporaryDirectory() as d:
-        sock = os.path.join(d, "sock")
-        p = subprocess.Popen(["nbdkit", "-f", "-U", sock, *server_args])
-        while not os.path.exists(sock):
-            time.sleep(0.02)
+    with nbdkit(server_args) as (p, sock):
         h = nbd.NBD()
         h.connect_unix(sock)
         rng = random.Random(1)
@@ -49,8 +43,6 @@ def run(server_args, pattern):
         h.flush()
         rss = rss_mib(p.pid)
         h.shutdown()
-        p.terminate()
-        p.wait()
         return base, rss
 
 

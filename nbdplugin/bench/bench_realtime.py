@@ -6,29 +6,27 @@ plugin give the baseline: what the client, libnbd and nbdkit themselves
 cost per request, included in what the client observes.
 
 Usage: bench_realtime.py PLUGIN.so [REQUESTS]"""
-import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import nbd
 
+from serve import nbdkit
+
 SIZE = 1 << 30
 
 
-def start(d, args, log):
-    sock = os.path.join(d, "sock")
-    p = subprocess.Popen(["nbdkit", "-f", "-U", sock, *args],
-                         stderr=open(log, "w"))
-    while not os.path.exists(sock):
-        time.sleep(0.02)
-    h = nbd.NBD()
-    h.connect_unix(sock)
-    return p, h
+def reads_against(args, n, stderr=None):
+    with nbdkit(args, stderr) as (_, sock):
+        h = nbd.NBD()
+        h.connect_unix(sock)
+        lat = run_reads(h, n)
+        h.shutdown()
+        return lat
 
 
 def run_reads(h, n):
@@ -45,22 +43,14 @@ def run_reads(h, n):
 def main():
     plugin = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 300
-    with tempfile.TemporaryDirectory() as d:
-        log = os.path.join(d, "log")
-        p, h = start(d, ["-v", "-D", "futuredisk.trace=1", plugin,
-                         "roadmap-2006", "size=1G", "time=real"], log)
-        observed = run_reads(h, n)
-        h.shutdown()
-        p.terminate()
-        p.wait()
+    with tempfile.TemporaryFile("w+") as log:
+        observed = reads_against(["-v", "-D", "futuredisk.trace=1", plugin,
+                                  "roadmap-2006", "size=1G", "time=real"],
+                                 n, log)
+        log.seek(0)
         modelled = [int(m.group(1)) for m in re.finditer(
-            r"trace: pread .* service_ns=(\d+)", open(log).read())]
-        os.unlink(os.path.join(d, "sock"))
-        p, h = start(d, ["memory", "1G"], log)
-        base = run_reads(h, n)
-        h.shutdown()
-        p.terminate()
-        p.wait()
+            r"trace: pread .* service_ns=(\d+)", log.read())]
+    base = reads_against(["memory", "1G"], n)
     assert len(modelled) == n, (len(modelled), n)
     rel = [abs(o - m) / m for o, m in zip(observed, modelled)]
     print(f"requests                         {n}")

@@ -205,7 +205,7 @@ read_line (int fd, char *buf, size_t size)
  */
 START_TEST (test_socket)
 {
-  char dir[] = "/tmp/check-control.XXXXXX", path[256], reply[8192];
+  char dir[64], path[256], reply[8192];
   struct emu *e = make ();
   struct fm_err err;
   struct control *c;
@@ -213,7 +213,7 @@ START_TEST (test_socket)
   char *big;
   int fd, i, fds[20];
 
-  ck_assert_ptr_nonnull (mkdtemp (dir));
+  fd_check_tmpdir ("control", dir, sizeof dir);
   snprintf (path, sizeof path, "%s/ctl", dir);
   c = control_open (path, &err);
   ck_assert_msg (c != NULL, "%s", err.msg);

@@ -111,17 +111,30 @@ peek (const char *path, uint64_t off, char *buf, size_t len)
   close (fd);
 }
 
+/* A store file in a fresh directory: path names a file not yet made. */
+static void
+temp_store (char *dir, char *path)
+{
+  fd_check_tmpdir ("emu", dir, 64);
+  snprintf (path, 128, "%s/disk", dir);
+}
+
+static void
+remove_store (const char *dir, const char *path)
+{
+  unlink (path);
+  rmdir (dir);
+}
+
 /* Acknowledged writes stay volatile until FLUSH or FUA. */
 START_TEST (test_volatile_cache)
 {
-  char path[] = "/tmp/check-emu.XXXXXX", buf[16];
+  char dir[64], path[128], buf[16];
   struct emu_result r;
   struct fm_err err;
   struct emu *e;
-  int fd = mkstemp (path);
 
-  close (fd);
-  unlink (path);
+  temp_store (dir, path);
   e = make ("roadmap-2006", path, true, 0);
   ck_assert_int_eq (emu_pwrite (e, "cached", 6, 1000, false, &r, &err), 0);
   ck_assert_int_eq (emu_pwrite (e, "fua", 3, 5000000, true, &r, &err), 0);
@@ -143,7 +156,7 @@ START_TEST (test_volatile_cache)
   emu_free (e);
   peek (path, 2000, buf, 8);
   ck_assert_mem_eq (buf, "shutdown", 8);
-  unlink (path);
+  remove_store (dir, path);
 }
 END_TEST
 
@@ -307,14 +320,12 @@ END_TEST
  */
 START_TEST (test_partial_blocks)
 {
-  char path[] = "/tmp/check-emu.XXXXXX", want[4096], buf[4096];
+  char dir[64], path[128], want[4096], buf[4096];
   struct emu_result r;
   struct fm_err err;
   struct emu *e;
-  int fd = mkstemp (path);
 
-  close (fd);
-  unlink (path);
+  temp_store (dir, path);
   e = make ("roadmap-2009", path, true, 0);
   memset (want, 'c', sizeof want);
   ck_assert_int_eq (emu_pwrite (e, want, 4096, 0, false, &r, &err), 0);
@@ -331,7 +342,7 @@ START_TEST (test_partial_blocks)
   peek (path, 0, buf, 4096);
   ck_assert_mem_eq (buf, want, 4096);
   emu_free (e);
-  unlink (path);
+  remove_store (dir, path);
 }
 END_TEST
 

@@ -12,12 +12,12 @@
 
 #define SMALL (64 << 20)
 
-static char tmpdir[] = "/tmp/check-store.XXXXXX";
+static char tmpdir[64];
 
 static void
 make_tmpdir (void)
 {
-  ck_assert_ptr_nonnull (mkdtemp (tmpdir));
+  fd_check_tmpdir ("store", tmpdir, sizeof tmpdir);
 }
 
 /* Random writes at random, unaligned offsets against a shadow copy. */
