@@ -132,17 +132,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->scale = cfg->time_scale;
   e->think_zero = cfg->think_zero;
-  {
-    /* Critical sections are a few hundred ns: spin briefly before
-     * sleeping, rather than paying a futex round trip at every clash.
-     */
-    pthread_mutexattr_t attr;
-
-    pthread_mutexattr_init (&attr);
-    pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init (&e->lock, &attr);
-    pthread_mutexattr_destroy (&attr);
-  }
+  pthread_mutex_init (&e->lock, NULL);
   e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
   if (e->disk == NULL)
     goto fail;
