@@ -1,7 +1,9 @@
 /* futuredisk — harness: the subcommands of the `futuredisk` command.
  *
- * Each subcommand is one file (cmd-NAME.c) with one entry point that takes
- * its own argv (argv[0] is the subcommand name) and returns the exit code.
+ * Each subcommand lives in cmd-NAME.c with one entry point that takes its
+ * own argv (argv[0] is the subcommand name) and returns the exit code.
+ * `demo` shares cmd-model.c while the demo is the model's table; it moves
+ * to its own file when it runs the demo campaign.
  */
 #ifndef FUTUREDISK_COMMANDS_H
 #define FUTUREDISK_COMMANDS_H
