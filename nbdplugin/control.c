@@ -21,6 +21,7 @@
 
 #include "errmsg.h"
 #include "control.h"
+#include "faultmodels/units.h"
 #include "json.h"
 
 #define MAX_CLIENTS 16
@@ -127,12 +128,34 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
     fputs (", \"value\": ", out);
     fd_json_string (out, eq + 1);
     fputs ("}\n", out);
+  } else if (strcmp (cmd, "inject") == 0) {
+    char kind_s[64], off_s[64], len_s[64], extra[2];
+    enum fm_fault_kind kind;
+    uint64_t off, length;
+
+    if (arg == NULL ||
+        sscanf (arg, "%63s %63s %63s %1s", kind_s, off_s, len_s, extra) != 3) {
+      reply_error (out, "%s", "usage: inject KIND OFFSET LENGTH");
+      return;
+    }
+    if (fm_fault_parse (kind_s, &kind, &err) == -1 ||
+        fm_parse_size ("offset", off_s, &off, &err) == -1 ||
+        fm_parse_size ("length", len_s, &length, &err) == -1 ||
+        emu_inject (e, kind, off, length, "control", &err) == -1) {
+      reply_error (out, "%s", err.msg);
+      return;
+    }
+    fprintf (out,
+             "{\"ok\": true, \"inject\": \"%s\", \"offset\": %" PRIu64
+             ", \"length\": %" PRIu64 "}\n",
+             fm_fault_name (kind), off, length);
   } else if (strcmp (cmd, "clear") == 0 && (arg == NULL || *arg == '\0')) {
     emu_stats_clear (e);
     fputs ("{\"ok\": true}\n", out);
   } else if (strcmp (cmd, "help") == 0 && (arg == NULL || *arg == '\0')) {
     fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
-           "\"set KEY=VALUE\", \"clear\", \"help\"]}\n",
+           "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", \"clear\", "
+           "\"help\"]}\n",
            out);
   } else if (cmd[0] == '\0') {
     reply_error (out, "%s", "empty command");
@@ -148,8 +171,8 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
       if (!isprint ((unsigned char)*p))
         *p = '?';
     reply_error (out,
-                 "unknown command '%s' (commands: stats, mark, set, clear, "
-                 "help)",
+                 "unknown command '%s' (commands: stats, mark, set, inject, "
+                 "clear, help)",
                  shown);
   }
 }

@@ -6,6 +6,7 @@
  *   stats             the stats object (and rewrite stats=FILE)
  *   mark NAME         {"ok": true, "mark": NAME, "virtual_ns": N}
  *   set KEY=VALUE     change a setting at run time (see emu_set)
+ *   inject KIND OFFSET LENGTH   fault the bytes' sectors (faults.h)
  *   clear             zero the counters
  *   help              the list of commands
  *

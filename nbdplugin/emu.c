@@ -19,6 +19,7 @@
 
 #include "errmsg.h"
 #include "emu.h"
+#include "faults.h"
 #include "faultmodels/units.h"
 #include "json.h"
 #include "wcache.h"
@@ -39,6 +40,7 @@ struct emu {
   struct fm_disk *disk;
   struct wcache *wc;
   struct store *store; /* internally synchronized */
+  struct dfaults *faults;
 
   double scale;
   bool think_zero;
@@ -142,6 +144,12 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                  : store_ram_new (cfg->profile.capacity, err);
   if (e->store == NULL)
     goto fail;
+  e->faults = dfaults_new (cfg->faultlog_path, cfg->profile.sector,
+                           cfg->profile.capacity, cfg->profile.erc_ns,
+                           cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX, err);
+  if (e->faults == NULL ||
+      (cfg->bad_path && dfaults_load (e->faults, cfg->bad_path, err) == -1))
+    goto fail;
   e->wc = wcache_new (e->store);
   if (e->wc == NULL) {
     snprintf (err->msg, sizeof err->msg, "out of memory");
@@ -170,6 +178,7 @@ emu_free (struct emu *e)
     e->store->ops->close (e->store);
   }
   fm_disk_free (e->disk);
+  dfaults_free (e->faults);
   pthread_mutex_destroy (&e->lock);
   free (e);
 }
@@ -215,6 +224,16 @@ emu_virtual_now (struct emu *e)
   return v;
 }
 
+/* Wall time a reply completing at virtual time done waits for (scaled
+ * modes), or 0.  Lock held.
+ */
+static uint64_t
+deadline (const struct emu *e, uint64_t done)
+{
+  return e->scale > 0 ? e->w0 + (uint64_t)((double)(done - e->v0) * e->scale)
+                      : 0;
+}
+
 /* Price one request; fills r and the counters.  Lock held. */
 static void
 submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
@@ -231,9 +250,7 @@ submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
   r->arrival_ns = rq.arrival_ns;
   r->done_ns = t->done_ns;
   r->cache_hit = t->cache_hit;
-  r->deadline_ns =
-      e->scale > 0 ? e->w0 + (uint64_t)((double)(t->done_ns - e->v0) * e->scale)
-                   : 0;
+  r->deadline_ns = deadline (e, t->done_ns);
   if (t->done_ns > e->v_anchor) {
     __atomic_store_n (&e->v_anchor, t->done_ns, __ATOMIC_RELAXED);
     /* Until the reply goes (replied), think time counts from now. */
@@ -275,6 +292,27 @@ destage_failed (struct emu *e, struct fm_err *err)
   return -1;
 }
 
+/* A read that runs into a faulty sector fails, after the drive's error
+ * recovery, which the request (and the drive) pay for.  Lock held.
+ */
+static int
+read_faults (struct emu *e, uint64_t count, uint64_t offset,
+             struct emu_result *r, struct fm_err *err)
+{
+  uint64_t extra;
+
+  if (dfaults_read (e->faults, r->arrival_ns, offset, count, &extra, err) == 0)
+    return 0;
+  if (extra) {
+    r->done_ns = fm_disk_extend (e->disk, extra);
+    r->deadline_ns = deadline (e, r->done_ns);
+    e->c.busy_ns += extra;
+    if (r->done_ns > e->v_anchor)
+      __atomic_store_n (&e->v_anchor, r->done_ns, __ATOMIC_RELAXED);
+  }
+  return -1;
+}
+
 static int
 store_failed (struct emu *e, struct fm_err *err)
 {
@@ -298,6 +336,8 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
   e->c.reads++;
   e->c.bytes_read += count;
   ret = destage_failed (e, err);
+  if (ret == 0)
+    ret = read_faults (e, count, offset, r, err);
   /* Cached data must be read with the cache held still. */
   if (ret == 0 && wcache_intersects (e->wc, count, offset)) {
     copied = true;
@@ -326,6 +366,8 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
   e->c.writes++;
   e->c.bytes_written += count;
   ret = destage_failed (e, err);
+  if (ret == 0)
+    ret = dfaults_write (e->faults, r->arrival_ns, offset, count, err);
   if (ret == 0 && t.write_cached) {
     if (wcache_write (e->wc, buf, count, offset) == -1)
       ret = store_failed (e, err);
@@ -351,6 +393,8 @@ emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err)
   submit (e, FM_OP_FLUSH, 0, 0, false, r, &t);
   e->c.flushes++;
   ret = destage_failed (e, err);
+  if (ret == 0)
+    ret = dfaults_write (e->faults, r->arrival_ns, 0, 0, err);
   /* The model destaged everything; nothing may stay volatile after a
    * flush, whatever rounding separated its sectors from our blocks.
    */
@@ -378,6 +422,8 @@ discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
   submit (e, op, count, offset, fua, r, &t);
   (*counter)++;
   ret = destage_failed (e, err);
+  if (ret == 0)
+    ret = dfaults_write (e->faults, r->arrival_ns, offset, count, err);
   if (ret == 0 && t.write_cached) {
     if (wcache_write (e->wc, NULL, count, offset) == -1)
       ret = store_failed (e, err);
@@ -419,9 +465,24 @@ emu_cache (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r,
   submit (e, FM_OP_READ, count, offset, false, r, &t);
   e->c.caches++;
   ret = destage_failed (e, err);
+  if (ret == 0)
+    ret = read_faults (e, count, offset, r, err);
   pthread_mutex_unlock (&e->lock);
   replied (e, r);
   return ret;
+}
+
+int
+emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,
+            uint64_t length, const char *source, struct fm_err *err)
+{
+  int r;
+
+  pthread_mutex_lock (&e->lock);
+  r = dfaults_inject (e->faults, clock_now (e, e->wall_ns ()), kind, offset,
+                      length, source, err);
+  pthread_mutex_unlock (&e->lock);
+  return r;
 }
 
 /* ---- extents: the store's, with cached pages as data ---- */
@@ -515,11 +576,19 @@ emu_stats_json (struct emu *e, FILE *fp)
 {
   struct counters c;
   uint64_t v, dirty, stored;
+  char *faults = NULL;
+  size_t faults_len = 0;
+  FILE *ff;
 
   pthread_mutex_lock (&e->lock);
   c = e->c;
   v = clock_now (e, e->wall_ns ());
   dirty = wcache_dirty_bytes (e->wc);
+  ff = open_memstream (&faults, &faults_len);
+  if (ff) {
+    dfaults_json (e->faults, ff);
+    fclose (ff);
+  }
   pthread_mutex_unlock (&e->lock);
   stored = e->store->ops->bytes_stored (e->store);
 
@@ -536,11 +605,12 @@ emu_stats_json (struct emu *e, FILE *fp)
       ", \"rotation_ns\": %" PRIu64 ", \"transfer_ns\": %" PRIu64
       ", \"destage_ns\": %" PRIu64 ", \"cache_hits\": %" PRIu64
       ", \"cached_writes\": %" PRIu64 ", \"dirty_bytes\": %" PRIu64
-      ", \"stored_bytes\": %" PRIu64 ", \"faults\": {}}",
+      ", \"stored_bytes\": %" PRIu64 ", \"faults\": %s}",
       e->profile.capacity, e->seed, v, c.busy_ns, c.queue_ns, c.reads, c.writes,
       c.flushes, c.trims, c.zeroes, c.caches, c.bytes_read, c.bytes_written,
       c.seeks, c.seek_ns, c.rotation_ns, c.transfer_ns, c.destage_ns,
-      c.cache_hits, c.cached_writes, dirty, stored);
+      c.cache_hits, c.cached_writes, dirty, stored, faults ? faults : "{}");
+  free (faults);
 }
 
 int

@@ -20,6 +20,7 @@
 
 #include "faultmodels/disk.h"
 #include "faultmodels/error.h"
+#include "faultmodels/faults.h"
 #include "faultmodels/profile.h"
 #include "store.h"
 
@@ -33,6 +34,9 @@ struct emu_config {
   const char *store_path; /* NULL: RAM */
   struct fm_disk_options caches;
   uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
+  const char *faultlog_path;  /* NULL: no fault log */
+  const char *bad_path;       /* bad=FILE to inject at start, or NULL */
+  uint64_t fail_at_ns;        /* whole-disk failure; 0: never */
 };
 
 struct emu_result {
@@ -65,6 +69,10 @@ extern int emu_zero (struct emu *e, uint64_t count, uint64_t offset,
                      struct fm_err *err);
 extern int emu_cache (struct emu *e, uint64_t count, uint64_t offset,
                       struct emu_result *r, struct fm_err *err);
+
+/* Inject a fault (control `inject`); see faultmodels/faults.h. */
+extern int emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,
+                       uint64_t length, const char *source, struct fm_err *err);
 
 /* Extents: runs of data and holes (cached writes count as data). */
 extern int emu_extents (struct emu *e, uint64_t count, uint64_t offset,

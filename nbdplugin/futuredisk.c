@@ -27,15 +27,19 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
-static uint64_t size;        /* size=; 0 = the profile's capacity */
-static uint64_t seed = 1;    /* seed= */
-static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
-static bool think_zero;      /* think=zero */
-static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1; /* write-cache=on|off; -1 = profile */
-static char *stats_path;     /* stats=FILE, absolute */
-static char *control_path;   /* control=SOCKET, absolute */
-static char *store_path;     /* store=FILE, absolute */
+static uint64_t size;                /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;            /* seed= */
+static double time_scale;            /* time=: 0 virtual, 1 real, F scale */
+static bool think_zero;              /* think=zero */
+static int read_ahead = -1;          /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1;         /* write-cache=on|off; -1 = profile */
+static char *stats_path;             /* stats=FILE, absolute */
+static char *control_path;           /* control=SOCKET, absolute */
+static char *store_path;             /* store=FILE, absolute */
+static char *faultlog_path;          /* faultlog=FILE, absolute */
+static char *bad_path;               /* bad=FILE, absolute */
+static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
+static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
 
 static struct emu *emu;
 static struct control *control;
@@ -46,6 +50,8 @@ futuredisk_unload (void)
   free (stats_path);
   free (control_path);
   free (store_path);
+  free (faultlog_path);
+  free (bad_path);
 }
 
 static int
@@ -120,7 +126,22 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &control_path);
   else if (strcmp (key, "store") == 0)
     return parse_path (key, value, &store_path);
-  else {
+  else if (strcmp (key, "faultlog") == 0)
+    return parse_path (key, value, &faultlog_path);
+  else if (strcmp (key, "bad") == 0)
+    return parse_path (key, value, &bad_path);
+  else if (strcmp (key, "erc") == 0 || strcmp (key, "fail-at") == 0) {
+    uint64_t *out = key[0] == 'e' ? &erc_ns : &fail_at_ns;
+    if (fm_parse_duration (key, value, out, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+    if (out == &fail_at_ns && fail_at_ns == 0) {
+      nbdkit_error ("fail-at: must be after 0 (omit it for a disk that "
+                    "never fails)");
+      return -1;
+    }
+  } else {
     nbdkit_error ("unknown parameter '%s' (see nbdkit-futuredisk-plugin(1) "
                   "or --help)",
                   key);
@@ -145,6 +166,8 @@ futuredisk_config_complete (void)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
+  if (erc_ns != UINT64_MAX)
+    profile.erc_ns = erc_ns;
   return 0;
 }
 
@@ -160,7 +183,14 @@ futuredisk_config_complete (void)
   "profile's).\n"                                                              \
   "stats=FILE           Write counters as JSON at exit and on request.\n"      \
   "control=SOCKET       Serve the control protocol on a unix socket.\n"        \
-  "store=FILE           Keep the disk in a sparse file across restarts."
+  "store=FILE           Keep the disk in a sparse file across restarts.\n"     \
+  "faultlog=FILE        Log every injected and triggered fault (JSON "         \
+  "lines).\n"                                                                  \
+  "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
+  "line.\n"                                                                    \
+  "erc=DURATION         Error recovery of a failing read (default: "           \
+  "profile's).\n"                                                              \
+  "fail-at=DURATION     The whole disk fails at this virtual time."
 
 static int
 futuredisk_get_ready (void)
@@ -171,6 +201,9 @@ futuredisk_get_ready (void)
       .time_scale = time_scale,
       .think_zero = think_zero,
       .store_path = store_path,
+      .faultlog_path = faultlog_path,
+      .bad_path = bad_path,
+      .fail_at_ns = fail_at_ns,
   };
   struct fm_err err;
 

@@ -158,6 +158,16 @@ fm_disk_busy_until (const struct fm_disk *d)
 }
 
 uint64_t
+fm_disk_extend (struct fm_disk *d, uint64_t ns)
+{
+  /* Retries re-read the same sectors: the head stays, the stream stops. */
+  d->ra.running = false;
+  d->ra.valid = false;
+  d->t_free += ns;
+  return d->t_free;
+}
+
+uint64_t
 fm_disk_dirty_bytes (const struct fm_disk *d)
 {
   return d->dirty_sectors * d->p.sector;

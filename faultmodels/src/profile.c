@@ -64,6 +64,7 @@ static const struct profile_key profile_keys[] = {
     {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false},
     {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false},
     {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false},
+    {"erc_ms", K_MS, F (erc_ns), 0, 0, 600000, false},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
@@ -329,6 +330,7 @@ file_defaults (struct fm_profile *p)
   p->write_settle_ns = 1000000;
   p->track_switch_ns = 1000000;
   p->command_ns = 100000;
+  p->erc_ns = 7000000000ULL; /* SCT ERC / TLER's common 7 s */
 }
 
 int

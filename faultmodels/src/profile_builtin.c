@@ -50,6 +50,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (300),
         .cache_bytes = MIB (16),
         .readahead_bytes = MIB (1),
+        .erc_ns = MS (20000),
     },
     {
         .name = "roadmap-2009",
@@ -74,6 +75,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (32),
         .readahead_bytes = MIB (2),
+        .erc_ns = MS (20000),
     },
     {
         .name = "roadmap-2013",
@@ -99,6 +101,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = 0,
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (4),
+        .erc_ns = MS (20000),
     },
     {
         .name = "cmr-8t-2015",
@@ -125,6 +128,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (128),
         .readahead_bytes = MIB (8),
+        .erc_ns = MS (20000),
     },
     {
         .name = "cmr-20t-2024",
@@ -149,6 +153,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (256),
         .readahead_bytes = MIB (8),
+        .erc_ns = MS (7000),
     },
     {
         .name = "laptop-5400",
@@ -173,6 +178,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (8),
         .readahead_bytes = MIB (1),
+        .erc_ns = MS (20000),
     },
     {
         .name = "ent-15k",
@@ -198,6 +204,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (2),
+        .erc_ns = MS (7000),
     },
     {
         .name = "ssd-sata",
@@ -217,6 +224,7 @@ static const struct fm_profile builtins[] = {
         .write_latency_ns = MS (0.04),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (256),
+        .erc_ns = MS (1000),
     },
     {
         .name = "ideal",

@@ -1,5 +1,6 @@
 /* futuredisk — nbdplugin: the request path (emu.c) without nbdkit. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,7 +282,8 @@ START_TEST (test_stats)
       "\"seek_ns\": ",
       "\"rotation_ns\": ",
       "\"transfer_ns\": ",
-      "\"faults\": {}",
+      "\"faults\": {\"ure\": 0, \"disk-failure\": 0, "
+      "\"faulty_sectors\": 0}",
   };
   size_t i;
 
@@ -346,6 +348,83 @@ START_TEST (test_partial_blocks)
 }
 END_TEST
 
+/* Faults: an injected unreadable sector fails reads with EIO after the
+ * drive's error recovery, leaves its neighbours alone, and reads again
+ * once rewritten; a failed disk fails everything; the log has it all.
+ */
+START_TEST (test_faults)
+{
+  char dir[64], log[128], buf[8192], line[512];
+  struct emu_config cfg = {.seed = 1, .think_zero = true, .wall_ns = wall};
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  FILE *fp;
+  int lines = 0;
+
+  fd_check_tmpdir ("emu", dir, sizeof dir);
+  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
+  cfg.faultlog_path = log;
+  cfg.fail_at_ns = 3600000000000ULL; /* an hour of virtual time */
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  cfg.profile.erc_ns = 100000000; /* 100 ms */
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  e = emu_new (&cfg, &err);
+  ck_assert_msg (e != NULL, "%s", err.msg);
+
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_URE, 1 << 20, 1, "test", &err), 0);
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_URE, SIZE, 1, "test", &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "is outside the"));
+  /* The sector's neighbours read fine; a read covering it fails late. */
+  ck_assert_int_eq (emu_pread (e, buf, 512, (1 << 20) - 512, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 512, (1 << 20) + 512, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 8192, (1 << 20) - 4096, &r, &err), -1);
+  ck_assert_int_eq (errno, EIO);
+  ck_assert_ptr_nonnull (strstr (err.msg, "unrecoverable read error at "
+                                          "sector 2048"));
+  ck_assert_uint_ge (r.done_ns - r.arrival_ns, 100000000);
+  /* It stays bad (sticky) until rewritten. */
+  ck_assert_int_eq (emu_pread (e, buf, 1, (1 << 20) + 7, &r, &err), -1);
+  memset (buf, 9, 512);
+  ck_assert_int_eq (emu_pwrite (e, buf, 512, 1 << 20, true, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 8192, (1 << 20) - 4096, &r, &err), 0);
+  ck_assert_int_eq (buf[4096], 9);
+
+  /* The whole disk fails: everything gets EIO. */
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_DISK_FAILURE, 0, 0, "test", &err),
+                    0);
+  ck_assert_int_eq (emu_pread (e, buf, 512, 0, &r, &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "disk-failure"));
+  ck_assert_int_eq (emu_pwrite (e, buf, 512, 0, false, &r, &err), -1);
+  ck_assert_int_eq (emu_flush (e, &r, &err), -1);
+  emu_free (e);
+
+  /* The ground truth: two injections, two triggered UREs, one failure. */
+  fp = fopen (log, "r");
+  ck_assert_ptr_nonnull (fp);
+  while (fgets (line, sizeof line, fp)) {
+    lines++;
+    ck_assert_msg (strncmp (line, "{\"virtual_ns\": ", 15) == 0, "%s", line);
+    if (lines == 1)
+      ck_assert_msg (strstr (line,
+                             "\"event\": \"inject\", \"kind\": "
+                             "\"ure\", \"offset\": 1048576, "
+                             "\"length\": 512, \"detail\": \"test\"") != NULL,
+                     "%s", line);
+    if (lines == 2)
+      ck_assert_msg (strstr (line, "\"event\": \"trigger\", \"kind\": "
+                                   "\"ure\", \"offset\": 1048576, "
+                                   "\"length\": 512") != NULL,
+                     "%s", line);
+  }
+  fclose (fp);
+  ck_assert_int_eq (lines, 5);
+  unlink (log);
+  rmdir (dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -353,6 +432,7 @@ main (void)
       {"shadow", test_shadow}, {"volatile_cache", test_volatile_cache},
       {"clock", test_clock},   {"extents", test_extents},
       {"stats", test_stats},   {"partial_blocks", test_partial_blocks},
+      {"faults", test_faults},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);

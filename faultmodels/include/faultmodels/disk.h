@@ -104,6 +104,12 @@ extern void fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn,
 extern void fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
                             struct fm_timing *t);
 
+/* The request just submitted took `ns` longer (a failing read's error
+ * recovery): the drive stays busy that much longer.  Returns the new
+ * completion time of that request.
+ */
+extern uint64_t fm_disk_extend (struct fm_disk *d, uint64_t ns);
+
 /* Virtual time at which the drive finishes everything accepted so far
  * (dirty data still in the cache is not counted: it is destaged later).
  */

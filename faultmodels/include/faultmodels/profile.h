@@ -53,6 +53,9 @@ struct fm_profile {
   uint64_t interface_bw;    /* bytes/s over the bus; 0 = unlimited */
   uint64_t cache_bytes;     /* write-back cache; 0 = write-through */
   uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
+
+  /* Faults. */
+  uint64_t erc_ns; /* error recovery before a failing read's EIO */
 };
 
 /* Name of the i-th built-in profile, or NULL past the last one. */

@@ -1,0 +1,71 @@
+/* futuredisk — faultmodels: fault kinds and the map of faulty sectors.
+ *
+ * One X-macro table names every fault kind the rig can inject, so the
+ * plugin's parameters, the control protocol, the fault log and the stats
+ * all spell a kind the same way.  The fault map records which sectors are
+ * faulty and how; it is a plain sorted extent list (faults are few), with
+ * no I/O and no randomness: random fault models decide, the map remembers.
+ */
+#ifndef FAULTMODELS_FAULTS_H
+#define FAULTMODELS_FAULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+
+#define FM_FAULT_KINDS(X)                                                      \
+  X (URE, "ure",                                                               \
+     "unrecoverable read error: reads of the sector fail with EIO after the "  \
+     "drive's error recovery time, until the sector is rewritten")             \
+  X (DISK_FAILURE, "disk-failure",                                             \
+     "the whole disk failed: every request fails with EIO")
+
+enum fm_fault_kind {
+#define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
+  FM_FAULT_KINDS (FM_FAULT_ENUM)
+#undef FM_FAULT_ENUM
+  FM_FAULT_NKINDS
+};
+
+extern const char *fm_fault_name (enum fm_fault_kind k);
+extern const char *fm_fault_description (enum fm_fault_kind k);
+
+/* Parse a kind name; -1 with err listing the kinds if unknown. */
+extern int fm_fault_parse (const char *name, enum fm_fault_kind *out,
+                           struct fm_err *err);
+
+/* Parse a duration: a number with ns, us, ms, s, min or h (e.g. "30s",
+ * "1.5h"), in ns.  -1 with err naming `what` and the value.
+ */
+extern int fm_parse_duration (const char *what, const char *s, uint64_t *ns,
+                              struct fm_err *err);
+
+/* ---- the map of sectors that are faulty ---- */
+
+struct fm_faultmap;
+
+extern struct fm_faultmap *fm_faultmap_new (void);
+extern void fm_faultmap_free (struct fm_faultmap *m);
+
+/* Mark sectors [first, first+n) faulty with kind k (replacing whatever
+ * was there).  -1 only when out of memory.
+ */
+extern int fm_faultmap_add (struct fm_faultmap *m, uint64_t first, uint64_t n,
+                            enum fm_fault_kind k);
+
+/* Sectors [first, first+n) were rewritten: forget their faults. */
+extern int fm_faultmap_clear (struct fm_faultmap *m, uint64_t first,
+                              uint64_t n);
+
+/* The first faulty sector in [first, first+n) and its run: true and
+ * *bad, *bad_n (the run, clipped to the range), *kind; false if none.
+ */
+extern bool fm_faultmap_find (const struct fm_faultmap *m, uint64_t first,
+                              uint64_t n, uint64_t *bad, uint64_t *bad_n,
+                              enum fm_fault_kind *kind);
+
+/* Faulty sectors in the map. */
+extern uint64_t fm_faultmap_sectors (const struct fm_faultmap *m);
+
+#endif

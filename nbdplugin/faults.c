@@ -1,0 +1,253 @@
+/* futuredisk — nbdplugin: the emulated disk's faults (see faults.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errmsg.h"
+#include "faults.h"
+#include "faultmodels/units.h"
+#include "json.h"
+
+struct dfaults {
+  struct fm_faultmap *map;
+  FILE *log;
+  uint32_t sector;
+  uint64_t size;
+  uint64_t erc_ns;
+  uint64_t fail_at_ns;
+  bool failure_logged;
+  uint64_t hits[FM_FAULT_NKINDS]; /* requests that ran into a fault */
+};
+
+struct dfaults *
+dfaults_new (const char *log_path, uint32_t sector, uint64_t disk_size,
+             uint64_t erc_ns, uint64_t fail_at_ns, struct fm_err *err)
+{
+  struct dfaults *f = calloc (1, sizeof *f);
+
+  if (f == NULL || (f->map = fm_faultmap_new ()) == NULL) {
+    free (f);
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return NULL;
+  }
+  f->sector = sector;
+  f->size = disk_size;
+  f->erc_ns = erc_ns;
+  f->fail_at_ns = fail_at_ns;
+  if (log_path && (f->log = fopen (log_path, "w")) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", log_path,
+              fd_strerror (errno));
+    dfaults_free (f);
+    return NULL;
+  }
+  return f;
+}
+
+void
+dfaults_free (struct dfaults *f)
+{
+  if (f) {
+    if (f->log)
+      fclose (f->log);
+    fm_faultmap_free (f->map);
+    free (f);
+  }
+}
+
+/* One ground-truth line; flushed at once, so a crash loses none. */
+static void
+log_event (struct dfaults *f, uint64_t now, const char *event,
+           enum fm_fault_kind kind, uint64_t offset, uint64_t length,
+           const char *detail)
+{
+  if (f->log == NULL)
+    return;
+  fprintf (f->log,
+           "{\"virtual_ns\": %" PRIu64 ", \"event\": \"%s\", \"kind\": "
+           "\"%s\", \"offset\": %" PRIu64 ", \"length\": %" PRIu64
+           ", \"detail\": ",
+           now, event, fm_fault_name (kind), offset, length);
+  fd_json_string (f->log, detail);
+  fputs ("}\n", f->log);
+  fflush (f->log);
+}
+
+int
+dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
+                uint64_t offset, uint64_t length, const char *source,
+                struct fm_err *err)
+{
+  uint64_t first = offset / f->sector;
+  uint64_t last = (offset + length + f->sector - 1) / f->sector;
+
+  if (offset >= f->size || length > f->size - offset) {
+    snprintf (err->msg, sizeof err->msg,
+              "inject %s: %" PRIu64 "+%" PRIu64 " is outside the %" PRIu64
+              "-byte disk",
+              fm_fault_name (kind), offset, length, f->size);
+    return -1;
+  }
+  switch (kind) {
+    case FM_FAULT_URE:
+      if (length == 0) {
+        snprintf (err->msg, sizeof err->msg, "inject ure: length is 0");
+        return -1;
+      }
+      if (fm_faultmap_add (f->map, first, last - first, kind) == -1) {
+        snprintf (err->msg, sizeof err->msg, "inject: out of memory");
+        return -1;
+      }
+      /* The log says which whole sectors went bad. */
+      offset = first * f->sector;
+      length = (last - first) * f->sector;
+      break;
+    case FM_FAULT_DISK_FAILURE:
+      if (now < f->fail_at_ns)
+        f->fail_at_ns = now;
+      break;
+    case FM_FAULT_NKINDS:
+      abort ();
+  }
+  log_event (f, now, "inject", kind, offset, length, source);
+  return 0;
+}
+
+static int
+failed_disk (struct dfaults *f, uint64_t now, struct fm_err *err)
+{
+  if (now < f->fail_at_ns)
+    return 0;
+  if (!f->failure_logged) {
+    char detail[64];
+    snprintf (detail, sizeof detail, "failed at virtual_ns=%" PRIu64,
+              f->fail_at_ns);
+    log_event (f, now, "trigger", FM_FAULT_DISK_FAILURE, 0, f->size, detail);
+    f->failure_logged = true;
+  }
+  f->hits[FM_FAULT_DISK_FAILURE]++;
+  snprintf (err->msg, sizeof err->msg, "the disk has failed (disk-failure)");
+  errno = EIO;
+  return -1;
+}
+
+int
+dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
+              uint64_t *extra_ns, struct fm_err *err)
+{
+  uint64_t first = offset / f->sector, bad, bad_n;
+  uint64_t n = (offset + count + f->sector - 1) / f->sector - first;
+  enum fm_fault_kind kind;
+  char detail[96];
+
+  *extra_ns = 0;
+  if (failed_disk (f, now, err) == -1)
+    return -1;
+  if (count == 0 || !fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind))
+    return 0;
+  /* The drive retries the first bad sector until it gives up. */
+  *extra_ns = f->erc_ns;
+  f->hits[kind]++;
+  snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
+            f->erc_ns);
+  log_event (f, now, "trigger", kind, bad * f->sector, bad_n * f->sector,
+             detail);
+  snprintf (err->msg, sizeof err->msg,
+            "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
+            ", %s)",
+            bad, bad * f->sector, fm_fault_name (kind));
+  errno = EIO;
+  return -1;
+}
+
+int
+dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
+               struct fm_err *err)
+{
+  uint64_t first = offset / f->sector;
+  uint64_t last = (offset + count + f->sector - 1) / f->sector;
+
+  if (failed_disk (f, now, err) == -1)
+    return -1;
+  /* A rewritten sector reads again (the drive rewrote it in place).  A
+   * partial write of a bad sector counts as rewriting it: the drive
+   * merges the new bytes into the sector it writes.
+   */
+  if (count && fm_faultmap_clear (f->map, first, last - first) == -1) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    errno = ENOMEM;
+    return -1;
+  }
+  return 0;
+}
+
+int
+dfaults_load (struct dfaults *f, const char *path, struct fm_err *err)
+{
+  FILE *fp = fopen (path, "r");
+  char line[512], source[600];
+  int lineno = 0;
+
+  if (fp == NULL) {
+    snprintf (err->msg, sizeof err->msg, "bad: %s: %s", path,
+              fd_strerror (errno));
+    return -1;
+  }
+  while (fgets (line, sizeof line, fp)) {
+    char off_s[64], len_s[64], kind_s[64], extra[2], *hash;
+    uint64_t off, len;
+    enum fm_fault_kind kind;
+    struct fm_err e;
+    int n;
+
+    lineno++;
+    if (strchr (line, '\n') == NULL && !feof (fp)) {
+      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: line too long", path,
+                lineno);
+      goto fail;
+    }
+    if ((hash = strchr (line, '#')) != NULL)
+      *hash = '\0';
+    n = sscanf (line, "%63s %63s %63s %1s", off_s, len_s, kind_s, extra);
+    if (n <= 0)
+      continue;
+    if (n != 3) {
+      snprintf (err->msg, sizeof err->msg,
+                "bad: %s:%d: expected 'OFFSET LENGTH KIND'", path, lineno);
+      goto fail;
+    }
+    if (fm_parse_size ("offset", off_s, &off, &e) == -1 ||
+        fm_parse_size ("length", len_s, &len, &e) == -1 ||
+        fm_fault_parse (kind_s, &kind, &e) == -1) {
+      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: %s", path, lineno,
+                e.msg);
+      goto fail;
+    }
+    snprintf (source, sizeof source, "bad=%s:%d", path, lineno);
+    if (dfaults_inject (f, 0, kind, off, len, source, &e) == -1) {
+      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: %s", path, lineno,
+                e.msg);
+      goto fail;
+    }
+  }
+  fclose (fp);
+  return 0;
+
+fail:
+  fclose (fp);
+  return -1;
+}
+
+void
+dfaults_json (const struct dfaults *f, FILE *fp)
+{
+  int k;
+
+  fputc ('{', fp);
+  for (k = 0; k < FM_FAULT_NKINDS; k++)
+    fprintf (fp, "%s\"%s\": %" PRIu64, k ? ", " : "",
+             fm_fault_name ((enum fm_fault_kind)k), f->hits[k]);
+  fprintf (fp, ", \"faulty_sectors\": %" PRIu64 "}",
+           fm_faultmap_sectors (f->map));
+}

@@ -1,0 +1,57 @@
+/* futuredisk — nbdplugin: the emulated disk's faults and their log.
+ *
+ * Which sectors are faulty (a faultmodels fault map), whether the whole
+ * disk has failed, and the ground-truth log: one JSON line for every fault
+ * injected and every fault a request ran into, with its virtual time,
+ * kind, byte offset and length, and detail.  From the log a reader can
+ * explain every EIO the disk returned.
+ *
+ * Not thread-safe: the emulator calls it under its lock.
+ */
+#ifndef FUTUREDISK_FAULTS_H
+#define FUTUREDISK_FAULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faultmodels/error.h"
+#include "faultmodels/faults.h"
+
+struct dfaults;
+
+/* log_path NULL: no log.  fail_at_ns UINT64_MAX: never fails. */
+extern struct dfaults *dfaults_new (const char *log_path, uint32_t sector,
+                                    uint64_t disk_size, uint64_t erc_ns,
+                                    uint64_t fail_at_ns, struct fm_err *err);
+extern void dfaults_free (struct dfaults *f);
+
+/* Inject a fault on bytes [offset, offset+length) (whole sectors), at
+ * virtual time now; `source` says who (bad=FILE:LINE, control).
+ */
+extern int dfaults_inject (struct dfaults *f, uint64_t now,
+                           enum fm_fault_kind kind, uint64_t offset,
+                           uint64_t length, const char *source,
+                           struct fm_err *err);
+
+/* Load bad=FILE: one "OFFSET LENGTH KIND" per line, '#' comments. */
+extern int dfaults_load (struct dfaults *f, const char *path,
+                         struct fm_err *err);
+
+/* A request at virtual time now touching [offset, offset+count).  Returns
+ * 0 if it may proceed, else -1 with err filled and the fault logged and
+ * counted; *extra_ns is the time the drive spends failing (error
+ * recovery), to add to the request.
+ */
+extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
+                         uint64_t count, uint64_t *extra_ns,
+                         struct fm_err *err);
+extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
+                          uint64_t count, struct fm_err *err);
+
+/* The "faults" member of the stats object: counts by kind of the faults
+ * requests ran into, and the sectors faulty now.
+ */
+extern void dfaults_json (const struct dfaults *f, FILE *fp);
+
+#endif
