@@ -26,7 +26,8 @@ ctl_usage (FILE *fp)
            "Send one command to a futuredisk plugin's control socket "
            "(control=SOCKET)\nand print its JSON reply.\n"
            "\n"
-           "Commands: stats | mark NAME | set KEY=VALUE | clear | help\n"
+           "Commands: stats | mark NAME | set KEY=VALUE |\n"
+           "          inject KIND OFFSET LENGTH | clear | help\n"
            "Exit status: 0 if the reply has \"ok\": true, 1 if not, 2 for a "
            "usage or\nconnection error.\n",
            fd_progname);

@@ -75,6 +75,10 @@ START_TEST (test_commands)
           "{\"ok\": true, \"set\": \"think\", "
           "\"value\": \"zero\"}");
   expect (e, "set time=scale:0.5", "\"value\": \"scale:0.5\"");
+  expect (e, "inject ure 4096 512",
+          "{\"ok\": true, \"inject\": \"ure\", "
+          "\"offset\": 4096, \"length\": 512}");
+  expect (e, "inject ure 8K 1K", "\"offset\": 8192, \"length\": 1024");
   expect (e, "clear", "{\"ok\": true}");
   expect (e, "help", "\"commands\"");
   expect (e, "stats\r", "\"ok\": true");
@@ -106,6 +110,14 @@ START_TEST (test_malformed)
       {"set time=scale:-1", "time: 'scale:-1'"},
       {"set time=scale:nan", "time: 'scale:nan'"},
       {"set seed=5", "unknown setting 'seed'"},
+      {"inject", "usage: inject KIND OFFSET LENGTH"},
+      {"inject ure 0", "usage: inject KIND OFFSET LENGTH"},
+      {"inject ure 0 1 2", "usage: inject KIND OFFSET LENGTH"},
+      {"inject gremlin 0 1", "unknown fault kind 'gremlin'"},
+      {"inject ure -1 1", "offset: '-1' is not a size"},
+      {"inject ure 0 lots", "length: 'lots' is not a size"},
+      {"inject ure 2M 1", "is outside the 1048576-byte disk"},
+      {"inject ure 0 0", "inject ure: length is 0"},
       {"\"quoted\\\"", "unknown command '\\\"quoted\\\\\\\"'"},
       {"\xff\xfe binary", "unknown command '?"
                           "?'"},
@@ -162,7 +174,7 @@ START_TEST (test_fuzz)
     size_t len = fm_below (h, sizeof line), k = 0;
 
     if (h & 1) { /* start from a real command half the time */
-      const char *s = seeds[fm_below (h >> 8, 6)];
+      const char *s = seeds[fm_below (h >> 8, 8)];
       k = strlen (s) < len ? strlen (s) : len;
       memcpy (line, s, k);
     }

@@ -1,0 +1,141 @@
+"""Injected faults end to end: bad=FILE, control inject, fail-at, and the
+ground-truth fault log that explains every EIO the disk returned."""
+import json
+import os
+import random
+import time
+
+import nbd
+import pytest
+
+from conftest import run_nbdkit
+
+
+def read_log(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def test_bad_file_and_log_explain_every_eio(server, workdir):
+    bad = os.path.join(workdir, "bad.txt")
+    log = os.path.join(workdir, "faults.jsonl")
+    with open(bad, "w") as f:
+        f.write("# offset length kind (dm-dust style)\n"
+                "1M 4096 ure\n"
+                "\n"
+                "40M 1 ure   # rounds up to one whole sector\n")
+    s = server("roadmap-2006", "size=64M", f"bad={bad}", f"faultlog={log}",
+               "erc=50ms", "think=zero")
+    h = s.connect()
+    rng = random.Random(2)
+    eios = []
+    for _ in range(400):
+        n = rng.choice([512, 4096, 65536])
+        off = rng.randrange(0, (64 << 20) - n)
+        if rng.random() < 0.05:
+            off = rng.choice([1 << 20, 40 << 20]) - rng.randrange(0, n)
+        try:
+            h.pread(n, off)
+        except nbd.Error as e:
+            assert e.errno == "EIO"
+            eios.append((off, n))
+    assert eios, "the test never hit a bad sector"
+    rc, st = s.ctl_cmd("stats")
+    assert st["stats"]["faults"]["ure"] == len(eios)
+    assert st["stats"]["faults"]["faulty_sectors"] == 8 + 1
+
+    events = read_log(log)
+    injects = [e for e in events if e["event"] == "inject"]
+    triggers = [e for e in events if e["event"] == "trigger"]
+    assert [(e["offset"], e["length"], e["detail"]) for e in injects] == [
+        (1 << 20, 4096, f"bad={bad}:2"), (40 << 20, 512, f"bad={bad}:4")]
+    # Every EIO has its trigger line, in order, inside the failed request.
+    assert len(triggers) == len(eios)
+    for (off, n), t in zip(eios, triggers):
+        assert t["kind"] == "ure"
+        assert off <= t["offset"] + t["length"] and t["offset"] < off + n
+        assert "erc_ns=50000000" in t["detail"]
+    # Each failing read cost the drive its error recovery.
+    assert st["stats"]["busy_ns"] >= len(eios) * 50_000_000
+
+
+def test_inject_and_rewrite(server, workdir):
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2013", "size=64M", f"faultlog={log}", "erc=10ms")
+    h = s.connect()
+    h.pwrite(b"x" * 8192, 8 << 20)
+    rc, reply = s.ctl_cmd("inject", "ure", str(8 << 20), "4096")
+    assert rc == 0 and reply["inject"] == "ure"
+    with pytest.raises(nbd.Error) as e:
+        h.pread(8192, 8 << 20)
+    assert e.value.errno == "EIO"
+    assert h.pread(4096, (8 << 20) + 4096) == b"x" * 4096
+    h.pwrite(b"y" * 4096, 8 << 20)  # rewriting clears it
+    assert h.pread(8192, 8 << 20) == b"y" * 4096 + b"x" * 4096
+    rc, reply = s.ctl_cmd("inject", "ure", "1G", "1")
+    assert rc == 1 and "outside the" in reply["error"]
+    kinds = [(e["event"], e["kind"]) for e in read_log(log)]
+    assert kinds == [("inject", "ure"), ("trigger", "ure")]
+
+
+def test_disk_failure(server, workdir):
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2006", "size=64M", f"faultlog={log}", "fail-at=2h",
+               "think=zero")
+    h = s.connect()
+    h.pwrite(b"ok" * 256, 0)
+    rc, reply = s.ctl_cmd("inject", "disk-failure", "0", "0")
+    assert rc == 0
+    for op in (lambda: h.pread(512, 0), lambda: h.pwrite(b"z" * 512, 0),
+               lambda: h.flush()):
+        with pytest.raises(nbd.Error) as e:
+            op()
+        assert e.value.errno == "EIO"
+    rc, st = s.ctl_cmd("stats")
+    assert st["stats"]["faults"]["disk-failure"] == 3
+    events = read_log(log)
+    assert [e["event"] for e in events] == ["inject", "trigger"]
+    assert events[1]["kind"] == "disk-failure"
+
+
+def test_fail_at_virtual_time(server):
+    """fail-at counts virtual time: with think=real an idle second of the
+    client's is a second of the disk's life."""
+    s = server("roadmap-2006", "size=64M", "fail-at=1s")
+    h = s.connect()
+    h.pread(512, 0)
+    time.sleep(1.2)
+    with pytest.raises(nbd.Error) as e:
+        h.pread(512, 0)
+    assert e.value.errno == "EIO"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["bad=/nonexistent/bad.txt"], "bad: /nonexistent/bad.txt: No such file"),
+    (["faultlog=/nonexistent/dir/log"], "faultlog: /nonexistent/dir/log"),
+    (["erc=fast"], "erc: 'fast' is not a duration"),
+    (["erc=5"], "erc: '5' is not a duration: give a unit"),
+    (["fail-at=0s"], "fail-at: must be after 0"),
+    (["fail-at=soon"], "fail-at: 'soon' is not a duration"),
+])
+def test_bad_fault_parameter(args, message):
+    p = run_nbdkit("roadmap-2006", "size=64M", *args)
+    assert p.returncode != 0
+    assert message in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("content,message", [
+    ("1M 4096\n", ":1: expected 'OFFSET LENGTH KIND'"),
+    ("1M 4096 ure extra\n", ":1: expected 'OFFSET LENGTH KIND'"),
+    ("# fine\n1M 4096 gremlin\n", ":2: unknown fault kind 'gremlin'"),
+    ("lots 4096 ure\n", ":1: offset: 'lots' is not a size"),
+    ("1M -1 ure\n", ":1: length: '-1' is not a size"),
+    ("1G 1 ure\n", ":1: inject ure: 1073741824+1 is outside the"),
+])
+def test_bad_bad_file(workdir, content, message):
+    bad = os.path.join(workdir, "bad.txt")
+    with open(bad, "w") as f:
+        f.write(content)
+    p = run_nbdkit("roadmap-2006", "size=64M", f"bad={bad}")
+    assert p.returncode != 0
+    assert f"bad: {bad}{message}" in p.stderr, p.stderr
