@@ -144,9 +144,18 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                  : store_ram_new (cfg->profile.capacity, err);
   if (e->store == NULL)
     goto fail;
-  e->faults = dfaults_new (cfg->faultlog_path, cfg->profile.sector,
-                           cfg->profile.capacity, cfg->profile.erc_ns,
-                           cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX, err);
+  {
+    struct dfaults_config fc = {
+        .log_path = cfg->faultlog_path,
+        .sector = cfg->profile.sector,
+        .disk_size = cfg->profile.capacity,
+        .seed = cfg->seed,
+        .ber = cfg->profile.ber,
+        .erc_ns = cfg->profile.erc_ns,
+        .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
+    };
+    e->faults = dfaults_new (&fc, err);
+  }
   if (e->faults == NULL ||
       (cfg->bad_path && dfaults_load (e->faults, cfg->bad_path, err) == -1))
     goto fail;

@@ -15,46 +15,14 @@ struct dfaults {
   FILE *log;
   uint32_t sector;
   uint64_t size;
+  uint64_t seed;
+  double ber, p_sector; /* ber and the chance a sector is unreadable */
+  uint64_t generation;  /* writes so far: the re-roll's generation */
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
   uint64_t hits[FM_FAULT_NKINDS]; /* requests that ran into a fault */
 };
-
-struct dfaults *
-dfaults_new (const char *log_path, uint32_t sector, uint64_t disk_size,
-             uint64_t erc_ns, uint64_t fail_at_ns, struct fm_err *err)
-{
-  struct dfaults *f = calloc (1, sizeof *f);
-
-  if (f == NULL || (f->map = fm_faultmap_new ()) == NULL) {
-    free (f);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return NULL;
-  }
-  f->sector = sector;
-  f->size = disk_size;
-  f->erc_ns = erc_ns;
-  f->fail_at_ns = fail_at_ns;
-  if (log_path && (f->log = fopen (log_path, "w")) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", log_path,
-              fd_strerror (errno));
-    dfaults_free (f);
-    return NULL;
-  }
-  return f;
-}
-
-void
-dfaults_free (struct dfaults *f)
-{
-  if (f) {
-    if (f->log)
-      fclose (f->log);
-    fm_faultmap_free (f->map);
-    free (f);
-  }
-}
 
 /* One ground-truth line; flushed at once, so a crash loses none. */
 static void
@@ -72,6 +40,69 @@ log_event (struct dfaults *f, uint64_t now, const char *event,
   fd_json_string (f->log, detail);
   fputs ("}\n", f->log);
   fflush (f->log);
+}
+
+/* One marginal sector of the fresh disk (fm_ure_marginal's callback). */
+static void
+add_marginal (void *opaque, uint64_t sector)
+{
+  struct dfaults *f = opaque;
+  char detail[64];
+
+  if (fm_faultmap_add (f->map, sector, 1, FM_FAULT_URE) == -1)
+    return; /* out of memory: counted as missing by the caller */
+  snprintf (detail, sizeof detail, "ber=%g: marginal sector", f->ber);
+  log_event (f, 0, "inject", FM_FAULT_URE, sector * f->sector, f->sector,
+             detail);
+}
+
+struct dfaults *
+dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
+{
+  struct dfaults *f = calloc (1, sizeof *f);
+
+  if (f == NULL || (f->map = fm_faultmap_new ()) == NULL) {
+    free (f);
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return NULL;
+  }
+  f->sector = cfg->sector;
+  f->size = cfg->disk_size;
+  f->seed = cfg->seed;
+  f->ber = cfg->ber;
+  f->p_sector =
+      cfg->ber > 0 ? fm_ure_sector_probability (cfg->ber, cfg->sector) : 0;
+  f->erc_ns = cfg->erc_ns;
+  f->fail_at_ns = cfg->fail_at_ns;
+  if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", cfg->log_path,
+              fd_strerror (errno));
+    dfaults_free (f);
+    return NULL;
+  }
+  if (f->p_sector > 0) {
+    uint64_t n = fm_ure_marginal (f->seed, f->size / f->sector, f->p_sector,
+                                  add_marginal, f);
+    if (n > 0 && fm_faultmap_sectors (f->map) == 0) {
+      snprintf (err->msg, sizeof err->msg,
+                "out of memory placing %llu marginal sectors",
+                (unsigned long long)n);
+      dfaults_free (f);
+      return NULL;
+    }
+  }
+  return f;
+}
+
+void
+dfaults_free (struct dfaults *f)
+{
+  if (f) {
+    if (f->log)
+      fclose (f->log);
+    fm_faultmap_free (f->map);
+    free (f);
+  }
 }
 
 int
@@ -166,20 +197,37 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                struct fm_err *err)
 {
   uint64_t first = offset / f->sector;
-  uint64_t last = (offset + count + f->sector - 1) / f->sector;
+  uint64_t last = (offset + count + f->sector - 1) / f->sector, s;
 
   if (failed_disk (f, now, err) == -1)
     return -1;
+  if (count == 0)
+    return 0;
   /* A rewritten sector reads again (the drive rewrote it in place).  A
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
    */
-  if (count && fm_faultmap_clear (f->map, first, last - first) == -1) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    errno = ENOMEM;
-    return -1;
+  if (fm_faultmap_clear (f->map, first, last - first) == -1)
+    goto oom;
+  /* ... but a written sector may come out marginal again. */
+  f->generation++;
+  for (s = first; f->p_sector > 0 && s < last; s++) {
+    if (fm_ure_reroll (f->seed, s, f->generation, f->p_sector)) {
+      char detail[64];
+
+      if (fm_faultmap_add (f->map, s, 1, FM_FAULT_URE) == -1)
+        goto oom;
+      snprintf (detail, sizeof detail, "ber=%g: rewritten marginal", f->ber);
+      log_event (f, now, "inject", FM_FAULT_URE, s * f->sector, f->sector,
+                 detail);
+    }
   }
   return 0;
+
+oom:
+  snprintf (err->msg, sizeof err->msg, "out of memory");
+  errno = ENOMEM;
+  return -1;
 }
 
 int

@@ -20,10 +20,21 @@
 
 struct dfaults;
 
-/* log_path NULL: no log.  fail_at_ns UINT64_MAX: never fails. */
-extern struct dfaults *dfaults_new (const char *log_path, uint32_t sector,
-                                    uint64_t disk_size, uint64_t erc_ns,
-                                    uint64_t fail_at_ns, struct fm_err *err);
+struct dfaults_config {
+  const char *log_path; /* NULL: no log */
+  uint32_t sector;
+  uint64_t disk_size;
+  uint64_t seed;
+  double ber; /* unrecoverable read errors per bit; 0 = none */
+  uint64_t erc_ns;
+  uint64_t fail_at_ns; /* UINT64_MAX: never fails */
+};
+
+/* With ber > 0 the fresh disk's marginal sectors are in the map (and the
+ * log) from the start, and every write re-rolls the sectors it writes.
+ */
+extern struct dfaults *dfaults_new (const struct dfaults_config *cfg,
+                                    struct fm_err *err);
 extern void dfaults_free (struct dfaults *f);
 
 /* Inject a fault on bytes [offset, offset+length) (whole sectors), at

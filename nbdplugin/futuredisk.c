@@ -40,6 +40,7 @@ static char *faultlog_path;          /* faultlog=FILE, absolute */
 static char *bad_path;               /* bad=FILE, absolute */
 static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
 static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
+static double ber = -1;              /* ber=; -1 = the profile's */
 
 static struct emu *emu;
 static struct control *control;
@@ -130,7 +131,12 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
-  else if (strcmp (key, "erc") == 0 || strcmp (key, "fail-at") == 0) {
+  else if (strcmp (key, "ber") == 0) {
+    if (fm_parse_double ("ber", value, 0, 1e-3, &ber, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "erc") == 0 || strcmp (key, "fail-at") == 0) {
     uint64_t *out = key[0] == 'e' ? &erc_ns : &fail_at_ns;
     if (fm_parse_duration (key, value, out, &err) == -1) {
       nbdkit_error ("%s", err.msg);
@@ -168,6 +174,8 @@ futuredisk_config_complete (void)
   }
   if (erc_ns != UINT64_MAX)
     profile.erc_ns = erc_ns;
+  if (ber >= 0)
+    profile.ber = ber;
   return 0;
 }
 
@@ -188,6 +196,7 @@ futuredisk_config_complete (void)
   "lines).\n"                                                                  \
   "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
   "line.\n"                                                                    \
+  "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
   "fail-at=DURATION     The whole disk fails at this virtual time."

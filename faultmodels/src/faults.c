@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "faultmodels/faults.h"
+#include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "internal.h"
 
@@ -79,6 +80,63 @@ fm_parse_duration (const char *what, const char *s, uint64_t *ns,
                   "%s: '%s' is not a duration: give a unit (ns, us, ms, s, "
                   "min, h)",
                   what, s);
+}
+
+/* ---- unrecoverable read errors from a bit error rate ---- */
+
+double
+fm_ure_sector_probability (double ber, uint32_t sector_bytes)
+{
+  return -expm1 (8.0 * sector_bytes * log1p (-ber));
+}
+
+/* A Poisson variate of mean `mean` from the uniforms of (seed, stream):
+ * inversion by sequential search for small means, the normal
+ * approximation (mean > 500, error < 1%) for large ones.
+ */
+static uint64_t
+poisson (uint64_t seed, enum fm_stream stream, double mean)
+{
+  double u = fm_unit (fm_hash (seed, stream, UINT64_MAX, 0));
+  double p, cdf;
+  uint64_t k = 0;
+
+  if (mean <= 0)
+    return 0;
+  if (mean > 500) {
+    /* Box-Muller from two independent uniforms. */
+    double u2 = fm_unit (fm_hash (seed, stream, UINT64_MAX, 1));
+    double z = sqrt (-2 * log (1 - u)) * cos (2 * M_PI * u2);
+    double v = mean + z * sqrt (mean) + 0.5;
+    return v > 0 ? (uint64_t)v : 0;
+  }
+  p = cdf = exp (-mean);
+  while (u > cdf && k < 100000) {
+    k++;
+    p *= mean / (double)k;
+    cdf += p;
+  }
+  return k;
+}
+
+uint64_t
+fm_ure_marginal (uint64_t seed, uint64_t sectors, double p,
+                 void (*fn) (void *opaque, uint64_t sector), void *opaque)
+{
+  uint64_t n = poisson (seed, FM_STREAM_URE, (double)sectors * p), i;
+
+  for (i = 0; i < n; i++)
+    fn (opaque, fm_below (fm_hash (seed, FM_STREAM_URE, i, 0), sectors));
+  return n;
+}
+
+bool
+fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation, double p)
+{
+  /* Generation 0 is the fresh disk (fm_ure_marginal); rerolls start at 1
+   * and use another key space (a, b swapped) so the two never correlate.
+   */
+  return fm_unit (fm_hash (seed, FM_STREAM_URE, generation, s + 1)) < p;
 }
 
 /* ---- the fault map: sorted, non-overlapping runs ---- */

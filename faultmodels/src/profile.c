@@ -65,6 +65,7 @@ static const struct profile_key profile_keys[] = {
     {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false},
     {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false},
     {"erc_ms", K_MS, F (erc_ns), 0, 0, 600000, false},
+    {"ber", K_DOUBLE, F (ber), 0, 0, 1e-3, false},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])

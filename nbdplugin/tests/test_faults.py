@@ -139,3 +139,36 @@ def test_bad_bad_file(workdir, content, message):
     p = run_nbdkit("roadmap-2006", "size=64M", f"bad={bad}")
     assert p.returncode != 0
     assert f"bad: {bad}{message}" in p.stderr, p.stderr
+
+
+def test_ber_marginal_sectors_are_logged(server, workdir):
+    """ber=: the fresh disk's marginal sectors are in the log from the
+    start, and a full read fails exactly on them."""
+    log = os.path.join(workdir, "faults.jsonl")
+    size = 64 << 20
+    s = server("roadmap-2006", "size=64M", "ber=1e-7", "erc=0s",
+               f"faultlog={log}", "think=zero", "seed=3")
+    h = s.connect()
+    injected = {e["offset"] for e in read_log(log) if e["event"] == "inject"}
+    rc, st = s.ctl_cmd("stats")
+    assert len(injected) == st["stats"]["faults"]["faulty_sectors"] > 10
+    failed = set()
+    for off in range(0, size, 1 << 20):
+        try:
+            h.pread(1 << 20, off)
+        except nbd.Error:
+            for sec in range(off, off + (1 << 20), 512):
+                try:
+                    h.pread(512, sec)
+                except nbd.Error:
+                    failed.add(sec)
+    assert failed == injected
+
+
+@pytest.mark.parametrize("value,message", [
+    ("2", "ber: 2 is out of range [0, 0.001]"),
+    ("often", "ber: 'often' is not a number"),
+])
+def test_bad_ber(value, message):
+    p = run_nbdkit("roadmap-2006", "size=64M", f"ber={value}")
+    assert p.returncode != 0 and message in p.stderr, p.stderr

@@ -41,6 +41,30 @@ extern int fm_fault_parse (const char *name, enum fm_fault_kind *out,
 extern int fm_parse_duration (const char *what, const char *s, uint64_t *ns,
                               struct fm_err *err);
 
+/* ---- unrecoverable read errors from a bit error rate ---- */
+
+/* The chance that a sector of `sector_bytes` is unreadable, given `ber`
+ * unrecoverable errors per bit read (the datasheet's "1 sector per 10^14
+ * bits" is ber = 1e-14): 1 - (1 - ber)^(8 * sector_bytes).
+ */
+extern double fm_ure_sector_probability (double ber, uint32_t sector_bytes);
+
+/* The marginal sectors of a fresh disk of `sectors` sectors: a Poisson
+ * number with mean sectors * p, at positions uniform over the disk, all
+ * drawn from (seed, FM_STREAM_URE) — so the set depends on nothing but
+ * the seed, never on what is read first.  Calls fn for each (a position
+ * may repeat); returns the number drawn.
+ */
+extern uint64_t fm_ure_marginal (uint64_t seed, uint64_t sectors, double p,
+                                 void (*fn) (void *opaque, uint64_t sector),
+                                 void *opaque);
+
+/* Is sector s unreadable after its write number `generation`?  A rewrite
+ * re-rolls the sector with the same odds.
+ */
+extern bool fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation,
+                           double p);
+
 /* ---- the map of sectors that are faulty ---- */
 
 struct fm_faultmap;

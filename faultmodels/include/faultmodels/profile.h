@@ -56,6 +56,7 @@ struct fm_profile {
 
   /* Faults. */
   uint64_t erc_ns; /* error recovery before a failing read's EIO */
+  double ber;      /* unrecoverable read errors per bit; 0 = none */
 };
 
 /* Name of the i-th built-in profile, or NULL past the last one. */
