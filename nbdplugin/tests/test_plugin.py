@@ -212,7 +212,7 @@ def test_random_reads_agree_with_model(server):
     (["think=hard"], "think: 'hard' is not real or zero"),
     (["read-ahead=maybe"], "read-ahead: 'maybe' is not on or off"),
     (["write-cache=2"], "write-cache: '2' is not on or off"),
-    (["ber=1e-14"], "unknown parameter 'ber'"),
+    (["gremlins=1"], "unknown parameter 'gremlins'"),
     (["store=/nonexistent/dir/disk"], "store: /nonexistent/dir/disk"),
     (["control=/nonexistent/dir/ctl"], "control: /nonexistent/dir/ctl"),
     (["stats="], "stats: empty path"),
