@@ -27,7 +27,7 @@ ctl_usage (FILE *fp)
            "(control=SOCKET)\nand print its JSON reply.\n"
            "\n"
            "Commands: stats | mark NAME | set KEY=VALUE |\n"
-           "          inject KIND OFFSET LENGTH | clear | help\n"
+           "          inject KIND OFFSET LENGTH | powercut | clear | help\n"
            "Exit status: 0 if the reply has \"ok\": true, 1 if not, 2 for a "
            "usage or\nconnection error.\n",
            fd_progname);

@@ -149,18 +149,24 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
              "{\"ok\": true, \"inject\": \"%s\", \"offset\": %" PRIu64
              ", \"length\": %" PRIu64 "}\n",
              fm_fault_name (kind), off, length);
+  } else if (strcmp (cmd, "powercut") == 0 && (arg == NULL || *arg == '\0')) {
+    if (emu_powercut (e, "control", &err) == -1) {
+      reply_error (out, "%s", err.msg);
+      return;
+    }
+    fputs ("{\"ok\": true, \"powercut\": true}\n", out);
   } else if (strcmp (cmd, "clear") == 0 && (arg == NULL || *arg == '\0')) {
     emu_stats_clear (e);
     fputs ("{\"ok\": true}\n", out);
   } else if (strcmp (cmd, "help") == 0 && (arg == NULL || *arg == '\0')) {
     fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
-           "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", \"clear\", "
-           "\"help\"]}\n",
+           "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", "
+           "\"powercut\", \"clear\", \"help\"]}\n",
            out);
   } else if (cmd[0] == '\0') {
     reply_error (out, "%s", "empty command");
   } else if (strcmp (cmd, "stats") == 0 || strcmp (cmd, "clear") == 0 ||
-             strcmp (cmd, "help") == 0) {
+             strcmp (cmd, "powercut") == 0 || strcmp (cmd, "help") == 0) {
     reply_error (out, "%.100s takes no argument", cmd);
   } else {
     char shown[64];
@@ -172,7 +178,7 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
         *p = '?';
     reply_error (out,
                  "unknown command '%s' (commands: stats, mark, set, inject, "
-                 "clear, help)",
+                 "powercut, clear, help)",
                  shown);
   }
 }

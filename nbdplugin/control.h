@@ -7,6 +7,7 @@
  *   mark NAME         {"ok": true, "mark": NAME, "virtual_ns": N}
  *   set KEY=VALUE     change a setting at run time (see emu_set)
  *   inject KIND OFFSET LENGTH   fault the bytes' sectors (faults.h)
+ *   powercut          cut the power (emu_powercut)
  *   clear             zero the counters
  *   help              the list of commands
  *

@@ -20,6 +20,7 @@
 #include "errmsg.h"
 #include "emu.h"
 #include "faults.h"
+#include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "json.h"
 #include "wcache.h"
@@ -51,6 +52,9 @@ struct emu {
    */
   uint64_t v_anchor, w_anchor;
   uint64_t last_arrival;
+
+  double torn;
+  uint64_t powercut_after, powercuts, writes_seen;
 
   struct counters c;
   int destage_errno; /* set by the destage hook; 0 = fine */
@@ -134,6 +138,8 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->scale = cfg->time_scale;
   e->think_zero = cfg->think_zero;
+  e->torn = cfg->torn;
+  e->powercut_after = cfg->powercut_after;
   pthread_mutex_init (&e->lock, NULL);
   e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
   if (e->disk == NULL)
@@ -332,6 +338,76 @@ store_failed (struct emu *e, struct fm_err *err)
   return -1;
 }
 
+struct cut {
+  struct emu *e;
+  uint64_t now;
+  int failed; /* errno of a store failure while keeping a torn prefix */
+};
+
+/* One dirty extent at the moment of the cut (fm_disk_powercut's
+ * callback): torn with chance `torn`, keeping a prefix of 1..n-1 sectors,
+ * else lost whole.  Every lost byte range is in the log.
+ */
+static void
+cut_extent (void *opaque, uint64_t offset, uint64_t length)
+{
+  struct cut *cut = opaque;
+  struct emu *e = cut->e;
+  uint64_t ss = e->profile.sector, n = length / ss, keep = 0;
+  char detail[96];
+
+  if (e->torn > 0 && n >= 2 &&
+      fm_unit (fm_hash (e->seed, FM_STREAM_TORN, offset, e->powercuts)) <
+          e->torn) {
+    keep = 1 + fm_below (fm_hash (e->seed, FM_STREAM_TORN, offset,
+                                  e->powercuts + (1ULL << 63)),
+                         n - 1);
+    if (wcache_commit (e->wc, keep * ss, offset) == -1 && !cut->failed)
+      cut->failed = errno ? errno : EIO;
+    snprintf (detail, sizeof detail,
+              "torn: the first %" PRIu64 " of %" PRIu64 " sectors survived",
+              keep, n);
+    dfaults_record (e->faults, cut->now, FM_FAULT_TORN_WRITE, offset, length,
+                    detail);
+  }
+  snprintf (detail, sizeof detail, "lost: acknowledged, never flushed");
+  dfaults_record (e->faults, cut->now, FM_FAULT_POWERCUT, offset + keep * ss,
+                  length - keep * ss, detail);
+  wcache_discard (e->wc, length - keep * ss, offset + keep * ss);
+}
+
+/* Lock held. */
+static int
+powercut (struct emu *e, const char *source, struct fm_err *err)
+{
+  struct cut cut = {e, clock_now (e, e->wall_ns ()), 0};
+  char detail[128];
+
+  snprintf (detail, sizeof detail, "%s: %" PRIu64 " dirty bytes in the cache",
+            source, wcache_dirty_bytes (e->wc));
+  dfaults_record (e->faults, cut.now, FM_FAULT_POWERCUT, 0, 0, detail);
+  fm_disk_powercut (e->disk, cut_extent, &cut);
+  /* The model's sectors cover every cached block; nothing may survive. */
+  wcache_discard (e->wc, e->profile.capacity, 0);
+  e->powercuts++;
+  if (cut.failed) {
+    errno = cut.failed;
+    return store_failed (e, err);
+  }
+  return 0;
+}
+
+int
+emu_powercut (struct emu *e, const char *source, struct fm_err *err)
+{
+  int r;
+
+  pthread_mutex_lock (&e->lock);
+  r = powercut (e, source, err);
+  pthread_mutex_unlock (&e->lock);
+  return r;
+}
+
 int
 emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
            struct emu_result *r, struct fm_err *err)
@@ -384,6 +460,9 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
     /* Straight to the media: older cached bytes there are superseded. */
     ret = store_failed (e, err);
   }
+  /* powercut-after=N: the Nth write is acknowledged, then power goes. */
+  if (ret == 0 && ++e->writes_seen == e->powercut_after)
+    ret = powercut (e, "powercut-after", err);
   pthread_mutex_unlock (&e->lock);
   if (ret == 0 && !t.write_cached &&
       e->store->ops->write (e->store, buf, count, offset) == -1)

@@ -37,6 +37,8 @@ struct emu_config {
   const char *faultlog_path;  /* NULL: no fault log */
   const char *bad_path;       /* bad=FILE to inject at start, or NULL */
   uint64_t fail_at_ns;        /* whole-disk failure; 0: never */
+  double torn;                /* chance a cached write is torn at a cut */
+  uint64_t powercut_after;    /* cut power after this many writes; 0: no */
 };
 
 struct emu_result {
@@ -69,6 +71,13 @@ extern int emu_zero (struct emu *e, uint64_t count, uint64_t offset,
                      struct fm_err *err);
 extern int emu_cache (struct emu *e, uint64_t count, uint64_t offset,
                       struct emu_result *r, struct fm_err *err);
+
+/* Cut the power: acknowledged writes still in the drive's volatile cache
+ * are lost, except that each may be torn (a prefix of its sectors made it)
+ * with the configured chance; all of it goes to the fault log.  The disk
+ * comes back at once with exactly what was durable.
+ */
+extern int emu_powercut (struct emu *e, const char *source, struct fm_err *err);
 
 /* Inject a fault (control `inject`); see faultmodels/faults.h. */
 extern int emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,

@@ -21,7 +21,7 @@ struct dfaults {
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
-  uint64_t hits[FM_FAULT_NKINDS]; /* requests that ran into a fault */
+  uint64_t hits[FM_FAULT_NKINDS]; /* faults that happened, by kind */
 };
 
 /* One ground-truth line; flushed at once, so a crash loses none. */
@@ -138,6 +138,13 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       if (now < f->fail_at_ns)
         f->fail_at_ns = now;
       break;
+    case FM_FAULT_POWERCUT:
+    case FM_FAULT_TORN_WRITE:
+      snprintf (err->msg, sizeof err->msg,
+                "inject %s: not a fault of sectors; use the powercut "
+                "command or powercut-after=",
+                fm_fault_name (kind));
+      return -1;
     case FM_FAULT_NKINDS:
       abort ();
   }
@@ -285,6 +292,14 @@ dfaults_load (struct dfaults *f, const char *path, struct fm_err *err)
 fail:
   fclose (fp);
   return -1;
+}
+
+void
+dfaults_record (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
+                uint64_t offset, uint64_t length, const char *detail)
+{
+  f->hits[kind]++;
+  log_event (f, now, "trigger", kind, offset, length, detail);
 }
 
 void

@@ -60,6 +60,13 @@ extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
 extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
                           uint64_t count, struct fm_err *err);
 
+/* Record an event the emulator produced itself (power cuts, torn
+ * writes): logged, and counted under `kind`.
+ */
+extern void dfaults_record (struct dfaults *f, uint64_t now,
+                            enum fm_fault_kind kind, uint64_t offset,
+                            uint64_t length, const char *detail);
+
 /* The "faults" member of the stats object: counts by kind of the faults
  * requests ran into, and the sectors faulty now.
  */

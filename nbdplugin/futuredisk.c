@@ -41,6 +41,8 @@ static char *bad_path;               /* bad=FILE, absolute */
 static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
 static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
 static double ber = -1;              /* ber=; -1 = the profile's */
+static double torn;                  /* torn=: chance a cut tears a write */
+static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
 static struct control *control;
@@ -131,7 +133,18 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
-  else if (strcmp (key, "ber") == 0) {
+  else if (strcmp (key, "torn") == 0) {
+    if (fm_parse_double ("torn", value, 0, 1, &torn, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "powercut-after") == 0) {
+    if (fm_parse_uint ("powercut-after", value, 1, UINT64_MAX, &powercut_after,
+                       &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "ber") == 0) {
     if (fm_parse_double ("ber", value, 0, 1e-3, &ber, &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
@@ -199,7 +212,9 @@ futuredisk_config_complete (void)
   "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
-  "fail-at=DURATION     The whole disk fails at this virtual time."
+  "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
+  "powercut-after=N     Cut the power after the Nth write.\n"                  \
+  "torn=P               Chance a cached write is torn by a power cut."
 
 static int
 futuredisk_get_ready (void)
@@ -213,6 +228,8 @@ futuredisk_get_ready (void)
       .faultlog_path = faultlog_path,
       .bad_path = bad_path,
       .fail_at_ns = fail_at_ns,
+      .torn = torn,
+      .powercut_after = powercut_after,
   };
   struct fm_err err;
 

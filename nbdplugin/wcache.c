@@ -331,6 +331,14 @@ commit_page (struct wcache *w, struct cpage *c, uint64_t count, uint64_t offset)
 }
 
 static int
+discard_page (struct wcache *w, struct cpage *c, uint64_t count,
+              uint64_t offset)
+{
+  discard_blocks (w, c, block_mask (c->page, count, offset));
+  return 0;
+}
+
+static int
 supersede_page (struct wcache *w, struct cpage *c, uint64_t count,
                 uint64_t offset)
 {
@@ -352,6 +360,12 @@ int
 wcache_commit (struct wcache *w, uint64_t count, uint64_t offset)
 {
   return each_overlapping (w, count, offset, commit_page);
+}
+
+void
+wcache_discard (struct wcache *w, uint64_t count, uint64_t offset)
+{
+  each_overlapping (w, count, offset, discard_page);
 }
 
 uint64_t

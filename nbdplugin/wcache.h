@@ -45,6 +45,9 @@ extern int wcache_commit (struct wcache *w, uint64_t count, uint64_t offset);
  */
 extern int wcache_supersede (struct wcache *w, uint64_t count, uint64_t offset);
 
+/* Forget the cached bytes of a range without writing them (power cut). */
+extern void wcache_discard (struct wcache *w, uint64_t count, uint64_t offset);
+
 extern uint64_t wcache_dirty_bytes (const struct wcache *w);
 
 /* Call fn for each page-aligned run of cached pages in a range, in order

@@ -167,6 +167,18 @@ fm_disk_extend (struct fm_disk *d, uint64_t ns)
   return d->t_free;
 }
 
+void
+fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
+{
+  size_t i;
+
+  for (i = 0; i < d->ndirty; i++)
+    fn (opaque, d->dirty[i].lba * d->p.sector, d->dirty[i].n * d->p.sector);
+  d->ndirty = 0;
+  d->dirty_sectors = 0;
+  d->ra.valid = d->ra.running = false;
+}
+
 uint64_t
 fm_disk_dirty_bytes (const struct fm_disk *d)
 {

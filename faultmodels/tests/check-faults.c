@@ -21,7 +21,7 @@ START_TEST (test_kinds)
   ck_assert_str_eq (fm_fault_name (FM_FAULT_URE), "ure");
   ck_assert_int_eq (fm_fault_parse ("gremlin", &k, &err), -1);
   ck_assert_str_eq (err.msg, "unknown fault kind 'gremlin' (kinds: ure, "
-                             "disk-failure)");
+                             "disk-failure, powercut, torn-write)");
 }
 END_TEST
 

@@ -164,8 +164,9 @@ END_TEST
 START_TEST (test_fuzz)
 {
   struct emu *e = make ();
-  static const char *const seeds[] = {"mark ", "set ",      "stats",
-                                      "clear", "set time=", "set think="};
+  static const char *const seeds[] = {"mark ",       "set ",      "stats",
+                                      "clear",       "set time=", "set think=",
+                                      "inject ure ", "inject ",   "powercut"};
   char line[300];
   uint64_t i;
 
@@ -174,7 +175,8 @@ START_TEST (test_fuzz)
     size_t len = fm_below (h, sizeof line), k = 0;
 
     if (h & 1) { /* start from a real command half the time */
-      const char *s = seeds[fm_below (h >> 8, 8)];
+      const char *s =
+          seeds[fm_below (fm_hash (77, 2, i, 0), sizeof seeds / sizeof *seeds)];
       k = strlen (s) < len ? strlen (s) : len;
       memcpy (line, s, k);
     }

@@ -172,3 +172,71 @@ def test_ber_marginal_sectors_are_logged(server, workdir):
 def test_bad_ber(value, message):
     p = run_nbdkit("roadmap-2006", "size=64M", f"ber={value}")
     assert p.returncode != 0 and message in p.stderr, p.stderr
+
+
+def test_powercut_loses_exactly_the_unflushed(server, workdir):
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2006", "size=64M", f"faultlog={log}", "torn=0.5",
+               "seed=9")
+    h = s.connect()
+    rng = random.Random(9)
+    durable = bytearray(64 << 20)
+    acked = bytearray(64 << 20)
+    for i in range(120):
+        n = 512 * rng.randrange(1, 64)
+        off = 512 * rng.randrange(0, ((64 << 20) - n) // 512)
+        data = bytes([i % 250 + 1]) * n
+        fua = rng.random() < 0.2
+        h.pwrite(data, off, nbd.CMD_FLAG_FUA if fua else 0)
+        acked[off:off + n] = data
+        if fua:
+            durable[off:off + n] = data
+        if i == 80:
+            h.flush()
+            durable[:] = acked
+    rc, reply = s.ctl_cmd("powercut")
+    assert rc == 0 and reply["powercut"] is True
+    lost = bytearray(64 << 20)
+    events = [e for e in read_log(log) if e["kind"] == "powercut"]
+    assert events[0]["length"] == 0 and "dirty bytes" in events[0]["detail"]
+    for e in events[1:]:
+        lost[e["offset"]:e["offset"] + e["length"]] = b"\x01" * e["length"]
+    assert any(lost)
+    disk = h.pread(64 << 20, 0)
+    for i in range(0, 64 << 20, 512):
+        want = durable if lost[i] else acked
+        assert disk[i:i + 512] == want[i:i + 512], i
+    rc, st = s.ctl_cmd("stats")
+    assert st["stats"]["faults"]["powercut"] == len(events)
+    assert st["stats"]["faults"]["torn-write"] == sum(
+        1 for e in read_log(log) if e["kind"] == "torn-write")
+    # The disk comes back at once and keeps working.
+    h.pwrite(b"after" * 100, 0)
+    h.flush()
+    assert h.pread(500, 0) == b"after" * 100
+
+
+def test_powercut_after(server, workdir):
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2006", "size=64M", f"faultlog={log}",
+               "powercut-after=3")
+    h = s.connect()
+    h.pwrite(b"1" * 4096, 0)
+    h.flush()
+    h.pwrite(b"2" * 4096, 0)
+    h.pwrite(b"3" * 4096, 1 << 20)  # the third write: then power goes
+    assert h.pread(4096, 0) == b"1" * 4096
+    assert h.pread(4096, 1 << 20) == bytes(4096)
+    kinds = [e["kind"] for e in read_log(log)]
+    assert kinds[0] == "powercut" and "powercut-after" in \
+        read_log(log)[0]["detail"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["torn=2"], "torn: 2 is out of range [0, 1]"),
+    (["powercut-after=0"], "powercut-after: 0 is out of range"),
+    (["powercut-after=soon"], "powercut-after: 'soon' is not a"),
+])
+def test_bad_powercut_parameter(args, message):
+    p = run_nbdkit("roadmap-2006", "size=64M", *args)
+    assert p.returncode != 0 and message in p.stderr, p.stderr

@@ -115,6 +115,13 @@ extern uint64_t fm_disk_extend (struct fm_disk *d, uint64_t ns);
  */
 extern uint64_t fm_disk_busy_until (const struct fm_disk *d);
 
+/* Power is cut: everything in the write cache is lost.  Calls fn for each
+ * dirty extent (bytes, ascending) before forgetting it, so the caller can
+ * decide what reached the media; the drive comes back idle, caches empty.
+ */
+extern void fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn,
+                              void *opaque);
+
 /* Bytes of acknowledged writes not yet on the media. */
 extern uint64_t fm_disk_dirty_bytes (const struct fm_disk *d);
 

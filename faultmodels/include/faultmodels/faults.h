@@ -19,7 +19,13 @@
      "unrecoverable read error: reads of the sector fail with EIO after the "  \
      "drive's error recovery time, until the sector is rewritten")             \
   X (DISK_FAILURE, "disk-failure",                                             \
-     "the whole disk failed: every request fails with EIO")
+     "the whole disk failed: every request fails with EIO")                    \
+  X (POWERCUT, "powercut",                                                     \
+     "power was cut: acknowledged writes still in the volatile cache are "     \
+     "lost")                                                                   \
+  X (TORN_WRITE, "torn-write",                                                 \
+     "a cached write was part way onto the media when power went: a prefix "   \
+     "of its sectors survived, the rest did not")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
