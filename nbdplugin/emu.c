@@ -158,6 +158,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
         .seed = cfg->seed,
         .ber = cfg->profile.ber,
         .erc_ns = cfg->profile.erc_ns,
+        .ure_recover = cfg->ure_recover,
         .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
     };
     e->faults = dfaults_new (&fc, err);

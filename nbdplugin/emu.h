@@ -38,6 +38,7 @@ struct emu_config {
   const char *bad_path;       /* bad=FILE to inject at start, or NULL */
   uint64_t fail_at_ns;        /* whole-disk failure; 0: never */
   double torn;                /* chance a cached write is torn at a cut */
+  double ure_recover;         /* chance a failing read succeeds on retry */
   uint64_t powercut_after;    /* cut power after this many writes; 0: no */
 };
 

@@ -8,6 +8,7 @@
 #include "errmsg.h"
 #include "faults.h"
 #include "faultmodels/units.h"
+#include "faultmodels/rng.h"
 #include "json.h"
 
 struct dfaults {
@@ -18,6 +19,8 @@ struct dfaults {
   uint64_t seed;
   double ber, p_sector; /* ber and the chance a sector is unreadable */
   uint64_t generation;  /* writes so far: the re-roll's generation */
+  double recover;       /* chance a failing read succeeds on retry */
+  uint64_t attempts;    /* reads that ran into a bad sector so far */
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
@@ -74,6 +77,7 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
       cfg->ber > 0 ? fm_ure_sector_probability (cfg->ber, cfg->sector) : 0;
   f->erc_ns = cfg->erc_ns;
   f->fail_at_ns = cfg->fail_at_ns;
+  f->recover = cfg->ure_recover;
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
     snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", cfg->log_path,
               fd_strerror (errno));
@@ -182,21 +186,39 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   *extra_ns = 0;
   if (failed_disk (f, now, err) == -1)
     return -1;
-  if (count == 0 || !fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind))
-    return 0;
-  /* The drive retries the first bad sector until it gives up. */
-  *extra_ns = f->erc_ns;
-  f->hits[kind]++;
-  snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
-            f->erc_ns);
-  log_event (f, now, "trigger", kind, bad * f->sector, bad_n * f->sector,
-             detail);
-  snprintf (err->msg, sizeof err->msg,
-            "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
-            ", %s)",
-            bad, bad * f->sector, fm_fault_name (kind));
-  errno = EIO;
-  return -1;
+  while (count > 0 &&
+         fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
+    /* The drive retries the bad sector until it gives up ... */
+    *extra_ns += f->erc_ns;
+    f->attempts++;
+    if (f->recover > 0 && fm_unit (fm_hash (f->seed, FM_STREAM_URE_RETRY, bad,
+                                            f->attempts)) < f->recover) {
+      /* ... or until a retry reads it after all: the data comes back and
+       * the drive rewrites the sector, which reads again from now on.
+       */
+      snprintf (detail, sizeof detail,
+                "recovered on retry after erc_ns=%" PRIu64, f->erc_ns);
+      log_event (f, now, "recover", kind, bad * f->sector, f->sector, detail);
+      if (fm_faultmap_clear (f->map, bad, 1) == -1) {
+        snprintf (err->msg, sizeof err->msg, "out of memory");
+        errno = ENOMEM;
+        return -1;
+      }
+      continue;
+    }
+    f->hits[kind]++;
+    snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
+              f->erc_ns);
+    log_event (f, now, "trigger", kind, bad * f->sector, bad_n * f->sector,
+               detail);
+    snprintf (err->msg, sizeof err->msg,
+              "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
+              ", %s)",
+              bad, bad * f->sector, fm_fault_name (kind));
+    errno = EIO;
+    return -1;
+  }
+  return 0;
 }
 
 int

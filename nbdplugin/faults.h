@@ -27,6 +27,7 @@ struct dfaults_config {
   uint64_t seed;
   double ber; /* unrecoverable read errors per bit; 0 = none */
   uint64_t erc_ns;
+  double ure_recover;  /* chance a failing read succeeds on retry */
   uint64_t fail_at_ns; /* UINT64_MAX: never fails */
 };
 

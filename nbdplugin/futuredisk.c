@@ -42,6 +42,7 @@ static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
 static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
 static double ber = -1;              /* ber=; -1 = the profile's */
 static double torn;                  /* torn=: chance a cut tears a write */
+static double ure_recover;           /* ure-recover=: retry succeeds */
 static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
@@ -133,8 +134,9 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
-  else if (strcmp (key, "torn") == 0) {
-    if (fm_parse_double ("torn", value, 0, 1, &torn, &err) == -1) {
+  else if (strcmp (key, "torn") == 0 || strcmp (key, "ure-recover") == 0) {
+    if (fm_parse_double (key, value, 0, 1, key[0] == 't' ? &torn : &ure_recover,
+                         &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
@@ -210,6 +212,7 @@ futuredisk_config_complete (void)
   "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
   "line.\n"                                                                    \
   "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
+  "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
   "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
@@ -229,6 +232,7 @@ futuredisk_get_ready (void)
       .bad_path = bad_path,
       .fail_at_ns = fail_at_ns,
       .torn = torn,
+      .ure_recover = ure_recover,
       .powercut_after = powercut_after,
   };
   struct fm_err err;

@@ -596,6 +596,45 @@ START_TEST (test_powercut)
 }
 END_TEST
 
+/* ure-recover=: a share of failing reads succeed on retry (and the
+ * sector reads from then on); the rest fail with EIO.  Deterministic.
+ */
+START_TEST (test_ure_recover)
+{
+  struct emu_config cfg = {
+      .seed = 8, .think_zero = true, .wall_ns = wall, .ure_recover = 0.3};
+  struct emu *e[2];
+  struct emu_result r;
+  struct fm_err err;
+  char buf[512];
+  int k, i, ok[2] = {0, 0};
+
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  cfg.profile.erc_ns = 1000;
+  for (k = 0; k < 2; k++) {
+    e[k] = emu_new (&cfg, &err);
+    ck_assert_ptr_nonnull (e[k]);
+    for (i = 0; i < 400; i++)
+      ck_assert_int_eq (
+          emu_inject (e[k], FM_FAULT_URE, i * 65536, 1, "t", &err), 0);
+    for (i = 0; i < 400; i++) {
+      int rc = emu_pread (e[k], buf, 512, i * 65536, &r, &err);
+      ok[k] += rc == 0;
+      /* A recovered sector reads from now on. */
+      if (rc == 0)
+        ck_assert_int_eq (emu_pread (e[k], buf, 512, i * 65536, &r, &err), 0);
+    }
+  }
+  ck_assert_int_eq (ok[0], ok[1]);
+  /* 120 expected; binomial sd 9.2. */
+  ck_assert_msg (ok[0] > 120 - 40 && ok[0] < 120 + 40, "%d recovered", ok[0]);
+  emu_free (e[0]);
+  emu_free (e[1]);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -604,7 +643,7 @@ main (void)
       {"clock", test_clock},       {"extents", test_extents},
       {"stats", test_stats},       {"partial_blocks", test_partial_blocks},
       {"faults", test_faults},     {"ber_order", test_ber_order},
-      {"powercut", test_powercut},
+      {"powercut", test_powercut}, {"ure_recover", test_ure_recover},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);
