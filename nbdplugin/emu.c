@@ -159,6 +159,8 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
         .ber = cfg->profile.ber,
         .erc_ns = cfg->profile.erc_ns,
         .ure_recover = cfg->ure_recover,
+        .lost_write = cfg->lost_write,
+        .misdirected_write = cfg->misdirected_write,
         .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
     };
     e->faults = dfaults_new (&fc, err);
@@ -447,17 +449,23 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
   struct fm_timing t;
   int ret;
 
+  bool apply = true;
+  uint64_t at = offset; /* where the bytes land */
+
   pthread_mutex_lock (&e->lock);
   submit (e, FM_OP_WRITE, count, offset, fua, r, &t);
   e->c.writes++;
   e->c.bytes_written += count;
   ret = destage_failed (e, err);
-  if (ret == 0)
-    ret = dfaults_write (e->faults, r->arrival_ns, offset, count, err);
-  if (ret == 0 && t.write_cached) {
-    if (wcache_write (e->wc, buf, count, offset) == -1)
+  if (ret == 0) {
+    apply = dfaults_fate (e->faults, r->arrival_ns, offset, count, &at);
+    if (apply)
+      ret = dfaults_write (e->faults, r->arrival_ns, at, count, err);
+  }
+  if (ret == 0 && apply && t.write_cached) {
+    if (wcache_write (e->wc, buf, count, at) == -1)
       ret = store_failed (e, err);
-  } else if (ret == 0 && wcache_supersede (e->wc, count, offset) == -1) {
+  } else if (ret == 0 && apply && wcache_supersede (e->wc, count, at) == -1) {
     /* Straight to the media: older cached bytes there are superseded. */
     ret = store_failed (e, err);
   }
@@ -465,8 +473,8 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
   if (ret == 0 && ++e->writes_seen == e->powercut_after)
     ret = powercut (e, "powercut-after", err);
   pthread_mutex_unlock (&e->lock);
-  if (ret == 0 && !t.write_cached &&
-      e->store->ops->write (e->store, buf, count, offset) == -1)
+  if (ret == 0 && apply && !t.write_cached &&
+      e->store->ops->write (e->store, buf, count, at) == -1)
     ret = store_failed (e, err);
   replied (e, r);
   return ret;

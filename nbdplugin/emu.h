@@ -39,6 +39,8 @@ struct emu_config {
   uint64_t fail_at_ns;        /* whole-disk failure; 0: never */
   double torn;                /* chance a cached write is torn at a cut */
   double ure_recover;         /* chance a failing read succeeds on retry */
+  double lost_write;          /* chance a write is acknowledged, not done */
+  double misdirected_write;   /* chance a write lands near its target */
   uint64_t powercut_after;    /* cut power after this many writes; 0: no */
 };
 

@@ -17,10 +17,12 @@ struct dfaults {
   uint32_t sector;
   uint64_t size;
   uint64_t seed;
-  double ber, p_sector; /* ber and the chance a sector is unreadable */
-  uint64_t generation;  /* writes so far: the re-roll's generation */
-  double recover;       /* chance a failing read succeeds on retry */
-  uint64_t attempts;    /* reads that ran into a bad sector so far */
+  double ber, p_sector;     /* ber and the chance a sector is unreadable */
+  uint64_t generation;      /* writes so far: the re-roll's generation */
+  double recover;           /* chance a failing read succeeds on retry */
+  uint64_t attempts;        /* reads that ran into a bad sector so far */
+  double lost, misdirected; /* chance a write is lost / lands elsewhere */
+  uint64_t writes;          /* writes whose fate was decided so far */
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
@@ -78,6 +80,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   f->erc_ns = cfg->erc_ns;
   f->fail_at_ns = cfg->fail_at_ns;
   f->recover = cfg->ure_recover;
+  f->lost = cfg->lost_write;
+  f->misdirected = cfg->misdirected_write;
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
     snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", cfg->log_path,
               fd_strerror (errno));
@@ -144,9 +148,12 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       break;
     case FM_FAULT_POWERCUT:
     case FM_FAULT_TORN_WRITE:
+    case FM_FAULT_LOST_WRITE:
+    case FM_FAULT_MISDIRECTED_WRITE:
       snprintf (err->msg, sizeof err->msg,
-                "inject %s: not a fault of sectors; use the powercut "
-                "command or powercut-after=",
+                "inject %s: not a fault of sectors; it happens to writes "
+                "(powercut, powercut-after=, lost-write=, "
+                "misdirected-write=)",
                 fm_fault_name (kind));
       return -1;
     case FM_FAULT_NKINDS:
@@ -257,6 +264,42 @@ oom:
   snprintf (err->msg, sizeof err->msg, "out of memory");
   errno = ENOMEM;
   return -1;
+}
+
+bool
+dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
+              uint64_t *actual)
+{
+  uint64_t h = fm_hash (f->seed, FM_STREAM_WRITE, ++f->writes, 0);
+  double u = fm_unit (h);
+  char detail[96];
+
+  *actual = offset;
+  if (now >= f->fail_at_ns)
+    return true; /* a failed disk fails it (dfaults_write) */
+  if (u < f->lost) {
+    f->hits[FM_FAULT_LOST_WRITE]++;
+    log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
+               "acknowledged, never written");
+    return false;
+  }
+  if (u < f->lost + f->misdirected) {
+    /* Up to 64 sectors either way, whole sectors, inside the disk. */
+    uint64_t d =
+        f->sector *
+        (1 + fm_below (fm_hash (f->seed, FM_STREAM_WRITE, f->writes, 1), 64));
+    bool down = (h & 1) && offset >= d;
+    if (!down && offset + count + d > f->size)
+      down = offset >= d;
+    if (!down && offset + count + d > f->size)
+      return true; /* nowhere else to land: written where meant */
+    *actual = down ? offset - d : offset + d;
+    f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
+    snprintf (detail, sizeof detail, "landed at byte %" PRIu64, *actual);
+    log_event (f, now, "trigger", FM_FAULT_MISDIRECTED_WRITE, offset, count,
+               detail);
+  }
+  return true;
 }
 
 int

@@ -27,8 +27,10 @@ struct dfaults_config {
   uint64_t seed;
   double ber; /* unrecoverable read errors per bit; 0 = none */
   uint64_t erc_ns;
-  double ure_recover;  /* chance a failing read succeeds on retry */
-  uint64_t fail_at_ns; /* UINT64_MAX: never fails */
+  double ure_recover;       /* chance a failing read succeeds on retry */
+  double lost_write;        /* chance a write is acknowledged, not done */
+  double misdirected_write; /* chance a write lands near its target */
+  uint64_t fail_at_ns;      /* UINT64_MAX: never fails */
 };
 
 /* With ber > 0 the fresh disk's marginal sectors are in the map (and the
@@ -60,6 +62,14 @@ extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
                          struct fm_err *err);
 extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
                           uint64_t count, struct fm_err *err);
+
+/* What becomes of the next write of [offset, offset+count): false if it
+ * is lost (acknowledged, never written); else true with *actual the byte
+ * offset where it lands (offset itself, or nearby if misdirected).  Call
+ * before dfaults_write for that write, with the landing place.
+ */
+extern bool dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset,
+                          uint64_t count, uint64_t *actual);
 
 /* Record an event the emulator produced itself (power cuts, torn
  * writes): logged, and counted under `kind`.

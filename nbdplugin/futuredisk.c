@@ -43,6 +43,8 @@ static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
 static double ber = -1;              /* ber=; -1 = the profile's */
 static double torn;                  /* torn=: chance a cut tears a write */
 static double ure_recover;           /* ure-recover=: retry succeeds */
+static double lost_write;            /* lost-write=: chance per write */
+static double misdirected_write;     /* misdirected-write=: per write */
 static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
@@ -134,9 +136,14 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
-  else if (strcmp (key, "torn") == 0 || strcmp (key, "ure-recover") == 0) {
-    if (fm_parse_double (key, value, 0, 1, key[0] == 't' ? &torn : &ure_recover,
-                         &err) == -1) {
+  else if (strcmp (key, "torn") == 0 || strcmp (key, "ure-recover") == 0 ||
+           strcmp (key, "lost-write") == 0 ||
+           strcmp (key, "misdirected-write") == 0) {
+    double *out = key[0] == 't'   ? &torn
+                  : key[0] == 'u' ? &ure_recover
+                  : key[0] == 'l' ? &lost_write
+                                  : &misdirected_write;
+    if (fm_parse_double (key, value, 0, 1, out, &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
@@ -213,6 +220,8 @@ futuredisk_config_complete (void)
   "line.\n"                                                                    \
   "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
   "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
+  "lost-write=P         Chance a write is acknowledged but never written.\n"   \
+  "misdirected-write=P  Chance a write lands near its target instead.\n"       \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
   "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
@@ -233,6 +242,8 @@ futuredisk_get_ready (void)
       .fail_at_ns = fail_at_ns,
       .torn = torn,
       .ure_recover = ure_recover,
+      .lost_write = lost_write,
+      .misdirected_write = misdirected_write,
       .powercut_after = powercut_after,
   };
   struct fm_err err;

@@ -283,7 +283,8 @@ START_TEST (test_stats)
       "\"rotation_ns\": ",
       "\"transfer_ns\": ",
       "\"faults\": {\"ure\": 0, \"disk-failure\": 0, \"powercut\": 0, "
-      "\"torn-write\": 0, \"faulty_sectors\": 0}",
+      "\"torn-write\": 0, \"lost-write\": 0, \"misdirected-write\": 0, "
+      "\"faulty_sectors\": 0}",
   };
   size_t i;
 
@@ -635,15 +636,95 @@ START_TEST (test_ure_recover)
 }
 END_TEST
 
+/* lost-write= and misdirected-write=: replaying the writes as the fault
+ * log says they went (lost ones skipped, misdirected ones where they
+ * landed) gives exactly what the disk holds.
+ */
+START_TEST (test_write_faults)
+{
+  enum {
+    N = 600
+  };
+  struct emu_config cfg = {.seed = 13,
+                           .think_zero = true,
+                           .wall_ns = wall,
+                           .lost_write = 0.1,
+                           .misdirected_write = 0.1};
+  char dir[64], log[128], line[512];
+  unsigned char *want = calloc (1, SIZE), *buf = malloc (SIZE);
+  static uint64_t landed[N]; /* where write i went; UINT64_MAX: lost */
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  FILE *fp;
+  int i, lost = 0, moved = 0;
+
+  fd_check_tmpdir ("emu", dir, sizeof dir);
+  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
+  cfg.faultlog_path = log;
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  e = emu_new (&cfg, &err);
+  ck_assert_ptr_nonnull (e);
+  /* Write i goes to its own 64 KiB slot, so the log names it by offset. */
+  for (i = 0; i < N; i++) {
+    memset (buf, i % 251 + 1, 4096);
+    ck_assert_int_eq (emu_pwrite (e, buf, 4096, (uint64_t)i * 65536 + 8192,
+                                  i % 3 == 0, &r, &err),
+                      0);
+    landed[i] = (uint64_t)i * 65536 + 8192;
+  }
+  ck_assert_int_eq (emu_flush (e, &r, &err), 0);
+  fp = fopen (log, "r");
+  ck_assert_ptr_nonnull (fp);
+  while (fgets (line, sizeof line, fp)) {
+    uint64_t off = strtoull (strstr (line, "\"offset\": ") + 10, NULL, 10);
+    int w = (int)((off - 8192) / 65536);
+
+    ck_assert_int_lt (w, N);
+    if (strstr (line, "\"lost-write\"")) {
+      landed[w] = UINT64_MAX;
+      lost++;
+    } else if (strstr (line, "\"misdirected-write\"")) {
+      landed[w] = strtoull (strstr (line, "landed at byte ") + 15, NULL, 10);
+      ck_assert_uint_ne (landed[w], off);
+      moved++;
+    }
+  }
+  fclose (fp);
+  for (i = 0; i < N; i++)
+    if (landed[i] != UINT64_MAX)
+      memset (want + landed[i], i % 251 + 1, 4096);
+  ck_assert_int_eq (emu_pread (e, buf, SIZE, 0, &r, &err), 0);
+  ck_assert_msg (memcmp (buf, want, SIZE) == 0,
+                 "the disk is not what the log says");
+  /* 60 of each expected (binomial sd 7.3). */
+  ck_assert_msg (lost > 30 && lost < 90, "%d lost", lost);
+  ck_assert_msg (moved > 30 && moved < 90, "%d misdirected", moved);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (want);
+  free (buf);
+}
+END_TEST
+
 int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"shadow", test_shadow},     {"volatile_cache", test_volatile_cache},
-      {"clock", test_clock},       {"extents", test_extents},
-      {"stats", test_stats},       {"partial_blocks", test_partial_blocks},
-      {"faults", test_faults},     {"ber_order", test_ber_order},
-      {"powercut", test_powercut}, {"ure_recover", test_ure_recover},
+      {"shadow", test_shadow},
+      {"volatile_cache", test_volatile_cache},
+      {"clock", test_clock},
+      {"extents", test_extents},
+      {"stats", test_stats},
+      {"partial_blocks", test_partial_blocks},
+      {"faults", test_faults},
+      {"ber_order", test_ber_order},
+      {"powercut", test_powercut},
+      {"ure_recover", test_ure_recover},
+      {"write_faults", test_write_faults},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);

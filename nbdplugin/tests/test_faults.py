@@ -235,6 +235,8 @@ def test_powercut_after(server, workdir):
 @pytest.mark.parametrize("args,message", [
     (["torn=2"], "torn: 2 is out of range [0, 1]"),
     (["ure-recover=-0.1"], "ure-recover: -0.1 is out of range [0, 1]"),
+    (["lost-write=x"], "lost-write: 'x' is not a number"),
+    (["misdirected-write=1.5"], "misdirected-write: 1.5 is out of range"),
     (["powercut-after=0"], "powercut-after: 0 is out of range"),
     (["powercut-after=soon"], "powercut-after: 'soon' is not a"),
 ])

@@ -25,7 +25,12 @@
      "lost")                                                                   \
   X (TORN_WRITE, "torn-write",                                                 \
      "a cached write was part way onto the media when power went: a prefix "   \
-     "of its sectors survived, the rest did not")
+     "of its sectors survived, the rest did not")                              \
+  X (LOST_WRITE, "lost-write",                                                 \
+     "a write was acknowledged but never written: the old data stays")         \
+  X (MISDIRECTED_WRITE, "misdirected-write",                                   \
+     "a write landed near the intended place instead: the target keeps old "   \
+     "data, the victim is overwritten")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
