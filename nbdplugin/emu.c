@@ -161,6 +161,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
         .ure_recover = cfg->ure_recover,
         .lost_write = cfg->lost_write,
         .misdirected_write = cfg->misdirected_write,
+        .flip_rate = cfg->flip_rate,
         .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
     };
     e->faults = dfaults_new (&fc, err);
@@ -417,6 +418,7 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
 {
   struct fm_timing t;
   bool copied = false;
+  uint64_t *flips = NULL, nflips = 0, i;
   int ret = 0;
 
   pthread_mutex_lock (&e->lock);
@@ -426,6 +428,8 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
   ret = destage_failed (e, err);
   if (ret == 0)
     ret = read_faults (e, count, offset, r, err);
+  if (ret == 0)
+    nflips = dfaults_flips (e->faults, r->arrival_ns, offset, count, &flips);
   /* Cached data must be read with the cache held still. */
   if (ret == 0 && wcache_intersects (e->wc, count, offset)) {
     copied = true;
@@ -438,6 +442,10 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
   if (ret == 0 && !copied &&
       e->store->ops->read (e->store, buf, count, offset) == -1)
     ret = store_failed (e, err);
+  /* Silent corruption on the way out: the media keeps the right bits. */
+  for (i = 0; ret == 0 && i < nflips; i++)
+    ((unsigned char *)buf)[flips[i] / 8] ^= 1u << (flips[i] % 8);
+  free (flips);
   replied (e, r);
   return ret;
 }

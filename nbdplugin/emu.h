@@ -41,6 +41,7 @@ struct emu_config {
   double ure_recover;         /* chance a failing read succeeds on retry */
   double lost_write;          /* chance a write is acknowledged, not done */
   double misdirected_write;   /* chance a write lands near its target */
+  double flip_rate;           /* bit flips on the read path, per bit read */
   uint64_t powercut_after;    /* cut power after this many writes; 0: no */
 };
 

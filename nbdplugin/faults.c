@@ -23,6 +23,8 @@ struct dfaults {
   uint64_t attempts;        /* reads that ran into a bad sector so far */
   double lost, misdirected; /* chance a write is lost / lands elsewhere */
   uint64_t writes;          /* writes whose fate was decided so far */
+  double flip_rate;         /* bit flips per bit read */
+  uint64_t reads;           /* reads so far: each draws its own flips */
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
@@ -80,6 +82,7 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   f->erc_ns = cfg->erc_ns;
   f->fail_at_ns = cfg->fail_at_ns;
   f->recover = cfg->ure_recover;
+  f->flip_rate = cfg->flip_rate;
   f->lost = cfg->lost_write;
   f->misdirected = cfg->misdirected_write;
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
@@ -150,10 +153,11 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
     case FM_FAULT_TORN_WRITE:
     case FM_FAULT_LOST_WRITE:
     case FM_FAULT_MISDIRECTED_WRITE:
+    case FM_FAULT_FLIP:
       snprintf (err->msg, sizeof err->msg,
-                "inject %s: not a fault of sectors; it happens to writes "
+                "inject %s: not a fault of sectors; it happens to requests "
                 "(powercut, powercut-after=, lost-write=, "
-                "misdirected-write=)",
+                "misdirected-write=, flip-rate=)",
                 fm_fault_name (kind));
       return -1;
     case FM_FAULT_NKINDS:
@@ -264,6 +268,32 @@ oom:
   snprintf (err->msg, sizeof err->msg, "out of memory");
   errno = ENOMEM;
   return -1;
+}
+
+uint64_t
+dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
+               uint64_t **bits)
+{
+  uint64_t k, j;
+
+  *bits = NULL;
+  if (f->flip_rate <= 0 || count == 0)
+    return 0;
+  f->reads++;
+  k = fm_flip_count (f->seed, f->reads, count * 8, f->flip_rate);
+  if (k == 0 || (*bits = malloc (k * sizeof **bits)) == NULL)
+    return 0; /* no memory to corrupt with: the read is clean */
+  for (j = 0; j < k; j++) {
+    char detail[48];
+    uint64_t b = fm_flip_bit (f->seed, f->reads, j, count * 8);
+
+    (*bits)[j] = b;
+    snprintf (detail, sizeof detail, "bit %u of the byte flipped",
+              (unsigned)(b % 8));
+    f->hits[FM_FAULT_FLIP]++;
+    log_event (f, now, "trigger", FM_FAULT_FLIP, offset + b / 8, 1, detail);
+  }
+  return k;
 }
 
 bool

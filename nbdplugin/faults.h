@@ -30,6 +30,7 @@ struct dfaults_config {
   double ure_recover;       /* chance a failing read succeeds on retry */
   double lost_write;        /* chance a write is acknowledged, not done */
   double misdirected_write; /* chance a write lands near its target */
+  double flip_rate;         /* bit flips on the read path, per bit read */
   uint64_t fail_at_ns;      /* UINT64_MAX: never fails */
 };
 
@@ -70,6 +71,14 @@ extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
  */
 extern bool dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset,
                           uint64_t count, uint64_t *actual);
+
+/* Bit flips on the read path for a read of [offset, offset+count): the
+ * number of flips, and in *bits (malloc'd, caller frees) the bit index of
+ * each in the read's buffer; logged and counted.  Flip them after the
+ * copy.  A bit listed twice flips back: the log says so, too.
+ */
+extern uint64_t dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset,
+                               uint64_t count, uint64_t **bits);
 
 /* Record an event the emulator produced itself (power cuts, torn
  * writes): logged, and counted under `kind`.

@@ -45,6 +45,7 @@ static double torn;                  /* torn=: chance a cut tears a write */
 static double ure_recover;           /* ure-recover=: retry succeeds */
 static double lost_write;            /* lost-write=: chance per write */
 static double misdirected_write;     /* misdirected-write=: per write */
+static double flip_rate;             /* flip-rate=: per bit read */
 static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
@@ -153,6 +154,12 @@ futuredisk_config (const char *key, const char *value)
       nbdkit_error ("%s", err.msg);
       return -1;
     }
+  } else if (strcmp (key, "flip-rate") == 0) {
+    /* Up to ~540 flips in nbdkit's largest (64 MiB) read. */
+    if (fm_parse_double ("flip-rate", value, 0, 1e-6, &flip_rate, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
   } else if (strcmp (key, "ber") == 0) {
     if (fm_parse_double ("ber", value, 0, 1e-3, &ber, &err) == -1) {
       nbdkit_error ("%s", err.msg);
@@ -222,6 +229,7 @@ futuredisk_config_complete (void)
   "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
   "lost-write=P         Chance a write is acknowledged but never written.\n"   \
   "misdirected-write=P  Chance a write lands near its target instead.\n"       \
+  "flip-rate=P          Bit flips on the read path, per bit read.\n"           \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
   "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
@@ -244,6 +252,7 @@ futuredisk_get_ready (void)
       .ure_recover = ure_recover,
       .lost_write = lost_write,
       .misdirected_write = misdirected_write,
+      .flip_rate = flip_rate,
       .powercut_after = powercut_after,
   };
   struct fm_err err;

@@ -139,6 +139,22 @@ fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation, double p)
   return fm_unit (fm_hash (seed, FM_STREAM_URE, generation, s + 1)) < p;
 }
 
+uint64_t
+fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits, double rate)
+{
+  /* poisson() keys its uniforms by (stream, UINT64_MAX, 0|1): fold the
+   * read number into the seed so every read gets its own.
+   */
+  return poisson (fm_hash (seed, FM_STREAM_FLIP, read, 0), FM_STREAM_FLIP,
+                  (double)bits * rate);
+}
+
+uint64_t
+fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j, uint64_t bits)
+{
+  return fm_below (fm_hash (seed, FM_STREAM_FLIP, read, j + 1), bits);
+}
+
 /* ---- the fault map: sorted, non-overlapping runs ---- */
 
 struct run {

@@ -284,7 +284,7 @@ START_TEST (test_stats)
       "\"transfer_ns\": ",
       "\"faults\": {\"ure\": 0, \"disk-failure\": 0, \"powercut\": 0, "
       "\"torn-write\": 0, \"lost-write\": 0, \"misdirected-write\": 0, "
-      "\"faulty_sectors\": 0}",
+      "\"flip\": 0, \"faulty_sectors\": 0}",
   };
   size_t i;
 
@@ -710,6 +710,70 @@ START_TEST (test_write_faults)
 }
 END_TEST
 
+/* flip-rate=: reads come back with bits flipped, never an error; the
+ * flipped bits are exactly those the log lists, and the media is intact.
+ */
+START_TEST (test_flips)
+{
+  struct emu_config cfg = {.seed = 17,
+                           .think_zero = true,
+                           .wall_ns = wall,
+                           .flip_rate = 50.0 / ((double)SIZE * 8)};
+  char dir[64], log[128], line[512];
+  unsigned char *seen = calloc (1, SIZE), *logged = calloc (1, SIZE);
+  unsigned char *buf = malloc (1 << 20);
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  FILE *fp;
+  uint64_t off, i, nflips = 0;
+
+  fd_check_tmpdir ("emu", dir, sizeof dir);
+  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
+  cfg.faultlog_path = log;
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  e = emu_new (&cfg, &err);
+  ck_assert_ptr_nonnull (e);
+  /* The disk is all zeros: every set bit that comes back is a flip. */
+  for (off = 0; off < SIZE; off += 1 << 20) {
+    ck_assert_int_eq (emu_pread (e, buf, 1 << 20, off, &r, &err), 0);
+    for (i = 0; i < 1 << 20; i++)
+      seen[off + i] = buf[i];
+  }
+  fp = fopen (log, "r");
+  ck_assert_ptr_nonnull (fp);
+  while (fgets (line, sizeof line, fp)) {
+    uint64_t at = strtoull (strstr (line, "\"offset\": ") + 10, NULL, 10);
+    unsigned bit = (unsigned)atoi (strstr (line, "\"bit ") + 5);
+
+    ck_assert_ptr_nonnull (strstr (line, "\"kind\": \"flip\""));
+    logged[at] ^= 1u << bit;
+    nflips++;
+  }
+  fclose (fp);
+  ck_assert_msg (memcmp (seen, logged, SIZE) == 0,
+                 "the flipped bits are not the logged ones");
+  ck_assert_msg (nflips > 50 - 30 && nflips < 50 + 30, "%llu flips",
+                 (unsigned long long)nflips);
+  /* Without flips enabled the same disk reads back all zeros. */
+  emu_free (e);
+  cfg.flip_rate = 0;
+  cfg.faultlog_path = NULL;
+  e = emu_new (&cfg, &err);
+  ck_assert_int_eq (emu_pread (e, buf, 1 << 20, 0, &r, &err), 0);
+  for (i = 0; i < 1 << 20; i++)
+    ck_assert_int_eq (buf[i], 0);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (seen);
+  free (logged);
+  free (buf);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -725,6 +789,7 @@ main (void)
       {"powercut", test_powercut},
       {"ure_recover", test_ure_recover},
       {"write_faults", test_write_faults},
+      {"flips", test_flips},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);

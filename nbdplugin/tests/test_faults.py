@@ -237,9 +237,27 @@ def test_powercut_after(server, workdir):
     (["ure-recover=-0.1"], "ure-recover: -0.1 is out of range [0, 1]"),
     (["lost-write=x"], "lost-write: 'x' is not a number"),
     (["misdirected-write=1.5"], "misdirected-write: 1.5 is out of range"),
+    (["flip-rate=1e-3"], "flip-rate: 1e-3 is out of range [0, 1e-06]"),
     (["powercut-after=0"], "powercut-after: 0 is out of range"),
     (["powercut-after=soon"], "powercut-after: 'soon' is not a"),
 ])
 def test_bad_powercut_parameter(args, message):
     p = run_nbdkit("roadmap-2006", "size=64M", *args)
     assert p.returncode != 0 and message in p.stderr, p.stderr
+
+
+def test_flips_are_silent_and_logged(server, workdir):
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2006", "size=64M", "flip-rate=1e-7",
+               f"faultlog={log}", "seed=5")
+    h = s.connect()
+    data = h.pread(64 << 20, 0)  # all zeros on the media; no error
+    flipped = {}
+    for e in read_log(log):
+        assert e["kind"] == "flip" and e["length"] == 1
+        bit = int(e["detail"].split()[1])
+        flipped[e["offset"]] = flipped.get(e["offset"], 0) ^ (1 << bit)
+    changed = {o: m for o, m in flipped.items() if m}
+    assert all(data[o] == m for o, m in changed.items())
+    assert data.count(0) == len(data) - len(changed)  # and nothing else
+    assert len(changed) > 10

@@ -30,7 +30,10 @@
      "a write was acknowledged but never written: the old data stays")         \
   X (MISDIRECTED_WRITE, "misdirected-write",                                   \
      "a write landed near the intended place instead: the target keeps old "   \
-     "data, the victim is overwritten")
+     "data, the victim is overwritten")                                        \
+  X (FLIP, "flip",                                                             \
+     "a bit flipped on the read path: the read succeeded with one bit wrong "  \
+     "(the media holds the right data)")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
@@ -75,6 +78,17 @@ extern uint64_t fm_ure_marginal (uint64_t seed, uint64_t sectors, double p,
  */
 extern bool fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation,
                            double p);
+
+/* How many of `bits` bits read flip, at `rate` per bit: a Poisson count
+ * drawn from (seed, FM_STREAM_FLIP, read) — `read` numbers the reads, so
+ * every read draws afresh (flips on the read path are transient).
+ */
+extern uint64_t fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits,
+                               double rate);
+
+/* Which bit (0 .. bits-1) the j-th flip of that read hits. */
+extern uint64_t fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j,
+                             uint64_t bits);
 
 /* ---- the map of sectors that are faulty ---- */
 
