@@ -31,6 +31,7 @@
 #include "faultmodels/rng.h"
 #include "faultmodels/seek.h"
 #include "internal.h"
+#include "runs.h"
 
 #define R_UNITS FM_ANGLE_UNITS
 
@@ -44,10 +45,6 @@
  * idle timer would never have started.
  */
 #define IDLE_DESTAGE_NS 2000000ULL
-
-struct extent {
-  uint64_t lba, n;
-};
 
 struct stream {
   bool valid;         /* the segment holds data from a read */
@@ -76,10 +73,8 @@ struct fm_disk {
 
   struct stream ra;
 
-  /* Write-back cache: sorted, non-overlapping, non-adjacent extents. */
-  struct extent *dirty;
-  size_t ndirty, dirty_alloc;
-  uint64_t dirty_sectors;
+  /* Write-back cache: the dirty sectors, as merged runs. */
+  struct fm_runs dirty;
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;
@@ -140,7 +135,7 @@ fm_disk_free (struct fm_disk *d)
 {
   if (d) {
     fm_geometry_free (d->g);
-    free (d->dirty);
+    fm_runs_free (&d->dirty);
     free (d);
   }
 }
@@ -172,17 +167,17 @@ fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
 {
   size_t i;
 
-  for (i = 0; i < d->ndirty; i++)
-    fn (opaque, d->dirty[i].lba * d->p.sector, d->dirty[i].n * d->p.sector);
-  d->ndirty = 0;
-  d->dirty_sectors = 0;
+  for (i = 0; i < d->dirty.n; i++)
+    fn (opaque, d->dirty.v[i].first * d->p.sector,
+        d->dirty.v[i].n * d->p.sector);
+  fm_runs_empty (&d->dirty);
   d->ra.valid = d->ra.running = false;
 }
 
 uint64_t
 fm_disk_dirty_bytes (const struct fm_disk *d)
 {
-  return d->dirty_sectors * d->p.sector;
+  return d->dirty.total * d->p.sector;
 }
 
 void
@@ -451,116 +446,30 @@ stream_extend (struct fm_disk *d, uint64_t end, uint64_t t)
 
 /* ---- write-back cache ---- */
 
-/* Index of the first extent ending after lba. */
-static size_t
-dirty_find (const struct fm_disk *d, uint64_t lba)
-{
-  size_t lo = 0, hi = d->ndirty;
-
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (d->dirty[mid].lba + d->dirty[mid].n <= lba)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 static bool
 dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
 {
-  size_t i = dirty_find (d, lba);
+  size_t i = fm_runs_find (&d->dirty, lba);
 
-  return i < d->ndirty && d->dirty[i].lba <= lba &&
-         d->dirty[i].lba + d->dirty[i].n >= lba + n;
+  return i < d->dirty.n && d->dirty.v[i].first <= lba &&
+         d->dirty.v[i].first + d->dirty.v[i].n >= lba + n;
 }
 
+/* A model that cannot track its cache is unusable: out of memory here
+ * aborts.
+ */
 static void
 dirty_remove (struct fm_disk *d, uint64_t lba, uint64_t n)
 {
-  uint64_t end = lba + n;
-  size_t i = dirty_find (d, lba);
-
-  while (i < d->ndirty && d->dirty[i].lba < end) {
-    struct extent *e = &d->dirty[i];
-    uint64_t e_end = e->lba + e->n;
-
-    if (e->lba < lba && e_end > end) {
-      /* Split: [e->lba, lba) stays here, [end, e_end) is inserted after.
-       * The caller reserved room (dirty_add) or we never split (trim of a
-       * range inside one extent needs one more slot: reserve it now).
-       */
-      if (d->ndirty == d->dirty_alloc) {
-        size_t na = d->dirty_alloc ? 2 * d->dirty_alloc : 64;
-        struct extent *ne = realloc (d->dirty, na * sizeof *ne);
-        if (ne == NULL)
-          abort (); /* a model that cannot track its cache is unusable */
-        d->dirty = ne;
-        d->dirty_alloc = na;
-        e = &d->dirty[i];
-      }
-      memmove (&d->dirty[i + 2], &d->dirty[i + 1],
-               (d->ndirty - i - 1) * sizeof *e);
-      d->dirty[i + 1].lba = end;
-      d->dirty[i + 1].n = e_end - end;
-      e->n = lba - e->lba;
-      d->ndirty++;
-      d->dirty_sectors -= n;
-      return;
-    }
-    if (e->lba < lba) { /* keep the head of e */
-      d->dirty_sectors -= e_end - lba;
-      e->n = lba - e->lba;
-      i++;
-    } else if (e_end > end) { /* keep the tail of e */
-      d->dirty_sectors -= end - e->lba;
-      e->n = e_end - end;
-      e->lba = end;
-      return;
-    } else { /* e is inside the range: drop it */
-      d->dirty_sectors -= e->n;
-      memmove (e, e + 1, (d->ndirty - i - 1) * sizeof *e);
-      d->ndirty--;
-    }
-  }
+  if (fm_runs_remove (&d->dirty, lba, n) == -1)
+    abort ();
 }
 
 static void
 dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n)
 {
-  size_t i;
-
-  dirty_remove (d, lba, n);
-  /* Now no extent overlaps [lba, lba+n); merge with touching neighbours. */
-  i = dirty_find (d, lba); /* first extent ending after lba: after us */
-  if (i > 0 && d->dirty[i - 1].lba + d->dirty[i - 1].n == lba) {
-    d->dirty[i - 1].n += n;
-    if (i < d->ndirty && d->dirty[i].lba == lba + n) {
-      d->dirty[i - 1].n += d->dirty[i].n;
-      memmove (&d->dirty[i], &d->dirty[i + 1],
-               (d->ndirty - i - 1) * sizeof d->dirty[0]);
-      d->ndirty--;
-    }
-  } else if (i < d->ndirty && d->dirty[i].lba == lba + n) {
-    d->dirty[i].lba = lba;
-    d->dirty[i].n += n;
-  } else {
-    if (d->ndirty == d->dirty_alloc) {
-      size_t na = d->dirty_alloc ? 2 * d->dirty_alloc : 64;
-      struct extent *ne = realloc (d->dirty, na * sizeof *ne);
-      if (ne == NULL)
-        abort ();
-      d->dirty = ne;
-      d->dirty_alloc = na;
-    }
-    memmove (&d->dirty[i + 1], &d->dirty[i],
-             (d->ndirty - i) * sizeof d->dirty[0]);
-    d->dirty[i].lba = lba;
-    d->dirty[i].n = n;
-    d->ndirty++;
-  }
-  d->dirty_sectors += n;
+  if (fm_runs_add (&d->dirty, lba, n, 0) == -1)
+    abort ();
 }
 
 /* Write one dirty extent to the media, elevator order (the first extent
@@ -569,18 +478,18 @@ dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n)
 static uint64_t
 destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
 {
-  size_t i = dirty_find (d, d->head_lba);
-  struct extent e;
+  size_t i = fm_runs_find (&d->dirty, d->head_lba);
+  struct fm_run e;
   uint64_t t0 = t;
 
-  if (i == d->ndirty)
+  if (i == d->dirty.n)
     i = 0;
-  e = d->dirty[i];
+  e = d->dirty.v[i];
   stream_stop (d, t);
-  t = mechanical (d, t, e.lba, e.n, true, a);
-  dirty_remove (d, e.lba, e.n);
+  t = mechanical (d, t, e.first, e.n, true, a);
+  dirty_remove (d, e.first, e.n);
   if (d->on_destage)
-    d->on_destage (d->on_destage_opaque, e.lba * d->p.sector,
+    d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
                    e.n * d->p.sector);
   a->destage += t - t0;
   return t;
@@ -664,7 +573,7 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
   if (!fua && n <= d->cache_sectors) {
     uint64_t ready = bus_end;
 
-    while (d->dirty_sectors + n > d->cache_sectors)
+    while (d->dirty.total + n > d->cache_sectors)
       ready = destage_one (d, ready, a);
     dirty_add (d, lba, n);
     *cached = true;
@@ -697,9 +606,9 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
 
   /* Idle time goes to destaging the write cache. */
   t = d->t_free;
-  if (d->g && d->ndirty > 0 && rq->arrival_ns > t + IDLE_DESTAGE_NS) {
+  if (d->g && d->dirty.n > 0 && rq->arrival_ns > t + IDLE_DESTAGE_NS) {
     t += IDLE_DESTAGE_NS;
-    while (d->ndirty > 0 && t < rq->arrival_ns)
+    while (d->dirty.n > 0 && t < rq->arrival_ns)
       t = destage_one (d, t, &a);
     d->t_free = t;
   }
@@ -730,7 +639,7 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
       break;
     case FM_OP_FLUSH:
       done = t + d->p.command_ns;
-      while (d->ndirty > 0)
+      while (d->dirty.n > 0)
         done = destage_one (d, done, &a);
       break;
   }

@@ -9,6 +9,7 @@
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "internal.h"
+#include "runs.h"
 
 static const struct {
   const char *name;
@@ -155,17 +156,10 @@ fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j, uint64_t bits)
   return fm_below (fm_hash (seed, FM_STREAM_FLIP, read, j + 1), bits);
 }
 
-/* ---- the fault map: sorted, non-overlapping runs ---- */
-
-struct run {
-  uint64_t first, n;
-  enum fm_fault_kind kind;
-};
+/* ---- the fault map: runs of faulty sectors, tagged with their kind ---- */
 
 struct fm_faultmap {
-  struct run *runs;
-  size_t nruns, alloc;
-  uint64_t sectors;
+  struct fm_runs runs;
 };
 
 struct fm_faultmap *
@@ -178,123 +172,45 @@ void
 fm_faultmap_free (struct fm_faultmap *m)
 {
   if (m) {
-    free (m->runs);
+    fm_runs_free (&m->runs);
     free (m);
   }
-}
-
-/* Index of the first run ending after sector s. */
-static size_t
-find_run (const struct fm_faultmap *m, uint64_t s)
-{
-  size_t lo = 0, hi = m->nruns;
-
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (m->runs[mid].first + m->runs[mid].n <= s)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-static int
-reserve (struct fm_faultmap *m, size_t more)
-{
-  if (m->nruns + more > m->alloc) {
-    size_t na = m->alloc ? 2 * m->alloc : 16;
-    struct run *nr;
-
-    while (na < m->nruns + more)
-      na *= 2;
-    nr = realloc (m->runs, na * sizeof *nr);
-    if (nr == NULL)
-      return -1;
-    m->runs = nr;
-    m->alloc = na;
-  }
-  return 0;
 }
 
 int
 fm_faultmap_clear (struct fm_faultmap *m, uint64_t first, uint64_t n)
 {
-  uint64_t end = first + n;
-  size_t i;
-
-  if (reserve (m, 1) == -1) /* a split needs one more run */
-    return -1;
-  i = find_run (m, first);
-  while (i < m->nruns && m->runs[i].first < end) {
-    struct run *r = &m->runs[i];
-    uint64_t r_end = r->first + r->n;
-
-    if (r->first < first && r_end > end) { /* split around the range */
-      memmove (r + 2, r + 1, (m->nruns - i - 1) * sizeof *r);
-      r[1] = (struct run){end, r_end - end, r->kind};
-      r->n = first - r->first;
-      m->nruns++;
-      m->sectors -= n;
-      return 0;
-    }
-    if (r->first < first) { /* keep the head */
-      m->sectors -= r_end - first;
-      r->n = first - r->first;
-      i++;
-    } else if (r_end > end) { /* keep the tail */
-      m->sectors -= end - r->first;
-      r->n = r_end - end;
-      r->first = end;
-      return 0;
-    } else { /* inside: drop */
-      m->sectors -= r->n;
-      memmove (r, r + 1, (m->nruns - i - 1) * sizeof *r);
-      m->nruns--;
-    }
-  }
-  return 0;
+  return fm_runs_remove (&m->runs, first, n);
 }
 
 int
 fm_faultmap_add (struct fm_faultmap *m, uint64_t first, uint64_t n,
                  enum fm_fault_kind k)
 {
-  size_t i;
-
-  if (n == 0)
-    return 0;
-  if (fm_faultmap_clear (m, first, n) == -1 || reserve (m, 1) == -1)
-    return -1;
-  i = find_run (m, first);
-  memmove (&m->runs[i + 1], &m->runs[i], (m->nruns - i) * sizeof *m->runs);
-  m->runs[i] = (struct run){first, n, k};
-  m->nruns++;
-  m->sectors += n;
-  return 0;
+  return fm_runs_add (&m->runs, first, n, (int)k);
 }
 
 bool
 fm_faultmap_find (const struct fm_faultmap *m, uint64_t first, uint64_t n,
                   uint64_t *bad, uint64_t *bad_n, enum fm_fault_kind *kind)
 {
-  size_t i = find_run (m, first);
+  size_t i = fm_runs_find (&m->runs, first);
+  const struct fm_run *r;
   uint64_t s, e;
 
-  if (i == m->nruns || m->runs[i].first >= first + n)
+  if (i == m->runs.n || m->runs.v[i].first >= first + n)
     return false;
-  s = m->runs[i].first > first ? m->runs[i].first : first;
-  e = m->runs[i].first + m->runs[i].n;
-  if (e > first + n)
-    e = first + n;
+  r = &m->runs.v[i];
+  s = r->first > first ? r->first : first;
+  e = r->first + r->n < first + n ? r->first + r->n : first + n;
   *bad = s;
   *bad_n = e - s;
-  *kind = m->runs[i].kind;
+  *kind = (enum fm_fault_kind)r->tag;
   return true;
 }
 
 uint64_t
 fm_faultmap_sectors (const struct fm_faultmap *m)
 {
-  return m->sectors;
+  return m->runs.total;
 }

@@ -12,10 +12,11 @@ def nbdkit(args, stderr=None):
     server is stopped and its directory removed afterwards."""
     with tempfile.TemporaryDirectory() as d:
         sock = os.path.join(d, "sock")
-        p = subprocess.Popen(["nbdkit", "-f", "-U", sock, *args],
-                             stderr=stderr)
+        pidfile = os.path.join(d, "pid")  # written once it is listening
+        p = subprocess.Popen(["nbdkit", "-f", "-P", pidfile, "-U", sock,
+                              *args], stderr=stderr)
         try:
-            while not os.path.exists(sock):
+            while not os.path.exists(pidfile):
                 if p.poll() is not None:
                     raise RuntimeError(f"nbdkit {' '.join(args)} exited")
                 time.sleep(0.02)

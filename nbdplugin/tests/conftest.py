@@ -35,16 +35,19 @@ class Server:
         self.ctl = os.path.join(workdir, "ctl.sock")
         self.stats = os.path.join(workdir, "stats.json")
         self.log = os.path.join(workdir, "nbdkit.log")
-        cmd = ["nbdkit", "-f", "-U", self.sock, *extra, PLUGIN,
+        # nbdkit writes its pid file once it accepts connections; the
+        # socket file exists a moment earlier, between bind and listen.
+        pidfile = os.path.join(workdir, "nbdkit.pid")
+        cmd = ["nbdkit", "-f", "-P", pidfile, "-U", self.sock, *extra, PLUGIN,
                f"control={self.ctl}", f"stats={self.stats}", *args]
-        for stale in (self.sock, self.ctl):  # from an earlier server here
+        for stale in (self.sock, self.ctl, pidfile):  # an earlier server's
             if os.path.exists(stale):
                 os.unlink(stale)
         self.logf = open(self.log, "w")
         self.proc = subprocess.Popen(cmd, stderr=self.logf,
                                      stdout=self.logf, env=nbdkit_env())
         deadline = time.monotonic() + 30
-        while not os.path.exists(self.sock):
+        while not os.path.exists(pidfile):
             if self.proc.poll() is not None:
                 raise RuntimeError("nbdkit exited: " + self.log_text())
             if time.monotonic() > deadline:
