@@ -512,6 +512,27 @@ START_TEST (test_ber_order)
 }
 END_TEST
 
+/* A 64 MiB roadmap-2006 disk logging its faults to DIR/faults.jsonl (a
+ * fresh directory); the fault settings in cfg are the caller's.
+ */
+static struct emu *
+make_logged (struct emu_config *cfg, char *dir, char *log)
+{
+  struct fm_err err;
+  struct emu *e;
+
+  fd_check_tmpdir ("emu", dir, 64);
+  snprintf (log, 128, "%s/faults.jsonl", dir);
+  cfg->faultlog_path = log;
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg->profile, &err),
+                    0);
+  ck_assert_int_eq (fm_profile_resize (&cfg->profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg->profile, &cfg->caches);
+  e = emu_new (cfg, &err);
+  ck_assert_msg (e != NULL, "%s", err.msg);
+  return e;
+}
+
 /* reference: issue 4 item 4.  After a power cut every flushed byte is
  * intact, and the bytes that differ from what was acknowledged are exactly
  * in the ranges the log lists as lost (or as torn, past the prefix kept).
@@ -529,14 +550,7 @@ START_TEST (test_powercut)
   FILE *fp;
   uint64_t i, torn = 0;
 
-  fd_check_tmpdir ("emu", dir, sizeof dir);
-  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
-  cfg.faultlog_path = log;
-  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
-  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
-  fm_disk_default_options (&cfg.profile, &cfg.caches);
-  e = emu_new (&cfg, &err);
-  ck_assert_msg (e != NULL, "%s", err.msg);
+  e = make_logged (&cfg, dir, log);
 
   for (i = 0; i < 330; i++) { /* 30 writes after the last flush */
     uint64_t h = fm_hash (21, FM_STREAM_BENCH, i, 0);
@@ -659,14 +673,7 @@ START_TEST (test_write_faults)
   FILE *fp;
   int i, lost = 0, moved = 0;
 
-  fd_check_tmpdir ("emu", dir, sizeof dir);
-  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
-  cfg.faultlog_path = log;
-  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
-  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
-  fm_disk_default_options (&cfg.profile, &cfg.caches);
-  e = emu_new (&cfg, &err);
-  ck_assert_ptr_nonnull (e);
+  e = make_logged (&cfg, dir, log);
   /* Write i goes to its own 64 KiB slot, so the log names it by offset. */
   for (i = 0; i < N; i++) {
     memset (buf, i % 251 + 1, 4096);
@@ -728,14 +735,7 @@ START_TEST (test_flips)
   FILE *fp;
   uint64_t off, i, nflips = 0;
 
-  fd_check_tmpdir ("emu", dir, sizeof dir);
-  snprintf (log, sizeof log, "%s/faults.jsonl", dir);
-  cfg.faultlog_path = log;
-  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
-  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
-  fm_disk_default_options (&cfg.profile, &cfg.caches);
-  e = emu_new (&cfg, &err);
-  ck_assert_ptr_nonnull (e);
+  e = make_logged (&cfg, dir, log);
   /* The disk is all zeros: every set bit that comes back is a flip. */
   for (off = 0; off < SIZE; off += 1 << 20) {
     ck_assert_int_eq (emu_pread (e, buf, 1 << 20, off, &r, &err), 0);
