@@ -301,31 +301,18 @@ position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
   return t + w;
 }
 
-/* Transfer n sectors from lba, the head already over the first of them at
- * time t.  Returns the end time; the head is left after the last sector.
+/* Transfer n sectors from loc's sector, the head already over it at time
+ * t.  Returns the end time; the head is left after the last sector.
  */
 static uint64_t
-transfer (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
           struct acct *a)
 {
-  struct fm_location loc;
-  bool first = true;
+  uint64_t lba = loc.track_first + loc.sector;
 
-  while (n > 0) {
-    uint64_t k, dt;
+  for (;;) {
+    uint64_t k = loc.track_len - loc.sector, dt, w;
 
-    locate (d, lba, &loc);
-    if (!first) {
-      uint64_t w;
-
-      t += d->p.track_switch_ns;
-      a->transfer += d->p.track_switch_ns;
-      w = rot_wait (d, t, &loc);
-      t += w;
-      a->rotation += w;
-    }
-    first = false;
-    k = loc.track_len - loc.sector;
     if (k > n)
       k = n;
     dt = pass_end (d, t, &loc, k) - t;
@@ -333,6 +320,13 @@ transfer (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
     a->transfer += dt;
     lba += k;
     n -= k;
+    if (n == 0 || !fm_geometry_next_track (d->g, &loc))
+      break;
+    t += d->p.track_switch_ns;
+    a->transfer += d->p.track_switch_ns;
+    w = rot_wait (d, t, &loc);
+    t += w;
+    a->rotation += w;
   }
   put_head (d, &loc, lba);
   return t;
@@ -346,7 +340,7 @@ mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool write,
 
   locate (d, lba, &loc);
   t = position (d, t, &loc, write, a);
-  return transfer (d, t, lba, n, a);
+  return transfer (d, t, loc, n, a);
 }
 
 /* ---- the read-ahead stream ---- */
@@ -359,11 +353,12 @@ advance (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t t,
   uint64_t budget = t > t0 ? t - t0 : 0;
   struct fm_location loc;
 
-  while (lba < cap && budget > 0) {
-    uint64_t k, dt;
+  if (lba >= cap || budget == 0)
+    return lba;
+  locate (d, lba, &loc);
+  for (;;) {
+    uint64_t k = loc.track_len - loc.sector, dt;
 
-    locate (d, lba, &loc);
-    k = loc.track_len - loc.sector;
     if (k > cap - lba)
       k = cap - lba;
     dt = sectors_time (d, k, loc.spt);
@@ -371,13 +366,11 @@ advance (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t t,
       return lba + budget * loc.spt * d->p.rpm / R_UNITS;
     budget -= dt;
     lba += k;
-    if (lba < cap && loc.sector + k == loc.track_len) {
-      if (budget < d->p.track_switch_ns)
-        return lba;
-      budget -= d->p.track_switch_ns;
-    }
+    if (lba >= cap || budget < d->p.track_switch_ns ||
+        !fm_geometry_next_track (d->g, &loc))
+      return lba;
+    budget -= d->p.track_switch_ns;
   }
-  return lba;
 }
 
 static uint64_t
@@ -544,7 +537,10 @@ hdd_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
     }
     if (lba <= cur && d->ra.running && cur < d->ra.cap) {
       /* Ride the stream: the media reaches `end` when it reaches it. */
-      media_end = transfer (d, d->ra.t, d->ra.lba, end - d->ra.lba, a);
+      struct fm_location loc;
+
+      locate (d, d->ra.lba, &loc);
+      media_end = transfer (d, d->ra.t, loc, end - d->ra.lba, a);
       *hit = true;
       stream_start (d, lba, end, media_end);
       return max64 (bus_end, media_end);

@@ -188,11 +188,11 @@ find_zone (const struct fm_geometry *g, uint64_t lba)
   return &g->zones[lo - 1];
 }
 
-void
-fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
-                    struct fm_location *loc)
+/* Fill loc for an LBA known to lie in zone z. */
+static void
+fill (const struct fm_geometry *g, const struct zone *z, uint64_t lba,
+      struct fm_location *loc)
 {
-  const struct zone *z = find_zone (g, lba);
   uint64_t off = lba - z->first_lba;
   uint64_t trk = off / z->spt;
   uint64_t left = z->sectors - trk * z->spt;
@@ -209,6 +209,28 @@ fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
   loc->track_angle =
       (uint64_t)((z->first_angle + (unsigned __int128)trk * g->skew) %
                  FM_ANGLE_UNITS);
+}
+
+void
+fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
+                    struct fm_location *loc)
+{
+  fill (g, find_zone (g, lba), lba, loc);
+}
+
+bool
+fm_geometry_next_track (const struct fm_geometry *g, struct fm_location *loc)
+{
+  const struct zone *z = &g->zones[loc->zone];
+  uint64_t next = loc->track_first + loc->track_len;
+
+  if (next < z->first_lba + z->sectors)
+    fill (g, z, next, loc);
+  else if (loc->zone + 1 < g->nzones)
+    fill (g, z + 1, next, loc);
+  else
+    return false;
+  return true;
 }
 
 double

@@ -22,6 +22,7 @@
 #ifndef FAULTMODELS_GEOMETRY_H
 #define FAULTMODELS_GEOMETRY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "faultmodels/error.h"
@@ -61,6 +62,12 @@ extern uint32_t fm_geometry_zones (const struct fm_geometry *g);
  */
 extern void fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
                                 struct fm_location *loc);
+
+/* Move loc to the first sector of the next track (no search: transfers
+ * and streams walk track by track).  False past the last track.
+ */
+extern bool fm_geometry_next_track (const struct fm_geometry *g,
+                                    struct fm_location *loc);
 
 /* Effective sequential bandwidth (bytes/s) of the zone holding `lba`. */
 extern double fm_geometry_bandwidth_at (const struct fm_geometry *g,
