@@ -162,6 +162,8 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
         .lost_write = cfg->lost_write,
         .misdirected_write = cfg->misdirected_write,
         .flip_rate = cfg->flip_rate,
+        .realloc = cfg->realloc,
+        .spares = cfg->spares,
         .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
     };
     e->faults = dfaults_new (&fc, err);
@@ -314,22 +316,46 @@ destage_failed (struct emu *e, struct fm_err *err)
 /* A read that runs into a faulty sector fails, after the drive's error
  * recovery, which the request (and the drive) pay for.  Lock held.
  */
+/* The request took `extra` ns longer than the model priced (error
+ * recovery, detours to spares): the drive stays busy for it.  Lock held.
+ */
+static void
+penalize (struct emu *e, struct emu_result *r, uint64_t extra)
+{
+  r->done_ns = fm_disk_extend (e->disk, extra);
+  r->deadline_ns = deadline (e, r->done_ns);
+  e->c.busy_ns += extra;
+  if (r->done_ns > e->v_anchor)
+    __atomic_store_n (&e->v_anchor, r->done_ns, __ATOMIC_RELAXED);
+}
+
+/* Every run of reallocated sectors a request touches costs a detour to
+ * the spare area.  Lock held.
+ */
+static void
+detours (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r)
+{
+  uint64_t runs = dfaults_remapped_runs (e->faults, offset, count);
+
+  if (runs)
+    penalize (e, r, runs * fm_disk_spare_detour (e->disk, offset));
+}
+
+/* A read that runs into a faulty sector fails, after the drive's error
+ * recovery, which the request (and the drive) pay for.  Lock held.
+ */
 static int
 read_faults (struct emu *e, uint64_t count, uint64_t offset,
              struct emu_result *r, struct fm_err *err)
 {
   uint64_t extra;
+  int ret = dfaults_read (e->faults, r->arrival_ns, offset, count, &extra, err);
 
-  if (dfaults_read (e->faults, r->arrival_ns, offset, count, &extra, err) == 0)
-    return 0;
-  if (extra) {
-    r->done_ns = fm_disk_extend (e->disk, extra);
-    r->deadline_ns = deadline (e, r->done_ns);
-    e->c.busy_ns += extra;
-    if (r->done_ns > e->v_anchor)
-      __atomic_store_n (&e->v_anchor, r->done_ns, __ATOMIC_RELAXED);
-  }
-  return -1;
+  if (extra)
+    penalize (e, r, extra);
+  if (ret == 0)
+    detours (e, count, offset, r);
+  return ret;
 }
 
 static int
@@ -469,6 +495,8 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
     apply = dfaults_fate (e->faults, r->arrival_ns, offset, count, &at);
     if (apply)
       ret = dfaults_write (e->faults, r->arrival_ns, at, count, err);
+    if (ret == 0 && apply)
+      detours (e, count, at, r);
   }
   if (ret == 0 && apply && t.write_cached) {
     if (wcache_write (e->wc, buf, count, at) == -1)

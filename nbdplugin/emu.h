@@ -42,7 +42,9 @@ struct emu_config {
   double lost_write;          /* chance a write is acknowledged, not done */
   double misdirected_write;   /* chance a write lands near its target */
   double flip_rate;           /* bit flips on the read path, per bit read */
-  uint64_t powercut_after;    /* cut power after this many writes; 0: no */
+  double realloc;          /* chance a rewrite moves a bad sector to a spare */
+  uint64_t spares;         /* spare sectors for that */
+  uint64_t powercut_after; /* cut power after this many writes; 0: no */
 };
 
 struct emu_result {

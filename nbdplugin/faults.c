@@ -25,6 +25,9 @@ struct dfaults {
   uint64_t writes;          /* writes whose fate was decided so far */
   double flip_rate;         /* bit flips per bit read */
   uint64_t reads;           /* reads so far: each draws its own flips */
+  double realloc_p;         /* chance a rewrite moves a bad sector to a spare */
+  uint64_t spares;          /* spare sectors left */
+  struct fm_faultmap *remapped; /* sectors living on spares */
   uint64_t erc_ns;
   uint64_t fail_at_ns;
   bool failure_logged;
@@ -83,6 +86,13 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   f->fail_at_ns = cfg->fail_at_ns;
   f->recover = cfg->ure_recover;
   f->flip_rate = cfg->flip_rate;
+  f->realloc_p = cfg->realloc;
+  f->spares = cfg->spares;
+  if ((f->remapped = fm_faultmap_new ()) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    dfaults_free (f);
+    return NULL;
+  }
   f->lost = cfg->lost_write;
   f->misdirected = cfg->misdirected_write;
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
@@ -112,6 +122,7 @@ dfaults_free (struct dfaults *f)
     if (f->log)
       fclose (f->log);
     fm_faultmap_free (f->map);
+    fm_faultmap_free (f->remapped);
     free (f);
   }
 }
@@ -154,6 +165,7 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
     case FM_FAULT_LOST_WRITE:
     case FM_FAULT_MISDIRECTED_WRITE:
     case FM_FAULT_FLIP:
+    case FM_FAULT_REALLOCATED:
       snprintf (err->msg, sizeof err->msg,
                 "inject %s: not a fault of sectors; it happens to requests "
                 "(powercut, powercut-after=, lost-write=, "
@@ -232,6 +244,66 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   return 0;
 }
 
+/* A write over pending sectors: each is rewritten in place, or with
+ * chance realloc_p moved to a spare (logged; later accesses detour).  No
+ * spare left: the write fails, as drives fail it.
+ */
+static int
+reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
+            struct fm_err *err)
+{
+  uint64_t s = first, bad, n;
+  enum fm_fault_kind kind;
+
+  while (s < last && fm_faultmap_find (f->map, s, last - s, &bad, &n, &kind)) {
+    for (s = bad; s < bad + n; s++) {
+      char detail[64];
+
+      if (fm_unit (fm_hash (f->seed, FM_STREAM_LSE, s, f->generation)) >=
+          f->realloc_p)
+        continue; /* rewritten in place */
+      if (f->spares == 0) {
+        log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->sector,
+                   f->sector, "no spare sector left: write failed");
+        snprintf (err->msg, sizeof err->msg,
+                  "write failed: sector %" PRIu64 " needs a spare and none "
+                  "is left",
+                  s);
+        errno = EIO;
+        return -1;
+      }
+      f->spares--;
+      if (fm_faultmap_add (f->remapped, s, 1, FM_FAULT_REALLOCATED) == -1) {
+        snprintf (err->msg, sizeof err->msg, "out of memory");
+        errno = ENOMEM;
+        return -1;
+      }
+      f->hits[FM_FAULT_REALLOCATED]++;
+      snprintf (detail, sizeof detail, "moved to a spare, %" PRIu64 " left",
+                f->spares);
+      log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->sector,
+                 f->sector, detail);
+    }
+  }
+  return 0;
+}
+
+uint64_t
+dfaults_remapped_runs (const struct dfaults *f, uint64_t offset, uint64_t count)
+{
+  uint64_t first = offset / f->sector;
+  uint64_t last = (offset + count + f->sector - 1) / f->sector, bad, n;
+  uint64_t runs = 0;
+  enum fm_fault_kind kind;
+
+  while (first < last &&
+         fm_faultmap_find (f->remapped, first, last - first, &bad, &n, &kind)) {
+    runs++;
+    first = bad + n;
+  }
+  return runs;
+}
+
 int
 dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                struct fm_err *err)
@@ -247,6 +319,8 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
    */
+  if (f->realloc_p > 0 && reallocate (f, now, first, last, err) == -1)
+    return -1;
   if (fm_faultmap_clear (f->map, first, last - first) == -1)
     goto oom;
   /* ... but a written sector may come out marginal again. */

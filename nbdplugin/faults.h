@@ -31,6 +31,8 @@ struct dfaults_config {
   double lost_write;        /* chance a write is acknowledged, not done */
   double misdirected_write; /* chance a write lands near its target */
   double flip_rate;         /* bit flips on the read path, per bit read */
+  double realloc;           /* chance a rewrite moves a bad sector to a spare */
+  uint64_t spares;          /* spare sectors for that */
   uint64_t fail_at_ns;      /* UINT64_MAX: never fails */
 };
 
@@ -79,6 +81,12 @@ extern bool dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset,
  */
 extern uint64_t dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset,
                                uint64_t count, uint64_t **bits);
+
+/* How many runs of reallocated sectors [offset, offset+count) touches:
+ * each costs the drive a detour to the spare area.
+ */
+extern uint64_t dfaults_remapped_runs (const struct dfaults *f, uint64_t offset,
+                                       uint64_t count);
 
 /* Record an event the emulator produced itself (power cuts, torn
  * writes): logged, and counted under `kind`.

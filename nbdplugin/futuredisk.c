@@ -46,6 +46,8 @@ static double ure_recover;           /* ure-recover=: retry succeeds */
 static double lost_write;            /* lost-write=: chance per write */
 static double misdirected_write;     /* misdirected-write=: per write */
 static double flip_rate;             /* flip-rate=: per bit read */
+static double realloc_p;             /* realloc=: rewrite moves to a spare */
+static uint64_t spares = 20000;      /* spares= */
 static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
@@ -154,6 +156,16 @@ futuredisk_config (const char *key, const char *value)
       nbdkit_error ("%s", err.msg);
       return -1;
     }
+  } else if (strcmp (key, "realloc") == 0) {
+    if (fm_parse_double ("realloc", value, 0, 1, &realloc_p, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "spares") == 0) {
+    if (fm_parse_uint ("spares", value, 0, UINT64_MAX, &spares, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
   } else if (strcmp (key, "flip-rate") == 0) {
     /* Up to ~540 flips in nbdkit's largest (64 MiB) read. */
     if (fm_parse_double ("flip-rate", value, 0, 1e-6, &flip_rate, &err) == -1) {
@@ -230,6 +242,8 @@ futuredisk_config_complete (void)
   "lost-write=P         Chance a write is acknowledged but never written.\n"   \
   "misdirected-write=P  Chance a write lands near its target instead.\n"       \
   "flip-rate=P          Bit flips on the read path, per bit read.\n"           \
+  "realloc=P            Chance a rewritten bad sector moves to a spare.\n"     \
+  "spares=N             Spare sectors (default 20000).\n"                      \
   "erc=DURATION         Error recovery of a failing read (default: "           \
   "profile's).\n"                                                              \
   "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
@@ -253,6 +267,8 @@ futuredisk_get_ready (void)
       .lost_write = lost_write,
       .misdirected_write = misdirected_write,
       .flip_rate = flip_rate,
+      .realloc = realloc_p,
+      .spares = spares,
       .powercut_after = powercut_after,
   };
   struct fm_err err;

@@ -343,6 +343,20 @@ mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool write,
   return transfer (d, t, loc, n, a);
 }
 
+uint64_t
+fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
+{
+  struct fm_location loc;
+  double dist;
+
+  if (d->g == NULL)
+    return 0;
+  locate (d, offset / d->p.sector, &loc);
+  dist = fm_geometry_design_cylinders (d->g) - loc.position;
+  return 2 * fm_seek_time (&d->seek, dist > 1 ? dist : 1) +
+         (uint64_t)(fm_profile_rev_ns (&d->p) / 2);
+}
+
 /* ---- the read-ahead stream ---- */
 
 /* How far a stream at (lba, t0) gets by time t, stopping at cap. */

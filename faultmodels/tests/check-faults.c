@@ -22,7 +22,7 @@ START_TEST (test_kinds)
   ck_assert_int_eq (fm_fault_parse ("gremlin", &k, &err), -1);
   ck_assert_str_eq (err.msg, "unknown fault kind 'gremlin' (kinds: ure, "
                              "disk-failure, powercut, torn-write, lost-write, "
-                             "misdirected-write, flip)");
+                             "misdirected-write, flip, reallocated)");
 }
 END_TEST
 

@@ -284,7 +284,7 @@ START_TEST (test_stats)
       "\"transfer_ns\": ",
       "\"faults\": {\"ure\": 0, \"disk-failure\": 0, \"powercut\": 0, "
       "\"torn-write\": 0, \"lost-write\": 0, \"misdirected-write\": 0, "
-      "\"flip\": 0, \"faulty_sectors\": 0}",
+      "\"flip\": 0, \"reallocated\": 0, \"faulty_sectors\": 0}",
   };
   size_t i;
 
@@ -774,6 +774,43 @@ START_TEST (test_flips)
 }
 END_TEST
 
+/* realloc=: rewriting a pending sector may move it to a spare; from then
+ * on every access to it detours to the spare area (a seek there and back);
+ * with no spare left the write fails.
+ */
+START_TEST (test_realloc)
+{
+  struct emu_config cfg = {.seed = 2,
+                           .think_zero = true,
+                           .wall_ns = wall,
+                           .realloc = 1,
+                           .spares = 1};
+  char dir[64], log[128], buf[4096] = {0};
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e = make_logged (&cfg, dir, log);
+  uint64_t before, after;
+
+  /* The same read, twice, costs this much when nothing is remapped. */
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 40 << 20, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 1 << 20, &r, &err), 0);
+  before = r.done_ns - r.arrival_ns;
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_URE, 1 << 20, 512, "t", &err), 0);
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_URE, 2 << 20, 512, "t", &err), 0);
+  ck_assert_int_eq (emu_pwrite (e, buf, 4096, 1 << 20, true, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 40 << 20, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 1 << 20, &r, &err), 0);
+  after = r.done_ns - r.arrival_ns;
+  ck_assert_uint_ge (after, before + 2 * cfg.profile.seek_t2t_ns);
+  /* The one spare is used: the next bad sector cannot be rewritten. */
+  ck_assert_int_eq (emu_pwrite (e, buf, 512, 2 << 20, true, &r, &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "none is left"));
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -790,6 +827,7 @@ main (void)
       {"ure_recover", test_ure_recover},
       {"write_faults", test_write_faults},
       {"flips", test_flips},
+      {"realloc", test_realloc},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);

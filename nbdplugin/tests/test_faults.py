@@ -238,6 +238,8 @@ def test_powercut_after(server, workdir):
     (["lost-write=x"], "lost-write: 'x' is not a number"),
     (["misdirected-write=1.5"], "misdirected-write: 1.5 is out of range"),
     (["flip-rate=1e-3"], "flip-rate: 1e-3 is out of range [0, 1e-06]"),
+    (["realloc=2"], "realloc: 2 is out of range [0, 1]"),
+    (["spares=-1"], "spares: '-1' is not a non-negative integer"),
     (["powercut-after=0"], "powercut-after: 0 is out of range"),
     (["powercut-after=soon"], "powercut-after: 'soon' is not a"),
 ])

@@ -110,6 +110,12 @@ extern void fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
  */
 extern uint64_t fm_disk_extend (struct fm_disk *d, uint64_t ns);
 
+/* The extra time an access to a reallocated sector at byte `offset`
+ * costs: a seek to the spare area at the inner edge and back, and half a
+ * revolution there.  0 for a disk without mechanics.
+ */
+extern uint64_t fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset);
+
 /* Virtual time at which the drive finishes everything accepted so far
  * (dirty data still in the cache is not counted: it is destaged later).
  */

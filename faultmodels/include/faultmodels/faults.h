@@ -33,7 +33,10 @@
      "data, the victim is overwritten")                                        \
   X (FLIP, "flip",                                                             \
      "a bit flipped on the read path: the read succeeded with one bit wrong "  \
-     "(the media holds the right data)")
+     "(the media holds the right data)")                                       \
+  X (REALLOCATED, "reallocated",                                               \
+     "an unreadable sector was rewritten onto a spare: every later access "    \
+     "detours to the spare area")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
