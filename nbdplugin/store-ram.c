@@ -62,8 +62,12 @@ static const char zero_page[STORE_PAGE];
 
 /* ---- pages ---- */
 
+/* Up to `want` pages, contiguous in a slab where possible (a large write
+ * to a fresh area then reads back with one memcpy); *got says how many.
+ * A reused page from the free list comes alone.  NULL out of memory.
+ */
 static char *
-page_alloc (struct ram *r)
+pages_alloc (struct ram *r, size_t want, size_t *got)
 {
   char *pg = NULL;
 
@@ -71,29 +75,33 @@ page_alloc (struct ram *r)
   if (r->free_pages) {
     pg = r->free_pages;
     memcpy (&r->free_pages, pg, sizeof (char *));
-  } else {
-    if (r->nslabs == 0 || r->slab_used == SLAB_BYTES) {
-      char *slab;
-
-      if (r->nslabs == r->slabs_alloc) {
-        size_t n = r->slabs_alloc ? 2 * r->slabs_alloc : 64;
-        char **ns = realloc (r->slabs, n * sizeof *ns);
-        if (ns == NULL)
-          goto out;
-        r->slabs = ns;
-        r->slabs_alloc = n;
-      }
-      /* mmap: zeroed, page-aligned, and only resident once touched. */
-      slab = mmap (NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (slab == MAP_FAILED)
-        goto out;
-      r->slabs[r->nslabs++] = slab;
-      r->slab_used = 0;
-    }
-    pg = r->slabs[r->nslabs - 1] + r->slab_used;
-    r->slab_used += STORE_PAGE;
+    *got = 1;
+    goto out;
   }
+  if (r->nslabs == 0 || r->slab_used == SLAB_BYTES) {
+    char *slab;
+
+    if (r->nslabs == r->slabs_alloc) {
+      size_t n = r->slabs_alloc ? 2 * r->slabs_alloc : 64;
+      char **ns = realloc (r->slabs, n * sizeof *ns);
+      if (ns == NULL)
+        goto out;
+      r->slabs = ns;
+      r->slabs_alloc = n;
+    }
+    /* mmap: zeroed, page-aligned, and only resident once touched. */
+    slab = mmap (NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (slab == MAP_FAILED)
+      goto out;
+    r->slabs[r->nslabs++] = slab;
+    r->slab_used = 0;
+  }
+  *got = (SLAB_BYTES - r->slab_used) / STORE_PAGE;
+  if (*got > want)
+    *got = want;
+  pg = r->slabs[r->nslabs - 1] + r->slab_used;
+  r->slab_used += *got * STORE_PAGE;
 out:
   pthread_mutex_unlock (&r->alloc_lock);
   return pg;
@@ -290,6 +298,9 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
   const char *in_buf = buf;
+  char *run = NULL; /* fresh pages not used yet */
+  size_t run_left = 0;
+  int ret = 0;
 
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
@@ -305,10 +316,20 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
     pthread_rwlock_unlock (&r->lock);
     if (pg == NULL) {
       /* Fill a new page outside the exclusive lock, then publish it. */
-      char *np = page_alloc (r), *have;
+      char *np, *have;
 
-      if (np == NULL)
-        return oom (s, count);
+      if (run_left == 0) {
+        run = pages_alloc (r, (count + in + STORE_PAGE - 1) / STORE_PAGE,
+                           &run_left);
+        if (run == NULL) {
+          run_left = 0;
+          ret = oom (s, count);
+          break;
+        }
+      }
+      np = run;
+      run += STORE_PAGE;
+      run_left--;
       memset (np, 0, in);
       memcpy (np + in, in_buf, n);
       memset (np + in + n, 0, STORE_PAGE - in - n);
@@ -319,14 +340,18 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
       pthread_rwlock_unlock (&r->lock);
       if (have != np)
         page_free (r, np);
-      if (have == NULL)
-        return oom (s, count);
+      if (have == NULL) {
+        ret = oom (s, count);
+        break;
+      }
     }
     in_buf += n;
     offset += n;
     count -= n;
   }
-  return 0;
+  for (; run_left > 0; run_left--, run += STORE_PAGE)
+    page_free (r, run); /* pages that turned out to exist already */
+  return ret;
 }
 
 static int
