@@ -300,8 +300,10 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
   const char *in_buf = buf;
   char *run = NULL; /* fresh pages not used yet */
   size_t run_left = 0;
+  bool exclusive = false; /* holding the lock for writing */
   int ret = 0;
 
+  pthread_rwlock_rdlock (&r->lock);
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
     uint64_t n = STORE_PAGE - in;
@@ -309,15 +311,25 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 
     if (n > count)
       n = count;
-    pthread_rwlock_rdlock (&r->lock);
     pg = page_at (r, offset);
-    if (pg)
-      memcpy (pg + in, in_buf, n);
-    pthread_rwlock_unlock (&r->lock);
+    if (pg == NULL && !exclusive) {
+      /* Pages are missing: take fresh ones for the rest of the write at
+       * once (contiguous, so it reads back with one memcpy), then hold
+       * the table exclusively while adding them — once, not per page.
+       */
+      pthread_rwlock_unlock (&r->lock);
+      run = pages_alloc (r, (count + in + STORE_PAGE - 1) / STORE_PAGE,
+                         &run_left);
+      pthread_rwlock_wrlock (&r->lock);
+      exclusive = true;
+      if (run == NULL) {
+        run_left = 0;
+        ret = oom (s, count);
+        break;
+      }
+      pg = page_at (r, offset); /* a racing writer may have added it */
+    }
     if (pg == NULL) {
-      /* Fill a new page outside the exclusive lock, then publish it. */
-      char *np, *have;
-
       if (run_left == 0) {
         run = pages_alloc (r, (count + in + STORE_PAGE - 1) / STORE_PAGE,
                            &run_left);
@@ -327,28 +339,23 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
           break;
         }
       }
-      np = run;
+      pg = run;
       run += STORE_PAGE;
       run_left--;
-      memset (np, 0, in);
-      memcpy (np + in, in_buf, n);
-      memset (np + in + n, 0, STORE_PAGE - in - n);
-      pthread_rwlock_wrlock (&r->lock);
-      have = insert (r, p, np);
-      if (have && have != np) /* a racing writer added it first */
-        memcpy (have + in, in_buf, n);
-      pthread_rwlock_unlock (&r->lock);
-      if (have != np)
-        page_free (r, np);
-      if (have == NULL) {
+      memset (pg, 0, in);
+      memset (pg + in + n, 0, STORE_PAGE - in - n);
+      if (insert (r, p, pg) != pg) { /* only NULL: page_at said absent */
+        page_free (r, pg);
         ret = oom (s, count);
         break;
       }
     }
+    memcpy (pg + in, in_buf, n);
     in_buf += n;
     offset += n;
     count -= n;
   }
+  pthread_rwlock_unlock (&r->lock);
   for (; run_left > 0; run_left--, run += STORE_PAGE)
     page_free (r, run); /* pages that turned out to exist already */
   return ret;
