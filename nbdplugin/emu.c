@@ -151,21 +151,13 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   if (e->store == NULL)
     goto fail;
   {
-    struct dfaults_config fc = {
-        .log_path = cfg->faultlog_path,
-        .sector = cfg->profile.sector,
-        .disk_size = cfg->profile.capacity,
-        .seed = cfg->seed,
-        .ber = cfg->profile.ber,
-        .erc_ns = cfg->profile.erc_ns,
-        .ure_recover = cfg->ure_recover,
-        .lost_write = cfg->lost_write,
-        .misdirected_write = cfg->misdirected_write,
-        .flip_rate = cfg->flip_rate,
-        .realloc = cfg->realloc,
-        .spares = cfg->spares,
-        .fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX,
-    };
+    struct dfaults_config fc = cfg->faults;
+
+    fc.sector = cfg->profile.sector;
+    fc.disk_size = cfg->profile.capacity;
+    fc.seed = cfg->seed;
+    fc.ber = cfg->profile.ber;
+    fc.erc_ns = cfg->profile.erc_ns;
     e->faults = dfaults_new (&fc, err);
   }
   if (e->faults == NULL ||

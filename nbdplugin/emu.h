@@ -22,6 +22,7 @@
 #include "faultmodels/error.h"
 #include "faultmodels/faults.h"
 #include "faultmodels/profile.h"
+#include "faults.h"
 #include "store.h"
 
 struct emu;
@@ -34,17 +35,13 @@ struct emu_config {
   const char *store_path; /* NULL: RAM */
   struct fm_disk_options caches;
   uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
-  const char *faultlog_path;  /* NULL: no fault log */
   const char *bad_path;       /* bad=FILE to inject at start, or NULL */
-  uint64_t fail_at_ns;        /* whole-disk failure; 0: never */
   double torn;                /* chance a cached write is torn at a cut */
-  double ure_recover;         /* chance a failing read succeeds on retry */
-  double lost_write;          /* chance a write is acknowledged, not done */
-  double misdirected_write;   /* chance a write lands near its target */
-  double flip_rate;           /* bit flips on the read path, per bit read */
-  double realloc;          /* chance a rewrite moves a bad sector to a spare */
-  uint64_t spares;         /* spare sectors for that */
-  uint64_t powercut_after; /* cut power after this many writes; 0: no */
+  uint64_t powercut_after;    /* cut power after this many writes; 0: no */
+  /* Fault settings; emu_new fills in the sector, size, seed, ber and
+   * error recovery time from the profile and seed above.
+   */
+  struct dfaults_config faults;
 };
 
 struct emu_result {

@@ -83,7 +83,7 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   f->p_sector =
       cfg->ber > 0 ? fm_ure_sector_probability (cfg->ber, cfg->sector) : 0;
   f->erc_ns = cfg->erc_ns;
-  f->fail_at_ns = cfg->fail_at_ns;
+  f->fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX;
   f->recover = cfg->ure_recover;
   f->flip_rate = cfg->flip_rate;
   f->realloc_p = cfg->realloc;

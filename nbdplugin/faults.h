@@ -33,7 +33,7 @@ struct dfaults_config {
   double flip_rate;         /* bit flips on the read path, per bit read */
   double realloc;           /* chance a rewrite moves a bad sector to a spare */
   uint64_t spares;          /* spare sectors for that */
-  uint64_t fail_at_ns;      /* UINT64_MAX: never fails */
+  uint64_t fail_at_ns;      /* whole-disk failure; 0: never */
 };
 
 /* With ber > 0 the fresh disk's marginal sectors are in the map (and the

@@ -27,27 +27,22 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
-static uint64_t size;                /* size=; 0 = the profile's capacity */
-static uint64_t seed = 1;            /* seed= */
-static double time_scale;            /* time=: 0 virtual, 1 real, F scale */
-static bool think_zero;              /* think=zero */
-static int read_ahead = -1;          /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1;         /* write-cache=on|off; -1 = profile */
-static char *stats_path;             /* stats=FILE, absolute */
-static char *control_path;           /* control=SOCKET, absolute */
-static char *store_path;             /* store=FILE, absolute */
+static uint64_t size;        /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;    /* seed= */
+static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
+static bool think_zero;      /* think=zero */
+static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1; /* write-cache=on|off; -1 = profile */
+static char *stats_path;     /* stats=FILE, absolute */
+static char *control_path;   /* control=SOCKET, absolute */
+static char *store_path;     /* store=FILE, absolute */
+/* Fault settings (fault parameters); the log path is owned below. */
+static struct dfaults_config faults = {.spares = 20000};
 static char *faultlog_path;          /* faultlog=FILE, absolute */
 static char *bad_path;               /* bad=FILE, absolute */
 static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
-static uint64_t fail_at_ns;          /* fail-at=; 0 = never */
 static double ber = -1;              /* ber=; -1 = the profile's */
 static double torn;                  /* torn=: chance a cut tears a write */
-static double ure_recover;           /* ure-recover=: retry succeeds */
-static double lost_write;            /* lost-write=: chance per write */
-static double misdirected_write;     /* misdirected-write=: per write */
-static double flip_rate;             /* flip-rate=: per bit read */
-static double realloc_p;             /* realloc=: rewrite moves to a spare */
-static uint64_t spares = 20000;      /* spares= */
 static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
 
 static struct emu *emu;
@@ -143,9 +138,9 @@ futuredisk_config (const char *key, const char *value)
            strcmp (key, "lost-write") == 0 ||
            strcmp (key, "misdirected-write") == 0) {
     double *out = key[0] == 't'   ? &torn
-                  : key[0] == 'u' ? &ure_recover
-                  : key[0] == 'l' ? &lost_write
-                                  : &misdirected_write;
+                  : key[0] == 'u' ? &faults.ure_recover
+                  : key[0] == 'l' ? &faults.lost_write
+                                  : &faults.misdirected_write;
     if (fm_parse_double (key, value, 0, 1, out, &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
@@ -157,18 +152,20 @@ futuredisk_config (const char *key, const char *value)
       return -1;
     }
   } else if (strcmp (key, "realloc") == 0) {
-    if (fm_parse_double ("realloc", value, 0, 1, &realloc_p, &err) == -1) {
+    if (fm_parse_double ("realloc", value, 0, 1, &faults.realloc, &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
   } else if (strcmp (key, "spares") == 0) {
-    if (fm_parse_uint ("spares", value, 0, UINT64_MAX, &spares, &err) == -1) {
+    if (fm_parse_uint ("spares", value, 0, UINT64_MAX, &faults.spares, &err) ==
+        -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
   } else if (strcmp (key, "flip-rate") == 0) {
     /* Up to ~540 flips in nbdkit's largest (64 MiB) read. */
-    if (fm_parse_double ("flip-rate", value, 0, 1e-6, &flip_rate, &err) == -1) {
+    if (fm_parse_double ("flip-rate", value, 0, 1e-6, &faults.flip_rate,
+                         &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
@@ -178,12 +175,12 @@ futuredisk_config (const char *key, const char *value)
       return -1;
     }
   } else if (strcmp (key, "erc") == 0 || strcmp (key, "fail-at") == 0) {
-    uint64_t *out = key[0] == 'e' ? &erc_ns : &fail_at_ns;
+    uint64_t *out = key[0] == 'e' ? &erc_ns : &faults.fail_at_ns;
     if (fm_parse_duration (key, value, out, &err) == -1) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
-    if (out == &fail_at_ns && fail_at_ns == 0) {
+    if (out == &faults.fail_at_ns && faults.fail_at_ns == 0) {
       nbdkit_error ("fail-at: must be after 0 (omit it for a disk that "
                     "never fails)");
       return -1;
@@ -259,20 +256,14 @@ futuredisk_get_ready (void)
       .time_scale = time_scale,
       .think_zero = think_zero,
       .store_path = store_path,
-      .faultlog_path = faultlog_path,
       .bad_path = bad_path,
-      .fail_at_ns = fail_at_ns,
       .torn = torn,
-      .ure_recover = ure_recover,
-      .lost_write = lost_write,
-      .misdirected_write = misdirected_write,
-      .flip_rate = flip_rate,
-      .realloc = realloc_p,
-      .spares = spares,
       .powercut_after = powercut_after,
+      .faults = faults,
   };
   struct fm_err err;
 
+  cfg.faults.log_path = faultlog_path;
   fm_disk_default_options (&profile, &cfg.caches);
   if (read_ahead != -1)
     cfg.caches.read_cache = read_ahead;

@@ -365,8 +365,8 @@ START_TEST (test_faults)
 
   fd_check_tmpdir ("emu", dir, sizeof dir);
   snprintf (log, sizeof log, "%s/faults.jsonl", dir);
-  cfg.faultlog_path = log;
-  cfg.fail_at_ns = 3600000000000ULL; /* an hour of virtual time */
+  cfg.faults.log_path = log;
+  cfg.faults.fail_at_ns = 3600000000000ULL; /* an hour of virtual time */
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
   ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
   cfg.profile.erc_ns = 100000000; /* 100 ms */
@@ -523,7 +523,7 @@ make_logged (struct emu_config *cfg, char *dir, char *log)
 
   fd_check_tmpdir ("emu", dir, 64);
   snprintf (log, 128, "%s/faults.jsonl", dir);
-  cfg->faultlog_path = log;
+  cfg->faults.log_path = log;
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg->profile, &err),
                     0);
   ck_assert_int_eq (fm_profile_resize (&cfg->profile, SIZE, &err), 0);
@@ -616,8 +616,10 @@ END_TEST
  */
 START_TEST (test_ure_recover)
 {
-  struct emu_config cfg = {
-      .seed = 8, .think_zero = true, .wall_ns = wall, .ure_recover = 0.3};
+  struct emu_config cfg = {.seed = 8,
+                           .think_zero = true,
+                           .wall_ns = wall,
+                           .faults.ure_recover = 0.3};
   struct emu *e[2];
   struct emu_result r;
   struct fm_err err;
@@ -662,8 +664,8 @@ START_TEST (test_write_faults)
   struct emu_config cfg = {.seed = 13,
                            .think_zero = true,
                            .wall_ns = wall,
-                           .lost_write = 0.1,
-                           .misdirected_write = 0.1};
+                           .faults.lost_write = 0.1,
+                           .faults.misdirected_write = 0.1};
   char dir[64], log[128], line[512];
   unsigned char *want = calloc (1, SIZE), *buf = malloc (SIZE);
   static uint64_t landed[N]; /* where write i went; UINT64_MAX: lost */
@@ -725,7 +727,7 @@ START_TEST (test_flips)
   struct emu_config cfg = {.seed = 17,
                            .think_zero = true,
                            .wall_ns = wall,
-                           .flip_rate = 50.0 / ((double)SIZE * 8)};
+                           .faults.flip_rate = 50.0 / ((double)SIZE * 8)};
   char dir[64], log[128], line[512];
   unsigned char *seen = calloc (1, SIZE), *logged = calloc (1, SIZE);
   unsigned char *buf = malloc (1 << 20);
@@ -759,8 +761,8 @@ START_TEST (test_flips)
                  (unsigned long long)nflips);
   /* Without flips enabled the same disk reads back all zeros. */
   emu_free (e);
-  cfg.flip_rate = 0;
-  cfg.faultlog_path = NULL;
+  cfg.faults.flip_rate = 0;
+  cfg.faults.log_path = NULL;
   e = emu_new (&cfg, &err);
   ck_assert_int_eq (emu_pread (e, buf, 1 << 20, 0, &r, &err), 0);
   for (i = 0; i < 1 << 20; i++)
@@ -783,8 +785,8 @@ START_TEST (test_realloc)
   struct emu_config cfg = {.seed = 2,
                            .think_zero = true,
                            .wall_ns = wall,
-                           .realloc = 1,
-                           .spares = 1};
+                           .faults.realloc = 1,
+                           .faults.spares = 1};
   char dir[64], log[128], buf[4096] = {0};
   struct emu_result r;
   struct fm_err err;
