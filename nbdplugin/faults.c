@@ -12,24 +12,17 @@
 #include "json.h"
 
 struct dfaults {
-  struct fm_faultmap *map;
-  FILE *log;
-  uint32_t sector;
-  uint64_t size;
-  uint64_t seed;
-  double ber, p_sector;     /* ber and the chance a sector is unreadable */
-  uint64_t generation;      /* writes so far: the re-roll's generation */
-  double recover;           /* chance a failing read succeeds on retry */
-  uint64_t attempts;        /* reads that ran into a bad sector so far */
-  double lost, misdirected; /* chance a write is lost / lands elsewhere */
-  uint64_t writes;          /* writes whose fate was decided so far */
-  double flip_rate;         /* bit flips per bit read */
-  uint64_t reads;           /* reads so far: each draws its own flips */
-  double realloc_p;         /* chance a rewrite moves a bad sector to a spare */
-  uint64_t spares;          /* spare sectors left */
+  struct dfaults_config cfg;    /* as given (log_path is not kept) */
+  struct fm_faultmap *map;      /* unreadable sectors */
   struct fm_faultmap *remapped; /* sectors living on spares */
-  uint64_t erc_ns;
-  uint64_t fail_at_ns;
+  FILE *log;
+  double p_sector;     /* chance a sector is unreadable, from ber */
+  uint64_t generation; /* writes so far: the re-roll's generation */
+  uint64_t attempts;   /* reads that ran into a bad sector so far */
+  uint64_t writes;     /* writes whose fate was decided so far */
+  uint64_t reads;      /* reads so far: each draws its own flips */
+  uint64_t spares;     /* spare sectors left */
+  uint64_t fail_at_ns; /* UINT64_MAX: never (inject moves it) */
   bool failure_logged;
   uint64_t hits[FM_FAULT_NKINDS]; /* faults that happened, by kind */
 };
@@ -61,9 +54,9 @@ add_marginal (void *opaque, uint64_t sector)
 
   if (fm_faultmap_add (f->map, sector, 1, FM_FAULT_URE) == -1)
     return; /* out of memory: counted as missing by the caller */
-  snprintf (detail, sizeof detail, "ber=%g: marginal sector", f->ber);
-  log_event (f, 0, "inject", FM_FAULT_URE, sector * f->sector, f->sector,
-             detail);
+  snprintf (detail, sizeof detail, "ber=%g: marginal sector", f->cfg.ber);
+  log_event (f, 0, "inject", FM_FAULT_URE, sector * f->cfg.sector,
+             f->cfg.sector, detail);
 }
 
 struct dfaults *
@@ -76,25 +69,17 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     snprintf (err->msg, sizeof err->msg, "out of memory");
     return NULL;
   }
-  f->sector = cfg->sector;
-  f->size = cfg->disk_size;
-  f->seed = cfg->seed;
-  f->ber = cfg->ber;
+  f->cfg = *cfg;
+  f->cfg.log_path = NULL;
   f->p_sector =
       cfg->ber > 0 ? fm_ure_sector_probability (cfg->ber, cfg->sector) : 0;
-  f->erc_ns = cfg->erc_ns;
   f->fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX;
-  f->recover = cfg->ure_recover;
-  f->flip_rate = cfg->flip_rate;
-  f->realloc_p = cfg->realloc;
   f->spares = cfg->spares;
   if ((f->remapped = fm_faultmap_new ()) == NULL) {
     snprintf (err->msg, sizeof err->msg, "out of memory");
     dfaults_free (f);
     return NULL;
   }
-  f->lost = cfg->lost_write;
-  f->misdirected = cfg->misdirected_write;
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
     snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", cfg->log_path,
               fd_strerror (errno));
@@ -102,8 +87,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     return NULL;
   }
   if (f->p_sector > 0) {
-    uint64_t n = fm_ure_marginal (f->seed, f->size / f->sector, f->p_sector,
-                                  add_marginal, f);
+    uint64_t n = fm_ure_marginal (f->cfg.seed, f->cfg.disk_size / f->cfg.sector,
+                                  f->p_sector, add_marginal, f);
     if (n > 0 && fm_faultmap_sectors (f->map) == 0) {
       snprintf (err->msg, sizeof err->msg,
                 "out of memory placing %llu marginal sectors",
@@ -132,14 +117,14 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
                 uint64_t offset, uint64_t length, const char *source,
                 struct fm_err *err)
 {
-  uint64_t first = offset / f->sector;
-  uint64_t last = (offset + length + f->sector - 1) / f->sector;
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t last = (offset + length + f->cfg.sector - 1) / f->cfg.sector;
 
-  if (offset >= f->size || length > f->size - offset) {
+  if (offset >= f->cfg.disk_size || length > f->cfg.disk_size - offset) {
     snprintf (err->msg, sizeof err->msg,
               "inject %s: %" PRIu64 "+%" PRIu64 " is outside the %" PRIu64
               "-byte disk",
-              fm_fault_name (kind), offset, length, f->size);
+              fm_fault_name (kind), offset, length, f->cfg.disk_size);
     return -1;
   }
   switch (kind) {
@@ -153,8 +138,8 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
         return -1;
       }
       /* The log says which whole sectors went bad. */
-      offset = first * f->sector;
-      length = (last - first) * f->sector;
+      offset = first * f->cfg.sector;
+      length = (last - first) * f->cfg.sector;
       break;
     case FM_FAULT_DISK_FAILURE:
       if (now < f->fail_at_ns)
@@ -188,7 +173,8 @@ failed_disk (struct dfaults *f, uint64_t now, struct fm_err *err)
     char detail[64];
     snprintf (detail, sizeof detail, "failed at virtual_ns=%" PRIu64,
               f->fail_at_ns);
-    log_event (f, now, "trigger", FM_FAULT_DISK_FAILURE, 0, f->size, detail);
+    log_event (f, now, "trigger", FM_FAULT_DISK_FAILURE, 0, f->cfg.disk_size,
+               detail);
     f->failure_logged = true;
   }
   f->hits[FM_FAULT_DISK_FAILURE]++;
@@ -201,8 +187,8 @@ int
 dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               uint64_t *extra_ns, struct fm_err *err)
 {
-  uint64_t first = offset / f->sector, bad, bad_n;
-  uint64_t n = (offset + count + f->sector - 1) / f->sector - first;
+  uint64_t first = offset / f->cfg.sector, bad, bad_n;
+  uint64_t n = (offset + count + f->cfg.sector - 1) / f->cfg.sector - first;
   enum fm_fault_kind kind;
   char detail[96];
 
@@ -212,16 +198,18 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   while (count > 0 &&
          fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
     /* The drive retries the bad sector until it gives up ... */
-    *extra_ns += f->erc_ns;
+    *extra_ns += f->cfg.erc_ns;
     f->attempts++;
-    if (f->recover > 0 && fm_unit (fm_hash (f->seed, FM_STREAM_URE_RETRY, bad,
-                                            f->attempts)) < f->recover) {
+    if (f->cfg.ure_recover > 0 &&
+        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, f->attempts)) <
+            f->cfg.ure_recover) {
       /* ... or until a retry reads it after all: the data comes back and
        * the drive rewrites the sector, which reads again from now on.
        */
       snprintf (detail, sizeof detail,
-                "recovered on retry after erc_ns=%" PRIu64, f->erc_ns);
-      log_event (f, now, "recover", kind, bad * f->sector, f->sector, detail);
+                "recovered on retry after erc_ns=%" PRIu64, f->cfg.erc_ns);
+      log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
+                 detail);
       if (fm_faultmap_clear (f->map, bad, 1) == -1) {
         snprintf (err->msg, sizeof err->msg, "out of memory");
         errno = ENOMEM;
@@ -231,13 +219,13 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     }
     f->hits[kind]++;
     snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
-              f->erc_ns);
-    log_event (f, now, "trigger", kind, bad * f->sector, bad_n * f->sector,
-               detail);
+              f->cfg.erc_ns);
+    log_event (f, now, "trigger", kind, bad * f->cfg.sector,
+               bad_n * f->cfg.sector, detail);
     snprintf (err->msg, sizeof err->msg,
               "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
               ", %s)",
-              bad, bad * f->sector, fm_fault_name (kind));
+              bad, bad * f->cfg.sector, fm_fault_name (kind));
     errno = EIO;
     return -1;
   }
@@ -259,12 +247,12 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
     for (s = bad; s < bad + n; s++) {
       char detail[64];
 
-      if (fm_unit (fm_hash (f->seed, FM_STREAM_LSE, s, f->generation)) >=
-          f->realloc_p)
+      if (fm_unit (fm_hash (f->cfg.seed, FM_STREAM_LSE, s, f->generation)) >=
+          f->cfg.realloc)
         continue; /* rewritten in place */
       if (f->spares == 0) {
-        log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->sector,
-                   f->sector, "no spare sector left: write failed");
+        log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
+                   f->cfg.sector, "no spare sector left: write failed");
         snprintf (err->msg, sizeof err->msg,
                   "write failed: sector %" PRIu64 " needs a spare and none "
                   "is left",
@@ -281,8 +269,8 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
       f->hits[FM_FAULT_REALLOCATED]++;
       snprintf (detail, sizeof detail, "moved to a spare, %" PRIu64 " left",
                 f->spares);
-      log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->sector,
-                 f->sector, detail);
+      log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
+                 f->cfg.sector, detail);
     }
   }
   return 0;
@@ -291,8 +279,8 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
 uint64_t
 dfaults_remapped_runs (const struct dfaults *f, uint64_t offset, uint64_t count)
 {
-  uint64_t first = offset / f->sector;
-  uint64_t last = (offset + count + f->sector - 1) / f->sector, bad, n;
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, bad, n;
   uint64_t runs = 0;
   enum fm_fault_kind kind;
 
@@ -308,8 +296,8 @@ int
 dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                struct fm_err *err)
 {
-  uint64_t first = offset / f->sector;
-  uint64_t last = (offset + count + f->sector - 1) / f->sector, s;
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, s;
 
   if (failed_disk (f, now, err) == -1)
     return -1;
@@ -319,21 +307,22 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
    */
-  if (f->realloc_p > 0 && reallocate (f, now, first, last, err) == -1)
+  if (f->cfg.realloc > 0 && reallocate (f, now, first, last, err) == -1)
     return -1;
   if (fm_faultmap_clear (f->map, first, last - first) == -1)
     goto oom;
   /* ... but a written sector may come out marginal again. */
   f->generation++;
   for (s = first; f->p_sector > 0 && s < last; s++) {
-    if (fm_ure_reroll (f->seed, s, f->generation, f->p_sector)) {
+    if (fm_ure_reroll (f->cfg.seed, s, f->generation, f->p_sector)) {
       char detail[64];
 
       if (fm_faultmap_add (f->map, s, 1, FM_FAULT_URE) == -1)
         goto oom;
-      snprintf (detail, sizeof detail, "ber=%g: rewritten marginal", f->ber);
-      log_event (f, now, "inject", FM_FAULT_URE, s * f->sector, f->sector,
-                 detail);
+      snprintf (detail, sizeof detail, "ber=%g: rewritten marginal",
+                f->cfg.ber);
+      log_event (f, now, "inject", FM_FAULT_URE, s * f->cfg.sector,
+                 f->cfg.sector, detail);
     }
   }
   return 0;
@@ -351,15 +340,15 @@ dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   uint64_t k, j;
 
   *bits = NULL;
-  if (f->flip_rate <= 0 || count == 0)
+  if (f->cfg.flip_rate <= 0 || count == 0)
     return 0;
   f->reads++;
-  k = fm_flip_count (f->seed, f->reads, count * 8, f->flip_rate);
+  k = fm_flip_count (f->cfg.seed, f->reads, count * 8, f->cfg.flip_rate);
   if (k == 0 || (*bits = malloc (k * sizeof **bits)) == NULL)
     return 0; /* no memory to corrupt with: the read is clean */
   for (j = 0; j < k; j++) {
     char detail[48];
-    uint64_t b = fm_flip_bit (f->seed, f->reads, j, count * 8);
+    uint64_t b = fm_flip_bit (f->cfg.seed, f->reads, j, count * 8);
 
     (*bits)[j] = b;
     snprintf (detail, sizeof detail, "bit %u of the byte flipped",
@@ -374,28 +363,29 @@ bool
 dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               uint64_t *actual)
 {
-  uint64_t h = fm_hash (f->seed, FM_STREAM_WRITE, ++f->writes, 0);
+  uint64_t h = fm_hash (f->cfg.seed, FM_STREAM_WRITE, ++f->writes, 0);
   double u = fm_unit (h);
   char detail[96];
 
   *actual = offset;
   if (now >= f->fail_at_ns)
     return true; /* a failed disk fails it (dfaults_write) */
-  if (u < f->lost) {
+  if (u < f->cfg.lost_write) {
     f->hits[FM_FAULT_LOST_WRITE]++;
     log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
                "acknowledged, never written");
     return false;
   }
-  if (u < f->lost + f->misdirected) {
+  if (u < f->cfg.lost_write + f->cfg.misdirected_write) {
     /* Up to 64 sectors either way, whole sectors, inside the disk. */
     uint64_t d =
-        f->sector *
-        (1 + fm_below (fm_hash (f->seed, FM_STREAM_WRITE, f->writes, 1), 64));
+        f->cfg.sector *
+        (1 +
+         fm_below (fm_hash (f->cfg.seed, FM_STREAM_WRITE, f->writes, 1), 64));
     bool down = (h & 1) && offset >= d;
-    if (!down && offset + count + d > f->size)
+    if (!down && offset + count + d > f->cfg.disk_size)
       down = offset >= d;
-    if (!down && offset + count + d > f->size)
+    if (!down && offset + count + d > f->cfg.disk_size)
       return true; /* nowhere else to land: written where meant */
     *actual = down ? offset - d : offset + d;
     f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
