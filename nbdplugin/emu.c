@@ -138,7 +138,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->scale = cfg->time_scale;
   e->think_zero = cfg->think_zero;
-  e->torn = cfg->torn;
+  e->torn = cfg->faults.torn;
   e->powercut_after = cfg->powercut_after;
   pthread_mutex_init (&e->lock, NULL);
   e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
@@ -151,13 +151,17 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   if (e->store == NULL)
     goto fail;
   {
-    struct dfaults_config fc = cfg->faults;
+    struct dfaults_config fc = {.log_path = cfg->faultlog_path,
+                                .sector = cfg->profile.sector,
+                                .disk_size = cfg->profile.capacity,
+                                .seed = cfg->seed,
+                                .set = cfg->faults};
 
-    fc.sector = cfg->profile.sector;
-    fc.disk_size = cfg->profile.capacity;
-    fc.seed = cfg->seed;
-    fc.ber = cfg->profile.ber;
-    fc.erc_ns = cfg->profile.erc_ns;
+    /* A mean track: what the disk moves in one revolution. */
+    fc.track_bytes = cfg->profile.kind == FM_KIND_HDD
+                         ? (uint64_t)((double)cfg->profile.bandwidth *
+                                      fm_profile_rev_ns (&cfg->profile) / 1e9)
+                         : 1 << 20;
     e->faults = dfaults_new (&fc, err);
   }
   if (e->faults == NULL ||
@@ -247,6 +251,26 @@ deadline (const struct emu *e, uint64_t done)
                       : 0;
 }
 
+/* A bit rots on the media (dfaults_advance's callback).  A store that
+ * cannot take the change leaves the media right; the log still lists the
+ * rot, so the failure is recorded for the next request.  Lock held.
+ */
+static void
+rot (void *opaque, uint64_t offset, unsigned bit)
+{
+  struct emu *e = opaque;
+  unsigned char b;
+
+  if (e->store->ops->read (e->store, &b, 1, offset) == -1)
+    return;
+  b ^= (unsigned char)(1u << bit);
+  if (e->store->ops->write (e->store, &b, 1, offset) == -1 &&
+      e->destage_errno == 0) {
+    e->destage_errno = errno ? errno : EIO;
+    e->destage_err = e->store->err;
+  }
+}
+
 /* Price one request; fills r and the counters.  Lock held. */
 static void
 submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
@@ -259,6 +283,7 @@ submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
   uint64_t wall = e->wall_ns ();
 
   rq.arrival_ns = e->last_arrival = clock_now (e, wall);
+  dfaults_advance (e->faults, rq.arrival_ns, rot, e);
   fm_disk_submit (e->disk, &rq, t);
   r->arrival_ns = rq.arrival_ns;
   r->done_ns = t->done_ns;
@@ -460,6 +485,12 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
   if (ret == 0 && !copied &&
       e->store->ops->read (e->store, buf, count, offset) == -1)
     ret = store_failed (e, err);
+  /* Stuck bits read as their stuck value whatever was written. */
+  if (ret == 0 && dfaults_has_stuck (e->faults)) {
+    pthread_mutex_lock (&e->lock);
+    dfaults_stuck (e->faults, r->arrival_ns, buf, offset, count);
+    pthread_mutex_unlock (&e->lock);
+  }
   /* Silent corruption on the way out: the media keeps the right bits. */
   for (i = 0; ret == 0 && i < nflips; i++)
     ((unsigned char *)buf)[flips[i] / 8] ^= 1u << (flips[i] % 8);

@@ -36,12 +36,9 @@ struct emu_config {
   struct fm_disk_options caches;
   uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
   const char *bad_path;       /* bad=FILE to inject at start, or NULL */
-  double torn;                /* chance a cached write is torn at a cut */
+  const char *faultlog_path;  /* faultlog=FILE, or NULL */
   uint64_t powercut_after;    /* cut power after this many writes; 0: no */
-  /* Fault settings; emu_new fills in the sector, size, seed, ber and
-   * error recovery time from the profile and seed above.
-   */
-  struct dfaults_config faults;
+  struct fm_faultset faults;  /* how the disk breaks */
 };
 
 struct emu_result {

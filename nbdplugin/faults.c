@@ -13,9 +13,10 @@
 
 struct dfaults {
   struct dfaults_config cfg;    /* as given (log_path is not kept) */
-  struct fm_faultmap *map;      /* unreadable sectors */
+  struct fm_faultmap *map;      /* unreadable sectors (ure, lse) */
   struct fm_faultmap *remapped; /* sectors living on spares */
   FILE *log;
+  uint64_t sectors;
   double p_sector;     /* chance a sector is unreadable, from ber */
   uint64_t generation; /* writes so far: the re-roll's generation */
   uint64_t attempts;   /* reads that ran into a bad sector so far */
@@ -24,6 +25,16 @@ struct dfaults {
   uint64_t spares;     /* spare sectors left */
   uint64_t fail_at_ns; /* UINT64_MAX: never (inject moves it) */
   bool failure_logged;
+  bool corrupting;       /* the disk drew silent corruption (corrupt=) */
+  bool lse_prone;        /* the disk drew latent sector errors (age=, lse=) */
+  uint64_t lse_latent;   /* LSE sectors at start */
+  uint64_t lse_episodes; /* episodes so far */
+  uint64_t spread;       /* mean sectors between a burst's members */
+  double lse_per_s;      /* new episodes per virtual second */
+  double rot_per_s;      /* rot flips per virtual second, whole disk */
+  uint64_t advanced_ns;  /* timed events up to here are applied */
+  uint64_t *stuck;       /* sorted: bit index * 2 + stuck value */
+  size_t nstuck;
   uint64_t hits[FM_FAULT_NKINDS]; /* faults that happened, by kind */
 };
 
@@ -54,9 +65,165 @@ add_marginal (void *opaque, uint64_t sector)
 
   if (fm_faultmap_add (f->map, sector, 1, FM_FAULT_URE) == -1)
     return; /* out of memory: counted as missing by the caller */
-  snprintf (detail, sizeof detail, "ber=%g: marginal sector", f->cfg.ber);
+  snprintf (detail, sizeof detail, "ber=%g: marginal sector", f->cfg.set.ber);
   log_event (f, 0, "inject", FM_FAULT_URE, sector * f->cfg.sector,
              f->cfg.sector, detail);
+}
+
+/* Does this disk corrupt silently at all?  corrupt= is the share of
+ * disks that do (reference §2.1: 0.5% of nearline, 0.05% of enterprise
+ * disks over 41 months); the others never flip, rot, stick, lose or
+ * misdirect.
+ */
+static void
+corruption (struct dfaults *f)
+{
+  struct fm_faultset *s = &f->cfg.set;
+
+  f->corrupting =
+      fm_unit (fm_hash (f->cfg.seed, FM_STREAM_CORRUPT, 0, 0)) < s->corrupt;
+  if (!f->corrupting) {
+    s->flip_rate = s->rot_rate = s->stuck_bits = 0;
+    s->lost_write = s->misdirected_write = 0;
+  }
+  f->rot_per_s = s->rot_rate * (double)f->sectors / 3600;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* Episode `key` of latent sector errors, at most `limit` sectors: into
+ * out[], logged with `when` in the detail.  Returns the sectors placed.
+ */
+static uint64_t
+episode (struct dfaults *f, uint64_t now, uint64_t key, uint64_t limit,
+         const char *when, uint64_t *out)
+{
+  uint64_t seed = f->cfg.seed, j;
+  uint64_t k = fm_lse_burst (seed, key, f->cfg.set.lse_burst);
+  uint64_t centre = fm_lse_centre (seed, key, f->sectors, f->cfg.set.lse_head);
+
+  if (k > limit)
+    k = limit;
+  for (j = 0; j < k; j++) {
+    uint64_t s = fm_lse_member (seed, key, j, centre, f->spread, f->sectors);
+    char detail[160];
+
+    out[j] = s;
+    snprintf (detail, sizeof detail,
+              "episode %" PRIu64 " (%" PRIu64 " sectors around sector %" PRIu64
+              "), %s",
+              f->lse_episodes, k, centre, when);
+    log_event (f, now, "inject", FM_FAULT_LSE, s * f->cfg.sector, f->cfg.sector,
+               detail);
+  }
+  f->lse_episodes++;
+  return k;
+}
+
+/* The latent sector errors the disk built up over its age (reference
+ * §2.2 B): is it prone, how many errors (Pareto), in which episodes,
+ * where.  Sorted before they go into the map, so placing many is cheap.
+ */
+static int
+latent_errors (struct dfaults *f, struct fm_err *err)
+{
+  const struct fm_faultset *s = &f->cfg.set;
+  double age_s = (double)s->age_ns / 1e9;
+  uint64_t n, placed = 0, i, *v;
+
+  f->spread = s->lse_spread ? s->lse_spread / f->cfg.sector
+                            : f->cfg.track_bytes / f->cfg.sector;
+  f->lse_prone = fm_unit (fm_hash (f->cfg.seed, FM_STREAM_LSE_EPISODE,
+                                   UINT64_MAX, 0)) < fm_faultset_lse_prone (s);
+  if (!f->lse_prone || f->sectors == 0)
+    return 0;
+  n = fm_lse_count (f->cfg.seed, s->lse_alpha, s->lse_min, s->lse_max);
+  if (n > f->sectors)
+    n = f->sectors;
+  if ((v = malloc (n * sizeof *v)) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory for %" PRIu64 " LSEs",
+              n);
+    return -1;
+  }
+  while (placed < n) {
+    uint64_t key = f->lse_episodes;
+    double before =
+        age_s * fm_unit (fm_hash (f->cfg.seed, FM_STREAM_LSE_EPISODE, key, 0));
+    char when[64];
+
+    snprintf (when, sizeof when, "onset %.4g h before start", before / 3600);
+    placed += episode (f, 0, key, n - placed, when, v + placed);
+  }
+  qsort (v, n, sizeof *v, cmp_u64);
+  for (i = 0; i < n; i++)
+    if (fm_faultmap_add (f->map, v[i], 1, FM_FAULT_LSE) == -1) {
+      free (v);
+      snprintf (err->msg, sizeof err->msg, "out of memory placing LSEs");
+      return -1;
+    }
+  free (v);
+  f->lse_latent = fm_faultmap_sectors (f->map);
+  /* Onsets go on during the run: at lse-rate, or at the rate that built
+   * these errors up over the disk's age.
+   */
+  if (s->lse_rate >= 0)
+    f->lse_per_s = s->lse_rate / 3600;
+  else if (age_s > 0)
+    f->lse_per_s = (double)f->lse_episodes / age_s;
+  return 0;
+}
+
+/* Stuck bits: a Poisson number over every bit of the disk, each stuck at
+ * 0 or 1 for good.  Kept sorted for the read path's binary search.
+ */
+static int
+stuck_bits (struct dfaults *f, struct fm_err *err)
+{
+  double bits = (double)f->cfg.disk_size * 8;
+  uint64_t seed = f->cfg.seed, n, i, k = 0;
+
+  if (f->cfg.set.stuck_bits <= 0)
+    return 0;
+  n = fm_poisson (fm_hash (seed, FM_STREAM_STUCK, UINT64_MAX, 0),
+                  fm_hash (seed, FM_STREAM_STUCK, UINT64_MAX, 1),
+                  bits * f->cfg.set.stuck_bits);
+  if (n > 10000000) {
+    snprintf (err->msg, sizeof err->msg,
+              "stuck-bits: %" PRIu64 " stuck bits on this disk is more than "
+              "the 10^7 futuredisk keeps",
+              n);
+    return -1;
+  }
+  if (n == 0)
+    return 0;
+  if ((f->stuck = malloc (n * sizeof *f->stuck)) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory for stuck bits");
+    return -1;
+  }
+  for (i = 0; i < n; i++) {
+    uint64_t bit =
+        fm_below (fm_hash (seed, FM_STREAM_STUCK, i, 0), f->cfg.disk_size * 8);
+    f->stuck[i] = bit * 2 + (fm_hash (seed, FM_STREAM_STUCK, i, 1) & 1);
+  }
+  qsort (f->stuck, n, sizeof *f->stuck, cmp_u64);
+  for (i = 0; i < n; i++) {
+    char detail[48];
+
+    if (k > 0 && f->stuck[k - 1] / 2 == f->stuck[i] / 2)
+      continue; /* the same bit drawn twice: the first value holds */
+    f->stuck[k++] = f->stuck[i];
+    snprintf (detail, sizeof detail, "bit %u of the byte stuck at %u",
+              (unsigned)(f->stuck[i] / 2 % 8), (unsigned)(f->stuck[i] & 1));
+    log_event (f, 0, "inject", FM_FAULT_STUCK, f->stuck[i] / 16, 1, detail);
+  }
+  f->nstuck = k;
+  return 0;
 }
 
 struct dfaults *
@@ -71,10 +238,12 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   }
   f->cfg = *cfg;
   f->cfg.log_path = NULL;
-  f->p_sector =
-      cfg->ber > 0 ? fm_ure_sector_probability (cfg->ber, cfg->sector) : 0;
-  f->fail_at_ns = cfg->fail_at_ns ? cfg->fail_at_ns : UINT64_MAX;
-  f->spares = cfg->spares;
+  f->sectors = cfg->disk_size / cfg->sector;
+  f->p_sector = cfg->set.ber > 0
+                    ? fm_ure_sector_probability (cfg->set.ber, cfg->sector)
+                    : 0;
+  f->fail_at_ns = cfg->set.fail_at_ns ? cfg->set.fail_at_ns : UINT64_MAX;
+  f->spares = cfg->set.spares;
   if ((f->remapped = fm_faultmap_new ()) == NULL) {
     snprintf (err->msg, sizeof err->msg, "out of memory");
     dfaults_free (f);
@@ -87,8 +256,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     return NULL;
   }
   if (f->p_sector > 0) {
-    uint64_t n = fm_ure_marginal (f->cfg.seed, f->cfg.disk_size / f->cfg.sector,
-                                  f->p_sector, add_marginal, f);
+    uint64_t n =
+        fm_ure_marginal (f->cfg.seed, f->sectors, f->p_sector, add_marginal, f);
     if (n > 0 && fm_faultmap_sectors (f->map) == 0) {
       snprintf (err->msg, sizeof err->msg,
                 "out of memory placing %llu marginal sectors",
@@ -96,6 +265,11 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
       dfaults_free (f);
       return NULL;
     }
+  }
+  corruption (f);
+  if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1) {
+    dfaults_free (f);
+    return NULL;
   }
   return f;
 }
@@ -108,6 +282,7 @@ dfaults_free (struct dfaults *f)
       fclose (f->log);
     fm_faultmap_free (f->map);
     fm_faultmap_free (f->remapped);
+    free (f->stuck);
     free (f);
   }
 }
@@ -129,8 +304,10 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
   }
   switch (kind) {
     case FM_FAULT_URE:
+    case FM_FAULT_LSE:
       if (length == 0) {
-        snprintf (err->msg, sizeof err->msg, "inject ure: length is 0");
+        snprintf (err->msg, sizeof err->msg, "inject %s: length is 0",
+                  fm_fault_name (kind));
         return -1;
       }
       if (fm_faultmap_add (f->map, first, last - first, kind) == -1) {
@@ -151,10 +328,13 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
     case FM_FAULT_MISDIRECTED_WRITE:
     case FM_FAULT_FLIP:
     case FM_FAULT_REALLOCATED:
+    case FM_FAULT_ROT:
+    case FM_FAULT_STUCK:
       snprintf (err->msg, sizeof err->msg,
-                "inject %s: not a fault of sectors; it happens to requests "
-                "(powercut, powercut-after=, lost-write=, "
-                "misdirected-write=, flip-rate=)",
+                "inject %s: not a fault of whole sectors; it comes from "
+                "rates (powercut, powercut-after=, lost-write=, "
+                "misdirected-write=, flip-rate=, rot-rate=, stuck-bits=, "
+                "realloc=)",
                 fm_fault_name (kind));
       return -1;
     case FM_FAULT_NKINDS:
@@ -198,16 +378,16 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   while (count > 0 &&
          fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
     /* The drive retries the bad sector until it gives up ... */
-    *extra_ns += f->cfg.erc_ns;
+    *extra_ns += f->cfg.set.erc_ns;
     f->attempts++;
-    if (f->cfg.ure_recover > 0 &&
+    if (f->cfg.set.ure_recover > 0 &&
         fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, f->attempts)) <
-            f->cfg.ure_recover) {
+            f->cfg.set.ure_recover) {
       /* ... or until a retry reads it after all: the data comes back and
        * the drive rewrites the sector, which reads again from now on.
        */
       snprintf (detail, sizeof detail,
-                "recovered on retry after erc_ns=%" PRIu64, f->cfg.erc_ns);
+                "recovered on retry after erc_ns=%" PRIu64, f->cfg.set.erc_ns);
       log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
                  detail);
       if (fm_faultmap_clear (f->map, bad, 1) == -1) {
@@ -219,7 +399,7 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     }
     f->hits[kind]++;
     snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
-              f->cfg.erc_ns);
+              f->cfg.set.erc_ns);
     log_event (f, now, "trigger", kind, bad * f->cfg.sector,
                bad_n * f->cfg.sector, detail);
     snprintf (err->msg, sizeof err->msg,
@@ -247,8 +427,8 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
     for (s = bad; s < bad + n; s++) {
       char detail[64];
 
-      if (fm_unit (fm_hash (f->cfg.seed, FM_STREAM_LSE, s, f->generation)) >=
-          f->cfg.realloc)
+      if (fm_unit (fm_hash (f->cfg.seed, FM_STREAM_REALLOC, s,
+                            f->generation)) >= f->cfg.set.realloc)
         continue; /* rewritten in place */
       if (f->spares == 0) {
         log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
@@ -307,7 +487,7 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
    */
-  if (f->cfg.realloc > 0 && reallocate (f, now, first, last, err) == -1)
+  if (f->cfg.set.realloc > 0 && reallocate (f, now, first, last, err) == -1)
     return -1;
   if (fm_faultmap_clear (f->map, first, last - first) == -1)
     goto oom;
@@ -320,7 +500,7 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
       if (fm_faultmap_add (f->map, s, 1, FM_FAULT_URE) == -1)
         goto oom;
       snprintf (detail, sizeof detail, "ber=%g: rewritten marginal",
-                f->cfg.ber);
+                f->cfg.set.ber);
       log_event (f, now, "inject", FM_FAULT_URE, s * f->cfg.sector,
                  f->cfg.sector, detail);
     }
@@ -340,10 +520,10 @@ dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   uint64_t k, j;
 
   *bits = NULL;
-  if (f->cfg.flip_rate <= 0 || count == 0)
+  if (f->cfg.set.flip_rate <= 0 || count == 0)
     return 0;
   f->reads++;
-  k = fm_flip_count (f->cfg.seed, f->reads, count * 8, f->cfg.flip_rate);
+  k = fm_flip_count (f->cfg.seed, f->reads, count * 8, f->cfg.set.flip_rate);
   if (k == 0 || (*bits = malloc (k * sizeof **bits)) == NULL)
     return 0; /* no memory to corrupt with: the read is clean */
   for (j = 0; j < k; j++) {
@@ -359,6 +539,91 @@ dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   return k;
 }
 
+void
+dfaults_advance (struct dfaults *f, uint64_t now, dfaults_rot_fn *rot,
+                 void *opaque)
+{
+  uint64_t seed = f->cfg.seed, w;
+
+  if ((f->lse_per_s <= 0 && f->rot_per_s <= 0) || now <= f->advanced_ns)
+    return;
+  /* Window by window (one virtual second each), events after the last
+   * call up to now.  Within a window they apply in draw order, which is
+   * not time order; nothing reads the disk in between, so it is the same.
+   */
+  for (w = f->advanced_ns / 1000000000; w <= now / 1000000000; w++) {
+    uint64_t n, j;
+
+    n = fm_window_count (seed, FM_STREAM_LSE_EPISODE, w, f->lse_per_s);
+    for (j = 0; j < n && j < (1u << 20); j++) {
+      uint64_t t = w * 1000000000 +
+                   fm_window_event_ns (seed, FM_STREAM_LSE_EPISODE, w, j);
+      uint64_t v[64], k, i;
+
+      if (t <= f->advanced_ns || t > now)
+        continue;
+      k = episode (f, t, (1ULL << 63) | (w << 20) | j, 64, "onset now", v);
+      for (i = 0; i < k; i++)
+        fm_faultmap_add (f->map, v[i], 1, FM_FAULT_LSE);
+    }
+    n = fm_window_count (seed, FM_STREAM_ROT, w, f->rot_per_s);
+    for (j = 0; j < n; j++) {
+      uint64_t t =
+          w * 1000000000 + fm_window_event_ns (seed, FM_STREAM_ROT, w, j);
+      uint64_t h = fm_window_event_hash (seed, FM_STREAM_ROT, w, j);
+      uint64_t bit = fm_below (h, f->sectors * f->cfg.sector * 8);
+      char detail[48];
+
+      if (t <= f->advanced_ns || t > now)
+        continue;
+      rot (opaque, bit / 8, (unsigned)(bit % 8));
+      f->hits[FM_FAULT_ROT]++;
+      snprintf (detail, sizeof detail, "bit %u of the byte flipped at rest",
+                (unsigned)(bit % 8));
+      log_event (f, t, "inject", FM_FAULT_ROT, bit / 8, 1, detail);
+    }
+  }
+  f->advanced_ns = now;
+}
+
+bool
+dfaults_has_stuck (const struct dfaults *f)
+{
+  return f->nstuck > 0;
+}
+
+uint64_t
+dfaults_stuck (struct dfaults *f, uint64_t now, void *buf, uint64_t offset,
+               uint64_t count)
+{
+  uint64_t lo = offset * 16, hi = (offset + count) * 16, changed = 0;
+  size_t a = 0, b = f->nstuck;
+  unsigned char *p = buf;
+
+  while (a < b) { /* the first stuck bit at or after offset */
+    size_t m = a + (b - a) / 2;
+    if (f->stuck[m] < lo)
+      a = m + 1;
+    else
+      b = m;
+  }
+  for (; a < f->nstuck && f->stuck[a] < hi; a++) {
+    uint64_t bit = f->stuck[a] / 2, at = bit / 8 - offset;
+    unsigned mask = 1u << (bit % 8), want = f->stuck[a] & 1 ? mask : 0;
+    char detail[64];
+
+    if ((p[at] & mask) == want)
+      continue;
+    p[at] = (unsigned char)((p[at] & ~mask) | want);
+    changed++;
+    f->hits[FM_FAULT_STUCK]++;
+    snprintf (detail, sizeof detail, "bit %u of the byte read as its stuck %u",
+              (unsigned)(bit % 8), (unsigned)(f->stuck[a] & 1));
+    log_event (f, now, "trigger", FM_FAULT_STUCK, bit / 8, 1, detail);
+  }
+  return changed;
+}
+
 bool
 dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               uint64_t *actual)
@@ -370,13 +635,13 @@ dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   *actual = offset;
   if (now >= f->fail_at_ns)
     return true; /* a failed disk fails it (dfaults_write) */
-  if (u < f->cfg.lost_write) {
+  if (u < f->cfg.set.lost_write) {
     f->hits[FM_FAULT_LOST_WRITE]++;
     log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
                "acknowledged, never written");
     return false;
   }
-  if (u < f->cfg.lost_write + f->cfg.misdirected_write) {
+  if (u < f->cfg.set.lost_write + f->cfg.set.misdirected_write) {
     /* Up to 64 sectors either way, whole sectors, inside the disk. */
     uint64_t d =
         f->cfg.sector *
@@ -470,6 +735,12 @@ dfaults_json (const struct dfaults *f, FILE *fp)
   for (k = 0; k < FM_FAULT_NKINDS; k++)
     fprintf (fp, "%s\"%s\": %" PRIu64, k ? ", " : "",
              fm_fault_name ((enum fm_fault_kind)k), f->hits[k]);
-  fprintf (fp, ", \"faulty_sectors\": %" PRIu64 "}",
-           fm_faultmap_sectors (f->map));
+  fprintf (fp,
+           ", \"faulty_sectors\": %" PRIu64 ", \"lse_prone\": %s, "
+           "\"lse_latent\": %" PRIu64 ", \"lse_episodes\": %" PRIu64
+           ", \"silent_corruption\": %s, \"stuck_bits\": %zu, "
+           "\"spares_left\": %" PRIu64 "}",
+           fm_faultmap_sectors (f->map), f->lse_prone ? "true" : "false",
+           f->lse_latent, f->lse_episodes, f->corrupting ? "true" : "false",
+           f->nstuck, f->spares);
 }

@@ -17,6 +17,7 @@
 
 #include "faultmodels/error.h"
 #include "faultmodels/faults.h"
+#include "faultmodels/faultset.h"
 
 struct dfaults;
 
@@ -25,19 +26,14 @@ struct dfaults_config {
   uint32_t sector;
   uint64_t disk_size;
   uint64_t seed;
-  double ber; /* unrecoverable read errors per bit; 0 = none */
-  uint64_t erc_ns;
-  double ure_recover;       /* chance a failing read succeeds on retry */
-  double lost_write;        /* chance a write is acknowledged, not done */
-  double misdirected_write; /* chance a write lands near its target */
-  double flip_rate;         /* bit flips on the read path, per bit read */
-  double realloc;           /* chance a rewrite moves a bad sector to a spare */
-  uint64_t spares;          /* spare sectors for that */
-  uint64_t fail_at_ns;      /* whole-disk failure; 0: never */
+  uint64_t track_bytes; /* a track, for lse-spread's default */
+  struct fm_faultset set;
 };
 
-/* With ber > 0 the fresh disk's marginal sectors are in the map (and the
- * log) from the start, and every write re-rolls the sectors it writes.
+/* Everything that is decided once is decided here and logged as injected
+ * at virtual time 0: the marginal sectors (ber), whether the disk is
+ * LSE-prone and its latent errors (age, lse), whether it corrupts
+ * silently at all (corrupt) and its stuck bits.
  */
 extern struct dfaults *dfaults_new (const struct dfaults_config *cfg,
                                     struct fm_err *err);
@@ -87,6 +83,27 @@ extern uint64_t dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset,
  */
 extern uint64_t dfaults_remapped_runs (const struct dfaults *f, uint64_t offset,
                                        uint64_t count);
+
+/* Let virtual time run to `now`: latent sector errors whose onset has
+ * come go into the map, and bits that rot at rest flip on the media
+ * through rot (byte offset, bit) — both logged.  Call before each request
+ * is served.
+ */
+typedef void dfaults_rot_fn (void *opaque, uint64_t offset, unsigned bit);
+extern void dfaults_advance (struct dfaults *f, uint64_t now,
+                             dfaults_rot_fn *rot, void *opaque);
+
+/* Does the disk have stuck bits?  Fixed from the start, so callers may ask
+ * without the lock and skip dfaults_stuck on the fast path.
+ */
+extern bool dfaults_has_stuck (const struct dfaults *f);
+
+/* Force the stuck bits in buf, which holds the bytes read from
+ * [offset, offset+count); each bit that comes out changed is logged and
+ * counted.  Returns how many changed.
+ */
+extern uint64_t dfaults_stuck (struct dfaults *f, uint64_t now, void *buf,
+                               uint64_t offset, uint64_t count);
 
 /* Record an event the emulator produced itself (power cuts, torn
  * writes): logged, and counted under `kind`.

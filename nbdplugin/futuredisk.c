@@ -18,6 +18,7 @@
 
 #include "control.h"
 #include "emu.h"
+#include "faultmodels/faultset.h"
 #include "faultmodels/units.h"
 #include "load-profile.h"
 
@@ -27,23 +28,28 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
-static uint64_t size;        /* size=; 0 = the profile's capacity */
-static uint64_t seed = 1;    /* seed= */
-static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
-static bool think_zero;      /* think=zero */
-static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1; /* write-cache=on|off; -1 = profile */
-static char *stats_path;     /* stats=FILE, absolute */
-static char *control_path;   /* control=SOCKET, absolute */
-static char *store_path;     /* store=FILE, absolute */
-/* Fault settings (fault parameters); the log path is owned below. */
-static struct dfaults_config faults = {.spares = 20000};
-static char *faultlog_path;          /* faultlog=FILE, absolute */
-static char *bad_path;               /* bad=FILE, absolute */
-static uint64_t erc_ns = UINT64_MAX; /* erc=; UINT64_MAX = the profile's */
-static double ber = -1;              /* ber=; -1 = the profile's */
-static double torn;                  /* torn=: chance a cut tears a write */
-static uint64_t powercut_after;      /* powercut-after=N writes; 0 = never */
+static uint64_t size;           /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;       /* seed= */
+static double time_scale;       /* time=: 0 virtual, 1 real, F scale */
+static bool think_zero;         /* think=zero */
+static int read_ahead = -1;     /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1;    /* write-cache=on|off; -1 = profile */
+static char *stats_path;        /* stats=FILE, absolute */
+static char *control_path;      /* control=SOCKET, absolute */
+static char *store_path;        /* store=FILE, absolute */
+static char *faultlog_path;     /* faultlog=FILE, absolute */
+static char *bad_path;          /* bad=FILE, absolute */
+static uint64_t powercut_after; /* powercut-after=N writes; 0 = never */
+
+/* Fault keys (faultmodels/faultset.h) as given, applied over the
+ * profile's fault settings once the profile is known: a preset
+ * (faults=) first, then the other keys, so the order on the command line
+ * does not matter.
+ */
+static struct {
+  const char *key, *value;
+} fault_args[64];
+static size_t n_fault_args;
 
 static struct emu *emu;
 static struct control *control;
@@ -56,6 +62,53 @@ futuredisk_unload (void)
   free (store_path);
   free (faultlog_path);
   free (bad_path);
+}
+
+static int
+fault_arg (const char *key, const char *value)
+{
+  struct fm_faultset scratch;
+  struct fm_err err;
+  size_t i;
+
+  /* Check the value now, so the error comes with its key at once. */
+  fm_faultset_defaults (&scratch);
+  if (fm_faultset_set (&scratch, key, value, &err) == -1) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  for (i = 0; i < n_fault_args; i++)
+    if (strcmp (fault_args[i].key, key) == 0)
+      break;
+  if (i == sizeof fault_args / sizeof fault_args[0]) {
+    nbdkit_error ("%s: too many fault parameters", key);
+    return -1;
+  }
+  fault_args[i].key = key;
+  fault_args[i].value = value;
+  if (i == n_fault_args)
+    n_fault_args++;
+  return 0;
+}
+
+static int
+apply_fault_args (struct fm_faultset *set)
+{
+  struct fm_err err;
+  size_t i;
+  int pass;
+
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; i < n_fault_args; i++) {
+      if ((strcmp (fault_args[i].key, "faults") == 0) != (pass == 0))
+        continue;
+      if (fm_faultset_set (set, fault_args[i].key, fault_args[i].value, &err) ==
+          -1) {
+        nbdkit_error ("%s", err.msg);
+        return -1;
+      }
+    }
+  return 0;
 }
 
 static int
@@ -134,55 +187,12 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
-  else if (strcmp (key, "torn") == 0 || strcmp (key, "ure-recover") == 0 ||
-           strcmp (key, "lost-write") == 0 ||
-           strcmp (key, "misdirected-write") == 0) {
-    double *out = key[0] == 't'   ? &torn
-                  : key[0] == 'u' ? &faults.ure_recover
-                  : key[0] == 'l' ? &faults.lost_write
-                                  : &faults.misdirected_write;
-    if (fm_parse_double (key, value, 0, 1, out, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "powercut-after") == 0) {
+  else if (fm_faultset_is_key (key))
+    return fault_arg (key, value);
+  else if (strcmp (key, "powercut-after") == 0) {
     if (fm_parse_uint ("powercut-after", value, 1, UINT64_MAX, &powercut_after,
                        &err) == -1) {
       nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "realloc") == 0) {
-    if (fm_parse_double ("realloc", value, 0, 1, &faults.realloc, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "spares") == 0) {
-    if (fm_parse_uint ("spares", value, 0, UINT64_MAX, &faults.spares, &err) ==
-        -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "flip-rate") == 0) {
-    /* Up to ~540 flips in nbdkit's largest (64 MiB) read. */
-    if (fm_parse_double ("flip-rate", value, 0, 1e-6, &faults.flip_rate,
-                         &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "ber") == 0) {
-    if (fm_parse_double ("ber", value, 0, 1e-3, &ber, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "erc") == 0 || strcmp (key, "fail-at") == 0) {
-    uint64_t *out = key[0] == 'e' ? &erc_ns : &faults.fail_at_ns;
-    if (fm_parse_duration (key, value, out, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-    if (out == &faults.fail_at_ns && faults.fail_at_ns == 0) {
-      nbdkit_error ("fail-at: must be after 0 (omit it for a disk that "
-                    "never fails)");
       return -1;
     }
   } else {
@@ -210,11 +220,7 @@ futuredisk_config_complete (void)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
-  if (erc_ns != UINT64_MAX)
-    profile.erc_ns = erc_ns;
-  if (ber >= 0)
-    profile.ber = ber;
-  return 0;
+  return apply_fault_args (&profile.faults);
 }
 
 #define futuredisk_config_help                                                 \
@@ -234,18 +240,26 @@ futuredisk_config_complete (void)
   "lines).\n"                                                                  \
   "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
   "line.\n"                                                                    \
-  "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
-  "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
-  "lost-write=P         Chance a write is acknowledged but never written.\n"   \
-  "misdirected-write=P  Chance a write lands near its target instead.\n"       \
-  "flip-rate=P          Bit flips on the read path, per bit read.\n"           \
-  "realloc=P            Chance a rewritten bad sector moves to a spare.\n"     \
-  "spares=N             Spare sectors (default 20000).\n"                      \
-  "erc=DURATION         Error recovery of a failing read (default: "           \
-  "profile's).\n"                                                              \
-  "fail-at=DURATION     The whole disk fails at this virtual time.\n"          \
   "powercut-after=N     Cut the power after the Nth write.\n"                  \
-  "torn=P               Chance a cached write is torn by a power cut."
+  "Fault keys (also in profile files; nbdkit-futuredisk-plugin(1)):\n"         \
+  "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
+  "below.\n"                                                                   \
+  "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
+  "erc=DURATION         Error recovery of a failing read (profile's).\n"       \
+  "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
+  "age=DURATION         The disk's age: latent errors built up (e.g. 2y).\n"   \
+  "lse=P                Chance per year of age the disk gets latent errors.\n" \
+  "lse-alpha=A lse-min=N lse-max=N  Pareto count of latent errors.\n"          \
+  "lse-burst=N lse-spread=SIZE lse-head=F  Episodes: size, spread, head.\n"    \
+  "lse-rate=R|auto      New latent-error episodes per virtual hour.\n"         \
+  "realloc=P spares=N   Rewritten bad sectors move to spares (20000).\n"       \
+  "corrupt=P            Chance the disk corrupts silently at all (1).\n"       \
+  "flip-rate=P          Bit flips on the read path, per bit read.\n"           \
+  "rot-rate=R           Bits flipping at rest, per sector per virtual hour.\n" \
+  "stuck-bits=P         Bits stuck at 0 or 1, per bit of the disk.\n"          \
+  "lost-write=P misdirected-write=P  Per write: lost, or landing nearby.\n"    \
+  "torn=P               Chance a power cut tears a cached write.\n"            \
+  "fail-at=DURATION     The whole disk fails at this virtual time."
 
 static int
 futuredisk_get_ready (void)
@@ -257,13 +271,12 @@ futuredisk_get_ready (void)
       .think_zero = think_zero,
       .store_path = store_path,
       .bad_path = bad_path,
-      .torn = torn,
+      .faultlog_path = faultlog_path,
       .powercut_after = powercut_after,
-      .faults = faults,
+      .faults = profile.faults,
   };
   struct fm_err err;
 
-  cfg.faults.log_path = faultlog_path;
   fm_disk_default_options (&profile, &cfg.caches);
   if (read_ahead != -1)
     cfg.caches.read_cache = read_ahead;

@@ -57,8 +57,8 @@ fm_parse_duration (const char *what, const char *s, uint64_t *ns,
     const char *suffix;
     double ns;
   } units[] = {
-      {"ns", 1},  {"us", 1e3},   {"ms", 1e6},
-      {"s", 1e9}, {"min", 60e9}, {"h", 3600e9},
+      {"ns", 1},     {"us", 1e3},   {"ms", 1e6},    {"s", 1e9},
+      {"min", 60e9}, {"h", 3600e9}, {"d", 86400e9}, {"y", 365.25 * 86400e9},
   };
   char *end;
   double v;
@@ -68,6 +68,10 @@ fm_parse_duration (const char *what, const char *s, uint64_t *ns,
     return fm_fail (err, "%s: '%s' is not a duration (e.g. 500ms, 30s, 2h)",
                     what, s ? s : "");
   v = strtod (s, &end);
+  if (v == 0 && *end == '\0') {
+    *ns = 0; /* zero needs no unit */
+    return 0;
+  }
   for (i = 0; i < sizeof units / sizeof units[0]; i++) {
     if (strcmp (end, units[i].suffix) == 0) {
       double t = v * units[i].ns;
@@ -79,7 +83,7 @@ fm_parse_duration (const char *what, const char *s, uint64_t *ns,
   }
   return fm_fail (err,
                   "%s: '%s' is not a duration: give a unit (ns, us, ms, s, "
-                  "min, h)",
+                  "min, h, d, y)",
                   what, s);
 }
 
@@ -91,14 +95,13 @@ fm_ure_sector_probability (double ber, uint32_t sector_bytes)
   return -expm1 (8.0 * sector_bytes * log1p (-ber));
 }
 
-/* A Poisson variate of mean `mean` from the uniforms of (seed, stream):
- * inversion by sequential search for small means, the normal
+/* Inversion by sequential search for small means, the normal
  * approximation (mean > 500, error < 1%) for large ones.
  */
-static uint64_t
-poisson (uint64_t seed, enum fm_stream stream, double mean)
+uint64_t
+fm_poisson (uint64_t h1, uint64_t h2, double mean)
 {
-  double u = fm_unit (fm_hash (seed, stream, UINT64_MAX, 0));
+  double u = fm_unit (h1);
   double p, cdf;
   uint64_t k = 0;
 
@@ -106,8 +109,7 @@ poisson (uint64_t seed, enum fm_stream stream, double mean)
     return 0;
   if (mean > 500) {
     /* Box-Muller from two independent uniforms. */
-    double u2 = fm_unit (fm_hash (seed, stream, UINT64_MAX, 1));
-    double z = sqrt (-2 * log (1 - u)) * cos (2 * M_PI * u2);
+    double z = sqrt (-2 * log (1 - u)) * cos (2 * M_PI * fm_unit (h2));
     double v = mean + z * sqrt (mean) + 0.5;
     return v > 0 ? (uint64_t)v : 0;
   }
@@ -118,6 +120,13 @@ poisson (uint64_t seed, enum fm_stream stream, double mean)
     cdf += p;
   }
   return k;
+}
+
+static uint64_t
+poisson (uint64_t seed, enum fm_stream stream, double mean)
+{
+  return fm_poisson (fm_hash (seed, stream, UINT64_MAX, 0),
+                     fm_hash (seed, stream, UINT64_MAX, 1), mean);
 }
 
 uint64_t
@@ -154,6 +163,93 @@ uint64_t
 fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j, uint64_t bits)
 {
   return fm_below (fm_hash (seed, FM_STREAM_FLIP, read, j + 1), bits);
+}
+
+/* ---- Poisson processes in one-second windows ---- */
+
+/* Window keys live above 2^62 so they never meet the per-sector keys
+ * (sector numbers, read numbers) of the same stream.
+ */
+#define WINDOW_KEY(w) ((w) | (1ULL << 62))
+
+uint64_t
+fm_window_count (uint64_t seed, uint64_t stream, uint64_t w, double mean)
+{
+  return fm_poisson (fm_hash (seed, stream, WINDOW_KEY (w), 0),
+                     fm_hash (seed, stream, WINDOW_KEY (w), 1), mean);
+}
+
+uint64_t
+fm_window_event_ns (uint64_t seed, uint64_t stream, uint64_t w, uint64_t j)
+{
+  return fm_below (fm_hash (seed, stream, WINDOW_KEY (w), 2 * j + 2),
+                   1000000000);
+}
+
+uint64_t
+fm_window_event_hash (uint64_t seed, uint64_t stream, uint64_t w, uint64_t j)
+{
+  return fm_hash (seed, stream, WINDOW_KEY (w), 2 * j + 3);
+}
+
+/* ---- latent sector errors ---- */
+
+uint64_t
+fm_lse_count (uint64_t seed, double alpha, uint64_t min, uint64_t max)
+{
+  /* Inversion: N = floor(U^(-1/alpha)) has P(N >= n) = n^-alpha; 1 - U
+   * keeps U away from 0.
+   */
+  double u = 1 - fm_unit (fm_hash (seed, FM_STREAM_LSE_EPISODE, UINT64_MAX, 1));
+  double n = floor (pow (u, -1 / alpha));
+
+  if (!(n < (double)max))
+    return max;
+  return (uint64_t)n < min ? min : (uint64_t)n;
+}
+
+/* A geometric variate >= 1 with mean m, from hash h. */
+static uint64_t
+geometric (uint64_t h, double m)
+{
+  double u = 1 - fm_unit (h), k;
+
+  if (m <= 1)
+    return 1;
+  k = 1 + floor (log (u) / log1p (-1 / m));
+  return k < 1e12 ? (uint64_t)k : 1000000000000ULL;
+}
+
+uint64_t
+fm_lse_burst (uint64_t seed, uint64_t key, double burst)
+{
+  return geometric (fm_hash (seed, FM_STREAM_LSE_EPISODE, key, 1), burst);
+}
+
+uint64_t
+fm_lse_centre (uint64_t seed, uint64_t key, uint64_t sectors, double head)
+{
+  uint64_t h = fm_hash (seed, FM_STREAM_LSE_EPISODE, key, 2);
+  uint64_t head_sectors = sectors / 10 ? sectors / 10 : 1;
+
+  if (fm_unit (fm_hash (seed, FM_STREAM_LSE_EPISODE, key, 3)) < head)
+    return fm_below (h, head_sectors);
+  return fm_below (h, sectors);
+}
+
+uint64_t
+fm_lse_member (uint64_t seed, uint64_t key, uint64_t j, uint64_t centre,
+               uint64_t spread, uint64_t sectors)
+{
+  uint64_t h = fm_hash (seed, FM_STREAM_LSE_EPISODE, key, 4 + j), d;
+
+  if (j == 0)
+    return centre;
+  /* geometric() counts from 1; the offset may be 0..: mean spread. */
+  d = geometric (h, (double)spread + 1) - 1;
+  if (h & 1) /* the low bit, below fm_unit's 53, picks the side */
+    return d > centre ? 0 : centre - d;
+  return d >= sectors - 1 - centre ? sectors - 1 : centre + d;
 }
 
 /* ---- the fault map: runs of faulty sectors, tagged with their kind ---- */

@@ -64,8 +64,6 @@ static const struct profile_key profile_keys[] = {
     {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false},
     {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false},
     {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false},
-    {"erc_ms", K_MS, F (erc_ns), 0, 0, 600000, false},
-    {"ber", K_DOUBLE, F (ber), 0, 0, 1e-3, false},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
@@ -318,6 +316,41 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
   abort ();
 }
 
+/* Fault keys in a file: each once, and a preset (faults = NAME) before
+ * any of them, since a preset replaces every rate.
+ */
+struct fault_lines {
+  int preset;      /* line of faults = ..., 0 if none */
+  int first;       /* line of the first other fault key */
+  char seen[2048]; /* " key key ..." */
+};
+
+static int
+fault_keys_seen (const char *filename, int lineno, const char *key,
+                 struct fault_lines *fl, struct fm_err *err)
+{
+  char pat[80];
+
+  /* seen reads " k1 k2 ... ": every key between spaces. */
+  snprintf (pat, sizeof pat, " %s ", key);
+  if (strstr (fl->seen, pat))
+    return fm_fail (err, "%s:%d: %s: set twice", filename, lineno, key);
+  if (fl->seen[0] == '\0')
+    fl->seen[0] = ' ';
+  if (strlen (fl->seen) + strlen (pat) < sizeof fl->seen)
+    strcat (fl->seen, pat + 1);
+  if (strcmp (key, "faults") == 0) {
+    if (fl->first)
+      return fm_fail (err,
+                      "%s:%d: faults: a preset must come before the fault "
+                      "keys it would replace (line %d)",
+                      filename, lineno, fl->first);
+    fl->preset = lineno;
+  } else if (!fl->first)
+    fl->first = lineno;
+  return 0;
+}
+
 /* Defaults for a file without `base`: what most rotating disks share. */
 static void
 file_defaults (struct fm_profile *p)
@@ -331,7 +364,7 @@ file_defaults (struct fm_profile *p)
   p->write_settle_ns = 1000000;
   p->track_switch_ns = 1000000;
   p->command_ns = 100000;
-  p->erc_ns = 7000000000ULL; /* SCT ERC / TLER's common 7 s */
+  fm_faultset_defaults (&p->faults);
 }
 
 int
@@ -345,6 +378,7 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
   int lines[N_KEYS] = {0};
   struct origin o = {filename, lines};
   struct fm_profile p;
+  struct fault_lines fault_lines = {0};
   const char *const *req;
   bool have_base = false;
   size_t pos = 0;
@@ -414,6 +448,15 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
       continue;
     }
     k = key_index (key);
+    if (k == -1 && fm_faultset_is_key (key)) {
+      if (fault_keys_seen (filename, lineno, key, &fault_lines, err) == -1)
+        return -1;
+      if (*val == '\0')
+        return fm_fail (err, "%s:%d: %s: empty value", filename, lineno, key);
+      if (fm_faultset_set (&p.faults, key, val, &e) == -1)
+        return fm_fail (err, "%s:%d: %s", filename, lineno, e.msg);
+      continue;
+    }
     if (k == -1)
       return fm_fail (err, "%s:%d: unknown key '%s' (see PROFILES.md)",
                       filename, lineno, key);

@@ -50,7 +50,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (300),
         .cache_bytes = MIB (16),
         .readahead_bytes = MIB (1),
-        .erc_ns = MS (20000),
+        .faults = {.erc_ns = MS (20000)},
     },
     {
         .name = "roadmap-2009",
@@ -75,7 +75,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (32),
         .readahead_bytes = MIB (2),
-        .erc_ns = MS (20000),
+        .faults = {.erc_ns = MS (20000)},
     },
     {
         .name = "roadmap-2013",
@@ -101,7 +101,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = 0,
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (4),
-        .erc_ns = MS (20000),
+        .faults = {.erc_ns = MS (20000)},
     },
     {
         .name = "cmr-8t-2015",
@@ -128,7 +128,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (128),
         .readahead_bytes = MIB (8),
-        .erc_ns = MS (20000),
+        .faults = {.erc_ns = MS (20000)},
     },
     {
         .name = "cmr-20t-2024",
@@ -153,7 +153,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (256),
         .readahead_bytes = MIB (8),
-        .erc_ns = MS (7000),
+        .faults = {.erc_ns = MS (7000)},
     },
     {
         .name = "laptop-5400",
@@ -178,7 +178,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (8),
         .readahead_bytes = MIB (1),
-        .erc_ns = MS (20000),
+        .faults = {.erc_ns = MS (20000)},
     },
     {
         .name = "ent-15k",
@@ -204,7 +204,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (2),
-        .erc_ns = MS (7000),
+        .faults = {.erc_ns = MS (7000)},
     },
     {
         .name = "ssd-sata",
@@ -224,7 +224,7 @@ static const struct fm_profile builtins[] = {
         .write_latency_ns = MS (0.04),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (256),
-        .erc_ns = MS (1000),
+        .faults = {.erc_ns = MS (1000)},
     },
     {
         .name = "ideal",
@@ -255,7 +255,13 @@ fm_profile_builtin (const char *name, struct fm_profile *out,
 
   for (i = 0; i < N_BUILTINS; i++) {
     if (strcmp (builtins[i].name, name) == 0) {
+      /* The table gives each disk's error recovery; the rest of its
+       * fault settings are the quiet defaults.
+       */
       *out = builtins[i];
+      fm_faultset_defaults (&out->faults);
+      if (builtins[i].faults.erc_ns)
+        out->faults.erc_ns = builtins[i].faults.erc_ns;
       return 0;
     }
   }

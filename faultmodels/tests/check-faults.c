@@ -22,7 +22,8 @@ START_TEST (test_kinds)
   ck_assert_int_eq (fm_fault_parse ("gremlin", &k, &err), -1);
   ck_assert_str_eq (err.msg, "unknown fault kind 'gremlin' (kinds: ure, "
                              "disk-failure, powercut, torn-write, lost-write, "
-                             "misdirected-write, flip, reallocated)");
+                             "misdirected-write, flip, reallocated, lse, rot, "
+                             "stuck)");
 }
 END_TEST
 

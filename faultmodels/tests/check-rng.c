@@ -113,7 +113,7 @@ START_TEST (test_independence)
 
   for (i = 0; i < n; i++) {
     double x = fm_unit (fm_hash (5, FM_STREAM_URE, i, 0));
-    double y = fm_unit (fm_hash (5, FM_STREAM_LSE, i, 0));
+    double y = fm_unit (fm_hash (5, FM_STREAM_REALLOC, i, 0));
     sx += x;
     sy += y;
     sxx += x * x;

@@ -284,7 +284,10 @@ START_TEST (test_stats)
       "\"transfer_ns\": ",
       "\"faults\": {\"ure\": 0, \"disk-failure\": 0, \"powercut\": 0, "
       "\"torn-write\": 0, \"lost-write\": 0, \"misdirected-write\": 0, "
-      "\"flip\": 0, \"reallocated\": 0, \"faulty_sectors\": 0}",
+      "\"flip\": 0, \"reallocated\": 0, \"lse\": 0, \"rot\": 0, "
+      "\"stuck\": 0, \"faulty_sectors\": 0, \"lse_prone\": false, "
+      "\"lse_latent\": 0, \"lse_episodes\": 0, \"silent_corruption\": "
+      "false, \"stuck_bits\": 0, \"spares_left\": 0}",
   };
   size_t i;
 
@@ -365,11 +368,12 @@ START_TEST (test_faults)
 
   fd_check_tmpdir ("emu", dir, sizeof dir);
   snprintf (log, sizeof log, "%s/faults.jsonl", dir);
-  cfg.faults.log_path = log;
+  cfg.faultlog_path = log;
+  fm_faultset_defaults (&cfg.faults);
   cfg.faults.fail_at_ns = 3600000000000ULL; /* an hour of virtual time */
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
   ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
-  cfg.profile.erc_ns = 100000000; /* 100 ms */
+  cfg.faults.erc_ns = 100000000; /* 100 ms */
   fm_disk_default_options (&cfg.profile, &cfg.caches);
   e = emu_new (&cfg, &err);
   ck_assert_msg (e != NULL, "%s", err.msg);
@@ -458,9 +462,10 @@ make_ber (uint64_t seed)
 
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
   ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
-  cfg.profile.erc_ns = 0;
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.erc_ns = 0;
   /* About 30 marginal 512-byte sectors in 64 MiB. */
-  cfg.profile.ber = 30.0 / (SIZE / 512) / (8 * 512);
+  cfg.faults.ber = 30.0 / (SIZE / 512) / (8 * 512);
   fm_disk_default_options (&cfg.profile, &cfg.caches);
   e = emu_new (&cfg, &err);
   ck_assert_msg (e != NULL, "%s", err.msg);
@@ -523,7 +528,7 @@ make_logged (struct emu_config *cfg, char *dir, char *log)
 
   fd_check_tmpdir ("emu", dir, 64);
   snprintf (log, 128, "%s/faults.jsonl", dir);
-  cfg->faults.log_path = log;
+  cfg->faultlog_path = log;
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg->profile, &err),
                     0);
   ck_assert_int_eq (fm_profile_resize (&cfg->profile, SIZE, &err), 0);
@@ -540,8 +545,7 @@ make_logged (struct emu_config *cfg, char *dir, char *log)
 START_TEST (test_powercut)
 {
   char dir[64], log[128], line[512];
-  struct emu_config cfg = {
-      .seed = 4, .think_zero = true, .wall_ns = wall, .torn = 0.5};
+  struct emu_config cfg = {.seed = 4, .think_zero = true, .wall_ns = wall};
   unsigned char *acked = calloc (1, SIZE), *durable = calloc (1, SIZE);
   unsigned char *lost = calloc (1, SIZE), *buf = malloc (SIZE);
   struct emu_result r;
@@ -550,6 +554,8 @@ START_TEST (test_powercut)
   FILE *fp;
   uint64_t i, torn = 0;
 
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.torn = 0.5;
   e = make_logged (&cfg, dir, log);
 
   for (i = 0; i < 330; i++) { /* 30 writes after the last flush */
@@ -616,20 +622,19 @@ END_TEST
  */
 START_TEST (test_ure_recover)
 {
-  struct emu_config cfg = {.seed = 8,
-                           .think_zero = true,
-                           .wall_ns = wall,
-                           .faults.ure_recover = 0.3};
+  struct emu_config cfg = {.seed = 8, .think_zero = true, .wall_ns = wall};
   struct emu *e[2];
   struct emu_result r;
   struct fm_err err;
   char buf[512];
   int k, i, ok[2] = {0, 0};
 
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.ure_recover = 0.3;
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
   ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
   fm_disk_default_options (&cfg.profile, &cfg.caches);
-  cfg.profile.erc_ns = 1000;
+  cfg.faults.erc_ns = 1000;
   for (k = 0; k < 2; k++) {
     e[k] = emu_new (&cfg, &err);
     ck_assert_ptr_nonnull (e[k]);
@@ -661,11 +666,7 @@ START_TEST (test_write_faults)
   enum {
     N = 600
   };
-  struct emu_config cfg = {.seed = 13,
-                           .think_zero = true,
-                           .wall_ns = wall,
-                           .faults.lost_write = 0.1,
-                           .faults.misdirected_write = 0.1};
+  struct emu_config cfg = {.seed = 13, .think_zero = true, .wall_ns = wall};
   char dir[64], log[128], line[512];
   unsigned char *want = calloc (1, SIZE), *buf = malloc (SIZE);
   static uint64_t landed[N]; /* where write i went; UINT64_MAX: lost */
@@ -675,6 +676,9 @@ START_TEST (test_write_faults)
   FILE *fp;
   int i, lost = 0, moved = 0;
 
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.lost_write = 0.1;
+  cfg.faults.misdirected_write = 0.1;
   e = make_logged (&cfg, dir, log);
   /* Write i goes to its own 64 KiB slot, so the log names it by offset. */
   for (i = 0; i < N; i++) {
@@ -724,10 +728,7 @@ END_TEST
  */
 START_TEST (test_flips)
 {
-  struct emu_config cfg = {.seed = 17,
-                           .think_zero = true,
-                           .wall_ns = wall,
-                           .faults.flip_rate = 50.0 / ((double)SIZE * 8)};
+  struct emu_config cfg = {.seed = 17, .think_zero = true, .wall_ns = wall};
   char dir[64], log[128], line[512];
   unsigned char *seen = calloc (1, SIZE), *logged = calloc (1, SIZE);
   unsigned char *buf = malloc (1 << 20);
@@ -737,6 +738,8 @@ START_TEST (test_flips)
   FILE *fp;
   uint64_t off, i, nflips = 0;
 
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.flip_rate = 50.0 / ((double)SIZE * 8);
   e = make_logged (&cfg, dir, log);
   /* The disk is all zeros: every set bit that comes back is a flip. */
   for (off = 0; off < SIZE; off += 1 << 20) {
@@ -762,7 +765,7 @@ START_TEST (test_flips)
   /* Without flips enabled the same disk reads back all zeros. */
   emu_free (e);
   cfg.faults.flip_rate = 0;
-  cfg.faults.log_path = NULL;
+  cfg.faultlog_path = NULL;
   e = emu_new (&cfg, &err);
   ck_assert_int_eq (emu_pread (e, buf, 1 << 20, 0, &r, &err), 0);
   for (i = 0; i < 1 << 20; i++)
@@ -782,15 +785,16 @@ END_TEST
  */
 START_TEST (test_realloc)
 {
-  struct emu_config cfg = {.seed = 2,
-                           .think_zero = true,
-                           .wall_ns = wall,
-                           .faults.realloc = 1,
-                           .faults.spares = 1};
+  struct emu_config cfg = {.seed = 2, .think_zero = true, .wall_ns = wall};
   char dir[64], log[128], buf[4096] = {0};
   struct emu_result r;
   struct fm_err err;
-  struct emu *e = make_logged (&cfg, dir, log);
+  struct emu *e;
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.realloc = 1;
+  cfg.faults.spares = 1;
+  e = make_logged (&cfg, dir, log);
   uint64_t before, after;
 
   /* The same read, twice, costs this much when nothing is remapped. */

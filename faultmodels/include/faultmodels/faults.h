@@ -36,7 +36,16 @@
      "(the media holds the right data)")                                       \
   X (REALLOCATED, "reallocated",                                               \
      "an unreadable sector was rewritten onto a spare: every later access "    \
-     "detours to the spare area")
+     "detours to the spare area")                                              \
+  X (LSE, "lse",                                                               \
+     "latent sector error: the sector went bad at rest (field model); "        \
+     "reads fail until it is rewritten")                                       \
+  X (ROT, "rot",                                                               \
+     "a bit flipped at rest: the media holds the wrong bit until the sector "  \
+     "is rewritten")                                                           \
+  X (STUCK, "stuck",                                                           \
+     "a bit of the media is stuck at 0 or 1: reads return the stuck value "    \
+     "whatever was written")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
@@ -92,6 +101,46 @@ extern uint64_t fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits,
 /* Which bit (0 .. bits-1) the j-th flip of that read hits. */
 extern uint64_t fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j,
                              uint64_t bits);
+
+/* ---- Poisson processes in virtual time ---- */
+
+/* Faults that arrive over time (LSE onsets, rot) are Poisson processes
+ * cut into one-second windows: how many events window w holds, and when
+ * (ns into the window) and where (a hash for placement) its j-th falls.
+ * Pure functions of (seed, stream, w, j): no state, no order.
+ */
+extern uint64_t fm_window_count (uint64_t seed, uint64_t stream, uint64_t w,
+                                 double mean);
+extern uint64_t fm_window_event_ns (uint64_t seed, uint64_t stream, uint64_t w,
+                                    uint64_t j);
+extern uint64_t fm_window_event_hash (uint64_t seed, uint64_t stream,
+                                      uint64_t w, uint64_t j);
+
+/* A Poisson variate of mean `mean` from the uniforms of two hashes. */
+extern uint64_t fm_poisson (uint64_t h1, uint64_t h2, double mean);
+
+/* ---- latent sector errors, field model (reference §2.2 B) ---- */
+
+/* How many LSEs a prone disk carries: discrete Pareto,
+ * P(N > n) = n^-alpha, clamped to [min, max].  `key` picks the draw.
+ */
+extern uint64_t fm_lse_count (uint64_t seed, double alpha, uint64_t min,
+                              uint64_t max);
+
+/* Episode `key`: its size (geometric, mean `burst`, at least 1) and its
+ * centre sector (a share `head` uniform in the first 10% of the disk, the
+ * rest uniform over all of it).
+ */
+extern uint64_t fm_lse_burst (uint64_t seed, uint64_t key, double burst);
+extern uint64_t fm_lse_centre (uint64_t seed, uint64_t key, uint64_t sectors,
+                               double head);
+
+/* The j-th sector of episode `key` (j = 0 is the centre): the centre plus
+ * a two-sided geometric offset of mean `spread` sectors, inside the disk.
+ */
+extern uint64_t fm_lse_member (uint64_t seed, uint64_t key, uint64_t j,
+                               uint64_t centre, uint64_t spread,
+                               uint64_t sectors);
 
 /* ---- the map of sectors that are faulty ---- */
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "faultmodels/error.h"
+#include "faultmodels/faultset.h"
 
 enum fm_kind {
   FM_KIND_HDD, /* rotating: seeks, rotation, zones, head switches */
@@ -54,9 +55,8 @@ struct fm_profile {
   uint64_t cache_bytes;     /* write-back cache; 0 = write-through */
   uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
 
-  /* Faults. */
-  uint64_t erc_ns; /* error recovery before a failing read's EIO */
-  double ber;      /* unrecoverable read errors per bit; 0 = none */
+  /* How the disk breaks: the fault keys a profile file may set. */
+  struct fm_faultset faults;
 };
 
 /* Name of the i-th built-in profile, or NULL past the last one. */
@@ -76,7 +76,9 @@ extern int fm_profile_builtin (const char *name, struct fm_profile *out,
 extern int fm_profile_parse (const char *filename, const char *text, size_t len,
                              struct fm_profile *out, struct fm_err *err);
 
-/* Name of the i-th key a profile file may set, or NULL past the last. */
+/* Name of the i-th key a profile file may set, or NULL past the last.
+ * (Fault keys come on top: fm_faultset_key.)
+ */
 extern const char *fm_profile_key (size_t i);
 
 /* Check every field and the seek curve; the parser and the built-in table

@@ -17,15 +17,18 @@
  * the determinism contract (same seed, same faults, across versions).
  */
 enum fm_stream {
-  FM_STREAM_PHASE = 1,     /* initial platter angle */
-  FM_STREAM_BENCH = 2,     /* workload generators (model, benchmarks) */
-  FM_STREAM_URE = 3,       /* unrecoverable read errors */
-  FM_STREAM_URE_RETRY = 4, /* does a failing read recover on retry */
-  FM_STREAM_LSE = 5,       /* latent sector error episodes */
-  FM_STREAM_FLIP = 6,      /* bit flips on the read path */
-  FM_STREAM_ROT = 7,       /* rot at rest */
-  FM_STREAM_WRITE = 8,     /* lost / misdirected writes */
-  FM_STREAM_TORN = 9,      /* torn writes at power cut */
+  FM_STREAM_PHASE = 1,        /* initial platter angle */
+  FM_STREAM_BENCH = 2,        /* workload generators (model, benchmarks) */
+  FM_STREAM_URE = 3,          /* unrecoverable read errors */
+  FM_STREAM_URE_RETRY = 4,    /* does a failing read recover on retry */
+  FM_STREAM_REALLOC = 5,      /* rewrite in place or onto a spare */
+  FM_STREAM_FLIP = 6,         /* bit flips on the read path */
+  FM_STREAM_ROT = 7,          /* rot at rest */
+  FM_STREAM_WRITE = 8,        /* lost / misdirected writes */
+  FM_STREAM_TORN = 9,         /* torn writes at power cut */
+  FM_STREAM_LSE_EPISODE = 10, /* LSE-proneness, counts, episodes */
+  FM_STREAM_STUCK = 11,       /* stuck bits */
+  FM_STREAM_CORRUPT = 12,     /* does the disk corrupt silently at all */
 };
 
 static inline uint64_t
