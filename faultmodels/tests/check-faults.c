@@ -6,6 +6,7 @@
 
 #include "check-main.h"
 #include "faultmodels/faults.h"
+#include "faultmodels/faultset.h"
 
 START_TEST (test_kinds)
 {
@@ -169,6 +170,169 @@ START_TEST (test_ure_determinism)
 }
 END_TEST
 
+/* |observed share - p| within 4 binomial standard deviations. */
+static void
+assert_share (const char *what, uint64_t hits, uint64_t n, double p)
+{
+  double share = (double)hits / (double)n;
+
+  ck_assert_msg (fabs (share - p) < 4 * sqrt (p * (1 - p) / (double)n),
+                 "%s: %.4f, expected %.4f", what, share, p);
+}
+
+/* reference §2.2 B item 2: the count of LSEs on a prone disk is a
+ * discrete Pareto with alpha = 0.41: P(N=1) = 1 - 2^-a, P(N<=10) =
+ * 1 - 11^-a, P(N>1000) = 1001^-a; min and max clamp it.
+ */
+START_TEST (test_lse_count)
+{
+  const uint64_t seeds = 20000;
+  uint64_t seed, one = 0, ten = 0, big = 0;
+
+  for (seed = 0; seed < seeds; seed++) {
+    uint64_t n = fm_lse_count (seed, 0.41, 1, 1000000000);
+    ck_assert_uint_ge (n, 1);
+    one += n == 1;
+    ten += n <= 10;
+    big += n > 1000;
+    n = fm_lse_count (seed, 0.41, 10, 500);
+    ck_assert (n >= 10 && n <= 500);
+  }
+  assert_share ("P(N=1)", one, seeds, 1 - pow (2, -0.41));
+  assert_share ("P(N<=10)", ten, seeds, 1 - pow (11, -0.41));
+  assert_share ("P(N>1000)", big, seeds, pow (1001, -0.41));
+}
+END_TEST
+
+/* reference §2.2 B items 3-4: episodes' centres weighted to the first
+ * 10% of the disk (head share h: P = h + (1 - h)/10), geometric bursts of
+ * the asked mean, members within about `spread` of the centre.
+ */
+START_TEST (test_lse_episodes)
+{
+  const uint64_t sectors = 1ULL << 31, keys = 20000, spread = 2000;
+  uint64_t key, head = 0, size = 0, members = 0;
+  double dist = 0;
+
+  for (key = 0; key < keys; key++) {
+    uint64_t c = fm_lse_centre (3, key, sectors, 0.35);
+    uint64_t k = fm_lse_burst (3, key, 3), j;
+
+    ck_assert_uint_lt (c, sectors);
+    head += c < sectors / 10;
+    size += k;
+    ck_assert_uint_eq (fm_lse_member (3, key, 0, c, spread, sectors), c);
+    for (j = 1; j < k; j++) {
+      uint64_t m = fm_lse_member (3, key, j, c, spread, sectors);
+      ck_assert_uint_lt (m, sectors);
+      dist += m > c ? (double)(m - c) : (double)(c - m);
+      members++;
+    }
+  }
+  assert_share ("head share", head, keys, 0.35 + 0.65 / 10);
+  ck_assert_msg (fabs ((double)size / keys - 3) < 0.1, "mean burst %.3f",
+                 (double)size / keys);
+  /* Centres near an edge clip a few offsets: allow 5%. */
+  ck_assert_msg (fabs (dist / (double)members - spread) < 0.05 * spread,
+                 "mean distance %.1f", dist / (double)members);
+  /* At the edges members stay on the disk. */
+  ck_assert_uint_lt (fm_lse_member (3, 1, 1, 0, spread, 100), 100);
+  ck_assert_uint_lt (fm_lse_member (3, 1, 1, 99, spread, 100), 100);
+}
+END_TEST
+
+/* Poisson processes in one-second windows: the mean count per window is
+ * the mean asked for, events fall inside their window, and everything is
+ * a function of (seed, stream, window).
+ */
+START_TEST (test_windows)
+{
+  uint64_t w, n = 0;
+
+  for (w = 0; w < 100000; w++) {
+    uint64_t k = fm_window_count (9, 7, w, 0.25), j;
+    n += k;
+    for (j = 0; j < k; j++)
+      ck_assert_uint_lt (fm_window_event_ns (9, 7, w, j), 1000000000);
+    ck_assert_uint_eq (k, fm_window_count (9, 7, w, 0.25));
+  }
+  ck_assert_msg (fabs (n / 100000.0 - 0.25) < 4 * sqrt (0.25 / 100000),
+                 "mean %.4f", n / 100000.0);
+  ck_assert_uint_eq (fm_window_count (9, 7, 5, 0), 0);
+}
+END_TEST
+
+/* The fault keys: values, units, errors naming the key, presets, JSON. */
+START_TEST (test_faultset)
+{
+  struct fm_faultset f, g;
+  struct fm_err err;
+  char json[2048];
+  size_t i;
+
+  fm_faultset_defaults (&f);
+  ck_assert_uint_eq (f.erc_ns, 7000000000ULL);
+  ck_assert_double_eq (f.lse_alpha, 0.41);
+  ck_assert_int_eq (fm_faultset_set (&f, "ber", "1e-14", &err), 0);
+  ck_assert_double_eq (f.ber, 1e-14);
+  ck_assert_int_eq (fm_faultset_set (&f, "age", "2y", &err), 0);
+  ck_assert_uint_eq (f.age_ns, 2 * 31557600000000000ULL);
+  ck_assert_int_eq (fm_faultset_set (&f, "lse-spread", "1M", &err), 0);
+  ck_assert_uint_eq (f.lse_spread, 1 << 20);
+  ck_assert_int_eq (fm_faultset_set (&f, "lse-rate", "auto", &err), 0);
+  ck_assert_double_lt (f.lse_rate, 0);
+  ck_assert_int_eq (fm_faultset_set (&f, "lse-rate", "2.5", &err), 0);
+  ck_assert_double_eq (f.lse_rate, 2.5);
+  ck_assert_int_eq (fm_faultset_set (&f, "fail-at", "0", &err), 0);
+  ck_assert_int_eq (fm_faultset_set (&f, "ber", "0.5", &err), -1);
+  ck_assert_str_eq (err.msg, "ber: 0.5 is out of range [0, 0.001]");
+  ck_assert_int_eq (fm_faultset_set (&f, "gremlins", "1", &err), -1);
+  ck_assert_str_eq (err.msg, "unknown fault key 'gremlins'");
+  ck_assert_int_eq (fm_faultset_set (&f, "erc", "7", &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "erc: '7' is not a duration"));
+  ck_assert_int_eq (fm_faultset_set (&f, "lse-max", "5", &err), 0);
+  ck_assert_int_eq (fm_faultset_set (&f, "lse-min", "6", &err), -1);
+  ck_assert_str_eq (err.msg, "lse-min: lse-min 6 exceeds lse-max 5");
+
+  /* Presets replace every rate; none keeps erc. */
+  ck_assert_int_eq (fm_faultset_set (&f, "faults", "harsh", &err), 0);
+  ck_assert_double_eq (f.ber, 1e-11);
+  ck_assert_uint_eq (f.erc_ns, 100000000);
+  ck_assert_uint_eq (f.spares, 100);
+  ck_assert_double_eq (fm_faultset_lse_prone (&f), 1);
+  ck_assert_int_eq (fm_faultset_preset (&f, "none", &err), 0);
+  ck_assert_uint_eq (f.erc_ns, 100000000);
+  ck_assert_double_eq (f.ber, 0);
+  ck_assert_double_eq (fm_faultset_lse_prone (&f), 0);
+  ck_assert_int_eq (fm_faultset_preset (&f, "consumer", &err), 0);
+  /* reference §2.1: 3.15% in the first year. */
+  ck_assert_double_eq_tol (fm_faultset_lse_prone (&f), 0.0315, 1e-9);
+  ck_assert_int_eq (fm_faultset_set (&f, "age", "32d", &err), 0);
+  ck_assert_double_lt (fm_faultset_lse_prone (&f), 0.0315);
+  ck_assert_int_eq (fm_faultset_preset (&f, "nasty", &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "unknown preset 'nasty'"));
+  for (i = 0; fm_faultset_preset_name (i); i++)
+    ck_assert_int_eq (
+        fm_faultset_preset (&g, fm_faultset_preset_name (i), &err), 0);
+  ck_assert_uint_eq (i, 4);
+
+  /* Every key has a unit and help, and appears in the JSON. */
+  ck_assert_int_eq (fm_faultset_json (&f, json, sizeof json), 0);
+  for (i = 0; fm_faultset_key (i); i++) {
+    char name[64];
+    ck_assert_ptr_nonnull (fm_faultset_key_unit (i));
+    ck_assert_uint_gt (strlen (fm_faultset_key_help (i)), 10);
+    ck_assert (fm_faultset_is_key (fm_faultset_key (i)));
+    snprintf (name, sizeof name, "\"%s\": ", fm_faultset_key (i));
+    ck_assert_msg (strstr (json, name), "%s not in %s", name, json);
+  }
+  ck_assert_uint_ge (i, 20);
+  ck_assert (fm_faultset_is_key ("faults"));
+  ck_assert (!fm_faultset_is_key ("rpm"));
+  ck_assert_int_eq (fm_faultset_json (&f, json, 10), -1);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -178,6 +342,10 @@ main (void)
       {"faultmap", test_faultmap},
       {"ure_statistics", test_ure_statistics},
       {"ure_determinism", test_ure_determinism},
+      {"lse_count", test_lse_count},
+      {"lse_episodes", test_lse_episodes},
+      {"windows", test_windows},
+      {"faultset", test_faultset},
   };
 
   return fd_check_main ("faults", cases, sizeof cases / sizeof cases[0]);

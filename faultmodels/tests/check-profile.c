@@ -90,6 +90,22 @@ START_TEST (test_parse_valid)
                      0,
                  "%s", err.msg);
   ck_assert_uint_eq (p.capacity, 4096);
+
+  /* Fault keys, spelled as the plugin's parameters, over a preset. */
+  ck_assert_msg (parse ("base = cmr-8t-2015\nname = worn\n"
+                        "faults = consumer\nage = 3y\nber = 1e-14\n"
+                        "erc = 30s\n",
+                        &p, &err) == 0,
+                 "%s", err.msg);
+  ck_assert_double_eq (p.faults.ber, 1e-14);
+  ck_assert_uint_eq (p.faults.erc_ns, 30000000000ULL);
+  ck_assert_double_eq (p.faults.lse, 0.0315);
+  ck_assert_double_eq (p.faults.realloc, 0.6);
+  /* A built-in keeps its own error recovery and no faults. */
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &p, &err), 0);
+  ck_assert_uint_eq (p.faults.erc_ns, 20000000000ULL);
+  ck_assert_double_eq (p.faults.ber, 0);
+  ck_assert_uint_eq (p.faults.spares, 20000);
 }
 END_TEST
 
@@ -125,6 +141,13 @@ START_TEST (test_parse_invalid)
        "t.profile:2: base: must come before every other key (name is set on "
        "line 1)"},
       {"base = floppy\n", "t.profile:1: base: unknown profile 'floppy'"},
+      {"ber = lots\n", "t.profile:1: ber: 'lots' is not a number"},
+      {"ber = 1e-14\nber = 1e-15\n", "t.profile:2: ber: set twice"},
+      {"ber = 1e-14\nfaults = harsh\n",
+       "t.profile:2: faults: a preset must come before the fault keys it "
+       "would replace (line 1)"},
+      {"faults = awful\n", "t.profile:1: faults: unknown preset 'awful'"},
+      {"erc_ms = 7000\n", "t.profile:1: unknown key 'erc_ms'"},
       {"base = ideal\nbase = ideal\n", "t.profile:2: base: set twice"},
       {"name = d\ncapacity = 1G\n", "t.profile: missing required key 'rpm'"},
       {"capacity = 1G\nkind = ssd\n", "missing required key 'name'"},
@@ -328,6 +351,12 @@ START_TEST (test_documented)
                    "PROFILES.md has no row for key '%s'", fm_profile_key (i));
   }
   ck_assert_uint_ge (i, 20);
+  for (i = 0; fm_faultset_key (i); i++) {
+    snprintf (row, sizeof row, "| `%s` |", fm_faultset_key (i));
+    ck_assert_msg (strstr (doc, row) != NULL,
+                   "PROFILES.md has no row for fault key '%s'",
+                   fm_faultset_key (i));
+  }
   free (doc);
 }
 END_TEST

@@ -817,6 +817,309 @@ START_TEST (test_realloc)
 }
 END_TEST
 
+/* The log's lines of `kind` and `event`: how many, and (if mask) the
+ * bits their "bit N" details name, XORed into mask at their offsets, and
+ * (if sectors) a mark at each sector (512 bytes) they start in.
+ */
+static uint64_t
+read_log (const char *log, const char *kind, const char *event,
+          unsigned char *mask, unsigned char *sectors)
+{
+  char line[512], k[64], ev[64];
+  uint64_t n = 0;
+  FILE *fp = fopen (log, "r");
+
+  ck_assert_ptr_nonnull (fp);
+  snprintf (k, sizeof k, "\"kind\": \"%s\"", kind);
+  snprintf (ev, sizeof ev, "\"event\": \"%s\"", event);
+  while (fgets (line, sizeof line, fp)) {
+    uint64_t at;
+
+    if (!strstr (line, k) || !strstr (line, ev))
+      continue;
+    at = strtoull (strstr (line, "\"offset\": ") + 10, NULL, 10);
+    if (mask)
+      mask[at] ^= 1u << atoi (strstr (line, "bit ") + 4);
+    if (sectors)
+      sectors[at / 512] = 1;
+    n++;
+  }
+  fclose (fp);
+  return n;
+}
+
+/* Which 512-byte sectors fail to read: 64 KiB at a time, then sector by
+ * sector where a chunk fails.
+ */
+static uint64_t
+failing_sectors (struct emu *e, unsigned char *bad)
+{
+  static char buf[65536];
+  struct emu_result r;
+  struct fm_err err;
+  uint64_t off, s, n = 0;
+
+  for (off = 0; off < SIZE; off += sizeof buf) {
+    if (emu_pread (e, buf, sizeof buf, off, &r, &err) == 0)
+      continue;
+    ck_assert_int_eq (errno, EIO);
+    for (s = off / 512; s < (off + sizeof buf) / 512; s++)
+      if (emu_pread (e, buf, 512, s * 512, &r, &err) == -1) {
+        bad[s] = 1;
+        n++;
+      }
+  }
+  return n;
+}
+
+/* reference §2.2 B: an aged, LSE-prone disk starts with latent errors in
+ * bursts, all in the log; each fails reads until rewritten; rewriting
+ * reallocates or clears in place; the same seed gives the same set.
+ */
+START_TEST (test_lse)
+{
+  struct emu_config cfg = {.seed = 31, .think_zero = true, .wall_ns = wall};
+  unsigned char *bad = calloc (SIZE / 512, 1), *logged = calloc (SIZE / 512, 1);
+  unsigned char *again = calloc (SIZE / 512, 1),
+                *other = calloc (SIZE / 512, 1);
+  char dir[64], log[128], buf[512] = {0}, *json;
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t n, s, realloc;
+  size_t len;
+  FILE *fp;
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.age_ns = 2 * 31557600000000000ULL;
+  cfg.faults.lse = 1;
+  cfg.faults.lse_min = cfg.faults.lse_max = 40;
+  cfg.faults.lse_rate = 0;
+  cfg.faults.erc_ns = 1000000;
+  cfg.faults.realloc = 0.5;
+  e = make_logged (&cfg, dir, log);
+  n = failing_sectors (e, bad);
+  ck_assert_uint_eq (read_log (log, "lse", "inject", NULL, logged), 40);
+  ck_assert_msg (memcmp (bad, logged, SIZE / 512) == 0,
+                 "failing sectors differ from the logged LSEs");
+  ck_assert (n > 0 && n <= 40); /* a burst may draw a sector twice */
+  fp = open_memstream (&json, &len);
+  emu_stats_json (e, fp);
+  fclose (fp);
+  ck_assert_ptr_nonnull (strstr (json, "\"lse_prone\": true"));
+  ck_assert_ptr_nonnull (strstr (json, "\"lse_episodes\": "));
+  free (json);
+
+  /* Rewriting clears every one; about half go to spares. */
+  for (s = 0; s < SIZE / 512; s++)
+    if (bad[s])
+      ck_assert_int_eq (emu_pwrite (e, buf, 512, s * 512, true, &r, &err), 0);
+  ck_assert_uint_eq (failing_sectors (e, again), 0);
+  realloc = read_log (log, "reallocated", "trigger", NULL, NULL);
+  ck_assert_msg (realloc > 0 && realloc < n, "%llu of %llu reallocated",
+                 (unsigned long long)realloc, (unsigned long long)n);
+  emu_free (e);
+
+  /* Same seed, same sectors; another seed, others. */
+  e = make_logged (&cfg, dir, log);
+  memset (again, 0, SIZE / 512);
+  failing_sectors (e, again);
+  ck_assert (memcmp (bad, again, SIZE / 512) == 0);
+  emu_free (e);
+  cfg.seed = 32;
+  e = make_logged (&cfg, dir, log);
+  failing_sectors (e, other);
+  ck_assert (memcmp (bad, other, SIZE / 512) != 0);
+  emu_free (e);
+  /* A disk that is not prone has none. */
+  cfg.faults.lse = 0;
+  e = make_logged (&cfg, dir, log);
+  ck_assert_uint_eq (read_log (log, "lse", "inject", NULL, NULL), 0);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (bad);
+  free (logged);
+  free (again);
+  free (other);
+}
+END_TEST
+
+/* lse-rate=: new episodes arrive over virtual time (here the client's
+ * idle time), each logged at its onset, each failing reads from then on.
+ */
+START_TEST (test_lse_onsets)
+{
+  struct emu_config cfg = {.seed = 5, .think_zero = false, .wall_ns = wall};
+  unsigned char *bad = calloc (SIZE / 512, 1), *logged = calloc (SIZE / 512, 1);
+  char dir[64], log[128], buf[512], line[512];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t n, i;
+  FILE *fp;
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.age_ns = 3600000000000ULL;
+  cfg.faults.lse = 1;
+  cfg.faults.lse_min = cfg.faults.lse_max = 1;
+  cfg.faults.lse_burst = 1;
+  cfg.faults.lse_rate = 3600; /* one a second */
+  cfg.faults.erc_ns = 0;
+  fake_wall = 0;
+  e = make_logged (&cfg, dir, log);
+  ck_assert_uint_eq (read_log (log, "lse", "inject", NULL, NULL), 1);
+  fake_wall += 200000000000ULL; /* the client idles 200 s */
+  emu_pread (e, buf, 512, 0, &r, &err);
+  n = read_log (log, "lse", "inject", NULL, logged);
+  ck_assert_msg (n > 1 + 200 - 4 * 15 && n < 1 + 200 + 4 * 15, "%llu onsets",
+                 (unsigned long long)n);
+  /* Onsets carry their own times, inside the idle 200 s. */
+  fp = fopen (log, "r");
+  while (fgets (line, sizeof line, fp)) {
+    uint64_t t = strtoull (strstr (line, "\"virtual_ns\": ") + 14, NULL, 10);
+    if (strstr (line, "onset now"))
+      ck_assert (t > 0 && t <= r.arrival_ns);
+  }
+  fclose (fp);
+  /* The scan takes virtual time too, and more onsets come during it:
+   * every error from before fails, and every failure is logged.
+   */
+  failing_sectors (e, bad);
+  for (i = 0; i < SIZE / 512; i++)
+    ck_assert (!logged[i] || bad[i]);
+  read_log (log, "lse", "inject", NULL, logged);
+  for (i = 0; i < SIZE / 512; i++)
+    ck_assert (!bad[i] || logged[i]);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (bad);
+  free (logged);
+}
+END_TEST
+
+/* rot-rate=: bits flip at rest on the media as virtual time passes; what
+ * reads return differs from what was written in exactly the logged bits,
+ * and a rewrite heals them.
+ */
+START_TEST (test_rot)
+{
+  struct emu_config cfg = {.seed = 6, .think_zero = false, .wall_ns = wall};
+  unsigned char *seen = malloc (SIZE), *logged = calloc (SIZE, 1);
+  char dir[64], log[128];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t n, i;
+
+  fm_faultset_defaults (&cfg.faults);
+  /* About 50 flips in 100 s over 131072 sectors. */
+  cfg.faults.rot_rate = 50.0 * 36 / (SIZE / 512);
+  fake_wall = 0;
+  e = make_logged (&cfg, dir, log);
+  fake_wall += 100000000000ULL;
+  ck_assert_int_eq (emu_pread (e, seen, SIZE, 0, &r, &err), 0);
+  n = read_log (log, "rot", "inject", logged, NULL);
+  ck_assert_msg (n > 50 - 4 * 7 && n < 50 + 4 * 7, "%llu flips",
+                 (unsigned long long)n);
+  ck_assert_msg (memcmp (seen, logged, SIZE) == 0,
+                 "the rotted bits are not the logged ones");
+  /* Rewritten, the disk reads back clean (in the same virtual second). */
+  memset (seen, 0, SIZE);
+  ck_assert_int_eq (emu_pwrite (e, seen, SIZE, 0, true, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, seen, SIZE, 0, &r, &err), 0);
+  for (i = 0; i < SIZE; i++)
+    ck_assert_int_eq (seen[i], 0);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (seen);
+  free (logged);
+}
+END_TEST
+
+/* stuck-bits=: every stuck bit is in the log from the start; reads return
+ * the stuck value whatever was written (zeros, then ones), and each read
+ * that it changes is logged too.
+ */
+START_TEST (test_stuck)
+{
+  struct emu_config cfg = {.seed = 7, .think_zero = true, .wall_ns = wall};
+  unsigned char *seen = malloc (SIZE), *ones = calloc (SIZE, 1);
+  unsigned char *zeros = calloc (SIZE, 1);
+  char dir[64], log[128], line[512];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t i, n = 0;
+  FILE *fp;
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.stuck_bits = 50.0 / ((double)SIZE * 8);
+  e = make_logged (&cfg, dir, log);
+  fp = fopen (log, "r");
+  while (fgets (line, sizeof line, fp)) {
+    uint64_t at = strtoull (strstr (line, "\"offset\": ") + 10, NULL, 10);
+    unsigned bit = (unsigned)atoi (strstr (line, "bit ") + 4);
+    unsigned v = (unsigned)atoi (strstr (line, "stuck at ") + 9);
+
+    ck_assert_ptr_nonnull (strstr (line, "\"kind\": \"stuck\""));
+    (v ? ones : zeros)[at] |= 1u << bit;
+    n++;
+  }
+  fclose (fp);
+  ck_assert_msg (n > 50 - 4 * 7 && n < 50 + 4 * 7, "%llu stuck bits",
+                 (unsigned long long)n);
+  ck_assert_int_eq (emu_pread (e, seen, SIZE, 0, &r, &err), 0);
+  ck_assert (memcmp (seen, ones, SIZE) == 0);
+  memset (seen, 0xff, SIZE);
+  ck_assert_int_eq (emu_pwrite (e, seen, SIZE, 0, true, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, seen, SIZE, 0, &r, &err), 0);
+  for (i = 0; i < SIZE; i++)
+    ck_assert_int_eq (seen[i], 0xff & ~zeros[i]);
+  ck_assert_uint_eq (read_log (log, "stuck", "trigger", NULL, NULL), n);
+  emu_free (e);
+  unlink (log);
+  rmdir (dir);
+  free (seen);
+  free (ones);
+  free (zeros);
+}
+END_TEST
+
+/* corrupt=0: a disk that drew no silent corruption neither flips, rots,
+ * sticks, loses nor misdirects, whatever the rates say.
+ */
+START_TEST (test_corrupt_gate)
+{
+  struct emu_config cfg = {.seed = 7, .think_zero = true, .wall_ns = wall};
+  unsigned char *seen = malloc (SIZE);
+  char dir[64], log[128];
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t i;
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.corrupt = 0;
+  cfg.faults.stuck_bits = 1e-7;
+  cfg.faults.flip_rate = 1e-7;
+  cfg.faults.lost_write = 1;
+  e = make_logged (&cfg, dir, log);
+  memset (seen, 0x5a, SIZE);
+  ck_assert_int_eq (emu_pwrite (e, seen, SIZE, 0, true, &r, &err), 0);
+  ck_assert_int_eq (emu_pread (e, seen, SIZE, 0, &r, &err), 0);
+  for (i = 0; i < SIZE; i++)
+    ck_assert_int_eq (seen[i], 0x5a);
+  emu_free (e);
+  ck_assert_uint_eq (read_log (log, "stuck", "inject", NULL, NULL), 0);
+  unlink (log);
+  rmdir (dir);
+  free (seen);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -834,6 +1137,11 @@ main (void)
       {"write_faults", test_write_faults},
       {"flips", test_flips},
       {"realloc", test_realloc},
+      {"lse", test_lse},
+      {"lse_onsets", test_lse_onsets},
+      {"rot", test_rot},
+      {"stuck", test_stuck},
+      {"corrupt_gate", test_corrupt_gate},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);
