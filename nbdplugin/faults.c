@@ -135,7 +135,7 @@ latent_errors (struct dfaults *f, struct fm_err *err)
 {
   const struct fm_faultset *s = &f->cfg.set;
   double age_s = (double)s->age_ns / 1e9;
-  uint64_t n, placed = 0, i, *v;
+  uint64_t n, placed = 0, i, *v, before;
 
   f->spread = s->lse_spread ? s->lse_spread / f->cfg.sector
                             : f->cfg.track_bytes / f->cfg.sector;
@@ -153,14 +153,15 @@ latent_errors (struct dfaults *f, struct fm_err *err)
   }
   while (placed < n) {
     uint64_t key = f->lse_episodes;
-    double before =
+    double ago =
         age_s * fm_unit (fm_hash (f->cfg.seed, FM_STREAM_LSE_EPISODE, key, 0));
     char when[64];
 
-    snprintf (when, sizeof when, "onset %.4g h before start", before / 3600);
+    snprintf (when, sizeof when, "onset %.4g h before start", ago / 3600);
     placed += episode (f, 0, key, n - placed, when, v + placed);
   }
   qsort (v, n, sizeof *v, cmp_u64);
+  before = fm_faultmap_sectors (f->map);
   for (i = 0; i < n; i++)
     if (fm_faultmap_add (f->map, v[i], 1, FM_FAULT_LSE) == -1) {
       free (v);
@@ -168,7 +169,8 @@ latent_errors (struct dfaults *f, struct fm_err *err)
       return -1;
     }
   free (v);
-  f->lse_latent = fm_faultmap_sectors (f->map);
+  /* Sectors drawn twice, or already marginal, count once. */
+  f->lse_latent = fm_faultmap_sectors (f->map) - before;
   /* Onsets go on during the run: at lse-rate, or at the rate that built
    * these errors up over the disk's age.
    */
