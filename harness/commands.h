@@ -8,7 +8,9 @@
 #ifndef FUTUREDISK_COMMANDS_H
 #define FUTUREDISK_COMMANDS_H
 
+extern int cmd_attach (int argc, char **argv);
 extern int cmd_ctl (int argc, char **argv);
+extern int cmd_detach (int argc, char **argv);
 extern int cmd_model (int argc, char **argv);
 extern int cmd_demo (int argc, char **argv);
 

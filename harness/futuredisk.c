@@ -15,8 +15,10 @@ static const struct command {
   int (*run) (int argc, char **argv);
   const char *summary;
 } commands[] = {
+    {"attach", cmd_attach, "attach an emulated disk and mount it"},
     {"ctl", cmd_ctl, "send a command to a plugin's control socket"},
     {"demo", cmd_demo, "show the workshop's table, modelled (the demo)"},
+    {"detach", cmd_detach, "take down a disk attach set up"},
     {"model", cmd_model, "print what the disk models predict per profile"},
 };
 

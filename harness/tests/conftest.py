@@ -24,3 +24,26 @@ def run(futuredisk):
             assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
         return p
     return _run
+
+
+def leftovers(tag):
+    """What of an attached disk whose paths contain `tag` is still there:
+    mounts (FUSE or file system), loop devices, nbdkit and nbdfuse
+    processes."""
+    found = []
+    with open("/proc/mounts") as f:
+        found += [line.split()[1] for line in f if tag in line]
+    loops = subprocess.run(["losetup", "-a"], capture_output=True,
+                           text=True).stdout
+    found += [line for line in loops.splitlines() if tag in line]
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if tag in cmd and ("nbdkit" in cmd or "nbdfuse" in cmd):
+            found.append(f"pid {pid}: {cmd}")
+    return found

@@ -1,0 +1,65 @@
+/* futuredisk — fs-under-test: the ext4 adapter (e2fsprogs).
+ *
+ * e2fsck's exit code is a sum of bits (e2fsck(8)): 1 errors corrected,
+ * 2 corrected and the system should reboot, 4 errors left uncorrected,
+ * 8 operational error, 16 usage, 32 cancelled, 128 shared-library error.
+ * With -n, problems found give 4.  -tt prints each pass's
+ * elapsed/user/system seconds (reference harness-anchors.md §5).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fsadapter.h"
+
+static enum fd_outcome
+ext4_outcome (int status, int signal, bool repair)
+{
+  if (status < 0)
+    return FD_CHECKER_CRASH; /* (a timeout is the caller's to tell) */
+  if (status >= 8)
+    return FD_CHECKER_ERROR;
+  if (status & 4)
+    return FD_UNFIXED;
+  if (status & 3)
+    return repair ? FD_FIXED : FD_UNFIXED;
+  return FD_CLEAN;
+}
+
+/* "Pass 1: Memory used: 132k/0k (38k/95k), time:  0.00/ 0.00/ 0.00" */
+static size_t
+ext4_passes (const char *out, struct fd_pass *p, size_t max)
+{
+  const char *line = out;
+  size_t n = 0;
+
+  while (line && *line && n < max) {
+    const char *t = strstr (line, "time:");
+    const char *end = strchr (line, '\n');
+    char name[32];
+    double elapsed;
+
+    if (strncmp (line, "Pass ", 5) == 0 && t && (!end || t < end) &&
+        sscanf (line, "Pass %31[^:]:", name) == 1 &&
+        sscanf (t, "time: %lf", &elapsed) == 1) {
+      snprintf (p[n].name, sizeof p[n].name, "pass %s", name);
+      p[n].seconds = elapsed;
+      n++;
+    }
+    line = end ? end + 1 : NULL;
+  }
+  return n;
+}
+
+const struct fd_fs fd_fs_ext4 = {
+    .name = "ext4",
+    .mount_type = "ext4",
+    /* -F: the device is a loop device e2fsprogs may think is in use;
+     * lazy init off so the whole file system exists before the trial.
+     */
+    .mkfs = {"mkfs.ext4", "-q", "-F", "-E",
+             "lazy_itable_init=0,lazy_journal_init=0", "{dev}"},
+    .check = {"e2fsck", "-fn", "-tt", "{dev}"},
+    .repair = {"e2fsck", "-fy", "-tt", "{dev}"},
+    .outcome = ext4_outcome,
+    .passes = ext4_passes,
+};

@@ -1,0 +1,57 @@
+/* futuredisk — fs-under-test: the adapter table (see fsadapter.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fsadapter.h"
+
+extern const struct fd_fs fd_fs_ext4;
+
+static const struct fd_fs *const adapters[] = {&fd_fs_ext4};
+
+#define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
+
+const char *
+fd_outcome_name (enum fd_outcome o)
+{
+  static const char *const names[] = {
+#define FD_OUTCOME_NAME(id, name) name,
+      FD_OUTCOMES (FD_OUTCOME_NAME)
+#undef FD_OUTCOME_NAME
+  };
+
+  return (size_t)o < sizeof names / sizeof names[0] ? names[o] : "?";
+}
+
+const char *
+fd_fs_name (size_t i)
+{
+  return i < N_ADAPTERS ? adapters[i]->name : NULL;
+}
+
+const struct fd_fs *
+fd_fs_find (const char *name, struct fm_err *err)
+{
+  char list[128] = "";
+  size_t i;
+
+  for (i = 0; i < N_ADAPTERS; i++) {
+    if (strcmp (adapters[i]->name, name) == 0)
+      return adapters[i];
+    snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
+              i ? ", " : "", adapters[i]->name);
+  }
+  snprintf (err->msg, sizeof err->msg,
+            "unknown file system '%.64s' (adapters: %s)", name, list);
+  return NULL;
+}
+
+void
+fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
+            char *argv[FD_ARGV_MAX + 1])
+{
+  size_t i;
+
+  for (i = 0; i < FD_ARGV_MAX && tmpl[i]; i++)
+    argv[i] = (char *)(strcmp (tmpl[i], "{dev}") == 0 ? dev : tmpl[i]);
+  argv[i] = NULL;
+}

@@ -1,0 +1,64 @@
+/* futuredisk — fs-under-test: one adapter per file system the harness
+ * tests.
+ *
+ * An adapter says how to make, mount, check (read-only), repair and time
+ * its file system, and how to read its checker's exit code (reference
+ * harness-anchors.md §5).  Commands are argv templates in which "{dev}"
+ * stands for the block device; the harness runs them (harness/proc.h).
+ */
+#ifndef FUTUREDISK_FSADAPTER_H
+#define FUTUREDISK_FSADAPTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "faultmodels/error.h"
+
+/* A checker's run, normalized (DESIGN.md "Trial record"). */
+#define FD_OUTCOMES(X)                                                         \
+  X (CLEAN, "CLEAN")                                                           \
+  X (FIXED, "FIXED")                                                           \
+  X (UNFIXED, "UNFIXED")                                                       \
+  X (CHECKER_ERROR, "CHECKER_ERROR")                                           \
+  X (CHECKER_CRASH, "CHECKER_CRASH")                                           \
+  X (TIMEOUT, "TIMEOUT")
+
+enum fd_outcome {
+#define FD_OUTCOME_ENUM(id, name) FD_##id,
+  FD_OUTCOMES (FD_OUTCOME_ENUM)
+#undef FD_OUTCOME_ENUM
+};
+
+extern const char *fd_outcome_name (enum fd_outcome o);
+
+#define FD_ARGV_MAX 16
+
+/* One pass of a checker and its elapsed seconds. */
+struct fd_pass {
+  char name[32];
+  double seconds;
+};
+
+struct fd_fs {
+  const char *name;
+  const char *mount_type;          /* mount -t */
+  const char *mkfs[FD_ARGV_MAX];   /* make the file system */
+  const char *check[FD_ARGV_MAX];  /* read-only check, forced */
+  const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
+  /* What a checker run means: exit code (or -1 and the signal). */
+  enum fd_outcome (*outcome) (int status, int signal, bool repair);
+  /* Per-pass times from the checker's output; returns how many. */
+  size_t (*passes) (const char *out, struct fd_pass *p, size_t max);
+};
+
+/* The adapter for `name`; NULL with err listing the known ones. */
+extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);
+
+/* The i-th adapter's name, or NULL past the last. */
+extern const char *fd_fs_name (size_t i);
+
+/* Fill argv from a template, "{dev}" replaced by dev (into buf). */
+extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
+                        char *argv[FD_ARGV_MAX + 1]);
+
+#endif

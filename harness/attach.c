@@ -1,0 +1,471 @@
+/* futuredisk — harness: attach and detach an emulated disk (see attach.h).
+ *
+ * Order of attaching: nbdkit (daemonized, pid file), nbdfuse (its file
+ * is the disk), a loop device over that file with direct I/O (without it
+ * the page cache would absorb re-reads and hide latency and bad sectors),
+ * mkfs, mount.  Detaching walks the same list backwards, each step only
+ * if it was done.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "errmsg.h"
+#include "fsadapter.h"
+#include "proc.h"
+
+#define TOOL_TIMEOUT 120 /* seconds for losetup, mount, umount ... */
+
+struct fd_disk {
+  char dir[PATH_MAX];
+  char sock[PATH_MAX], ctl[PATH_MAX], pidfile[PATH_MAX];
+  char fusedir[PATH_MAX], fusefile[PATH_MAX], fusepid[PATH_MAX];
+  char dev[64];
+  char mount[PATH_MAX];
+  char fstype[32];
+  pid_t nbdkit_pid, nbdfuse_pid;
+  bool fuse_mounted, mounted;
+};
+
+const char *
+fd_plugin_path (void)
+{
+  const char *env = getenv ("FUTUREDISK_PLUGIN");
+
+  if (env && *env)
+    return env;
+#ifdef FD_PLUGIN_BUILD_PATH
+  if (access (FD_PLUGIN_BUILD_PATH, R_OK) == 0)
+    return FD_PLUGIN_BUILD_PATH;
+#endif
+  return "futuredisk";
+}
+
+static void
+sleep_ms (int ms)
+{
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+  nanosleep (&ts, NULL);
+}
+
+/* Wait for a daemon's pid file; its pid, or -1 with err. */
+static pid_t
+wait_pidfile (const char *path, const char *what, double seconds,
+              struct fm_err *err)
+{
+  int i;
+
+  for (i = 0; i < seconds * 50; i++) {
+    FILE *fp = fopen (path, "r");
+    long pid = 0;
+
+    if (fp) {
+      int ok = fscanf (fp, "%ld", &pid) == 1;
+      fclose (fp);
+      if (ok && pid > 0)
+        return (pid_t)pid;
+    }
+    sleep_ms (20);
+  }
+  snprintf (err->msg, sizeof err->msg, "%s did not start within %g s", what,
+            seconds);
+  return -1;
+}
+
+/* Signal a process and wait until it is gone (escalating to SIGKILL). */
+static void
+stop_pid (pid_t pid, int sig)
+{
+  int i;
+
+  if (pid <= 0 || kill (pid, sig) == -1)
+    return;
+  for (i = 0; i < 30 * 50; i++) {
+    if (kill (pid, 0) == -1 && errno == ESRCH)
+      return;
+    sleep_ms (20);
+  }
+  kill (pid, SIGKILL);
+  for (i = 0; i < 5 * 50 && !(kill (pid, 0) == -1 && errno == ESRCH); i++)
+    sleep_ms (20);
+}
+
+/* Is path mounted on?  From /proc/mounts, not stat: a FUSE mount whose
+ * server died cannot be stat'ed but must still be unmounted.
+ */
+static bool
+is_mount_point (const char *path)
+{
+  FILE *fp = fopen ("/proc/mounts", "r");
+  char line[PATH_MAX * 2], dev[PATH_MAX], dir[PATH_MAX];
+  bool found = false;
+
+  if (fp == NULL)
+    return true; /* can't tell: try to unmount */
+  while (!found && fgets (line, sizeof line, fp))
+    found = sscanf (line, "%4095s %4095s", dev, dir) == 2 &&
+            strcmp (dir, path) == 0;
+  fclose (fp);
+  return found;
+}
+
+/* Is pid a running `name` (its /proc comm)? */
+static bool
+is_named (pid_t pid, const char *name)
+{
+  char path[64], comm[64] = "";
+  FILE *fp;
+
+  if (pid <= 0)
+    return false;
+  snprintf (path, sizeof path, "/proc/%ld/comm", (long)pid);
+  if ((fp = fopen (path, "r")) == NULL)
+    return false;
+  if (fgets (comm, sizeof comm, fp) == NULL)
+    comm[0] = '\0';
+  fclose (fp);
+  comm[strcspn (comm, "\n")] = '\0';
+  return strcmp (comm, name) == 0;
+}
+
+static int
+start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
+              struct fm_err *err)
+{
+  char *argv[64], profile[300], size[80], seed[40], ctl[PATH_MAX + 16];
+  char stats[PATH_MAX + 16], log[PATH_MAX + 16], store[PATH_MAX + 16];
+  char preload[PATH_MAX + 16], daemon_log[PATH_MAX + 16];
+  const char *pre = getenv ("FD_NBDKIT_PRELOAD");
+  size_t n = 0, i;
+
+  /* A plugin built with ASan needs its runtime preloaded into nbdkit. */
+  if (pre && *pre) {
+    snprintf (preload, sizeof preload, "LD_PRELOAD=%s", pre);
+    argv[n++] = (char *)"env";
+    argv[n++] = preload;
+    argv[n++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+  }
+  argv[n++] = (char *)"nbdkit";
+  argv[n++] = (char *)"-P";
+  argv[n++] = d->pidfile;
+  argv[n++] = (char *)"-U";
+  argv[n++] = d->sock;
+  argv[n++] = (char *)fd_plugin_path ();
+  if (o->profile) {
+    snprintf (profile, sizeof profile, "profile=%s", o->profile);
+    argv[n++] = profile;
+  }
+  if (o->size) {
+    snprintf (size, sizeof size, "size=%s", o->size);
+    argv[n++] = size;
+  }
+  snprintf (seed, sizeof seed, "seed=%llu", (unsigned long long)o->seed);
+  argv[n++] = seed;
+  snprintf (ctl, sizeof ctl, "control=%s", d->ctl);
+  argv[n++] = ctl;
+  snprintf (stats, sizeof stats, "stats=%s/stats.json", d->dir);
+  argv[n++] = stats;
+  snprintf (log, sizeof log, "faultlog=%s/faults.jsonl", d->dir);
+  argv[n++] = log;
+  if (o->store) {
+    snprintf (store, sizeof store, "store=%s", o->store);
+    argv[n++] = store;
+  }
+  for (i = 0; i < o->n_extra && n < 62; i++)
+    argv[n++] = (char *)o->extra[i];
+  argv[n] = NULL;
+  snprintf (daemon_log, sizeof daemon_log, "%s/nbdkit.log", d->dir);
+  if (fd_run_daemon (argv, daemon_log, TOOL_TIMEOUT, err) == -1)
+    return -1;
+  d->nbdkit_pid = wait_pidfile (d->pidfile, "nbdkit", 30, err);
+  return d->nbdkit_pid == -1 ? -1 : 0;
+}
+
+static int
+start_nbdfuse (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"nbdfuse", (char *)"-P", d->fusepid, d->fusefile,
+                  (char *)"--unix",  d->sock,      NULL};
+  char log[PATH_MAX + 16];
+  struct stat st;
+
+  if (mkdir (d->fusedir, 0700) == -1 && errno != EEXIST) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", d->fusedir,
+              fd_strerror (errno));
+    return -1;
+  }
+  snprintf (log, sizeof log, "%s/nbdfuse.log", d->dir);
+  /* nbdfuse stays in the foreground; its pid file says it is ready. */
+  d->fuse_mounted = true; /* (perhaps half-way: detach checks) */
+  if ((d->nbdfuse_pid = fd_spawn (argv, log, err)) == -1)
+    return -1;
+  if (wait_pidfile (d->fusepid, "nbdfuse", 30, err) == -1)
+    return -1;
+  if (stat (d->fusefile, &st) == -1) {
+    snprintf (err->msg, sizeof err->msg, "nbdfuse: %s: %s", d->fusefile,
+              fd_strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int
+start_loop (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"losetup", (char *)"--direct-io=on",
+                  (char *)"-f",      (char *)"--show",
+                  d->fusefile,       NULL};
+  struct fd_proc p;
+
+  if (fd_run (argv, TOOL_TIMEOUT, &p, err) == -1)
+    return -1;
+  if (p.status != 0 || strncmp (p.out, "/dev/", 5) != 0) {
+    snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s", fd_argv_str (argv),
+              p.status, p.err);
+    fd_proc_free (&p);
+    return -1;
+  }
+  snprintf (d->dev, sizeof d->dev, "%s", p.out);
+  d->dev[strcspn (d->dev, "\n")] = '\0';
+  fd_proc_free (&p);
+  return 0;
+}
+
+int
+fd_disk_mount (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"mount", (char *)"-t", d->fstype,
+                  d->dev,          d->mount,     NULL};
+
+  if (d->mounted || !d->mount[0])
+    return 0;
+  if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1)
+    return -1;
+  d->mounted = true;
+  return 0;
+}
+
+int
+fd_disk_unmount (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"umount", d->mount, NULL};
+  int i;
+
+  if (!d->mounted)
+    return 0;
+  /* A mount just used may be busy for a moment (udev, a closing shell). */
+  for (i = 0; i < 10; i++) {
+    if (fd_run_ok (argv, TOOL_TIMEOUT, err) == 0) {
+      d->mounted = false;
+      return 0;
+    }
+    sleep_ms (200);
+  }
+  return -1;
+}
+
+struct fd_disk *
+fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
+{
+  struct fd_disk *d = calloc (1, sizeof *d);
+  const struct fd_fs *fs = NULL;
+  struct fm_err e;
+
+  if (d == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return NULL;
+  }
+  if (o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) {
+    free (d);
+    return NULL;
+  }
+  if (realpath (o->dir, d->dir) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", o->dir, fd_strerror (errno));
+    free (d);
+    return NULL;
+  }
+  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
+  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
+  snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
+  snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
+  snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
+  snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
+  if (fs)
+    snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
+  if (o->mount && realpath (o->mount, d->mount) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "mount point %s: %s", o->mount,
+              fd_strerror (errno));
+    free (d);
+    return NULL;
+  }
+  if (o->mount && !fs) {
+    snprintf (err->msg, sizeof err->msg,
+              "mounting needs a file system type (--fs)");
+    free (d);
+    return NULL;
+  }
+  /* Leftovers of an earlier attach here (nbdkit leaves its socket). */
+  unlink (d->pidfile);
+  unlink (d->fusepid);
+  unlink (d->sock);
+  unlink (d->ctl);
+  if (start_nbdkit (d, o, err) == -1 || start_nbdfuse (d, err) == -1 ||
+      start_loop (d, err) == -1)
+    goto fail;
+  if (o->mkfs && fs) {
+    char *argv[FD_ARGV_MAX + 1];
+    fd_fs_argv (fs->mkfs, d->dev, argv);
+    if (fd_run_ok (argv, 3600, err) == -1)
+      goto fail;
+  }
+  if (fd_disk_mount (d, err) == -1)
+    goto fail;
+  return d;
+
+fail:
+  fd_disk_detach (d, &e);
+  return NULL;
+}
+
+int
+fd_disk_detach (struct fd_disk *d, struct fm_err *err)
+{
+  struct fm_err e;
+  int ret = 0;
+
+  if (d == NULL)
+    return 0;
+  if (fd_disk_unmount (d, &e) == -1 && ret == 0) {
+    *err = e;
+    ret = -1;
+  }
+  if (d->dev[0]) {
+    char *argv[] = {(char *)"losetup", (char *)"-d", d->dev, NULL};
+    if (fd_run_ok (argv, TOOL_TIMEOUT, &e) == -1 && ret == 0) {
+      *err = e;
+      ret = -1;
+    }
+    d->dev[0] = '\0';
+  }
+  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
+    char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
+    if (fd_run_ok (argv, TOOL_TIMEOUT, &e) == -1 && ret == 0) {
+      *err = e;
+      ret = -1;
+    }
+  }
+  /* nbdfuse exits once unmounted; make sure, then stop the server (its
+   * cleanup writes the stats file and destages the cache).  A pid from a
+   * state file may be stale: only signal what is still ours.
+   */
+  if (is_named (d->nbdfuse_pid, "nbdfuse"))
+    stop_pid (d->nbdfuse_pid, SIGTERM);
+  if (is_named (d->nbdkit_pid, "nbdkit"))
+    stop_pid (d->nbdkit_pid, SIGTERM);
+  rmdir (d->fusedir);
+  unlink (d->pidfile);
+  unlink (d->fusepid);
+  free (d);
+  return ret;
+}
+
+const char *
+fd_disk_device (const struct fd_disk *d)
+{
+  return d->dev;
+}
+
+const char *
+fd_disk_control (const struct fd_disk *d)
+{
+  return d->ctl;
+}
+
+const char *
+fd_disk_socket (const struct fd_disk *d)
+{
+  return d->sock;
+}
+
+int
+fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
+{
+  FILE *fp = fopen (path, "w");
+
+  if (fp == NULL) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
+    return -1;
+  }
+  fprintf (fp,
+           "dir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\nfuse_mounted=%d\n"
+           "dev=%s\nmount=%s\nmounted=%d\nfstype=%s\n",
+           d->dir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid, d->fuse_mounted,
+           d->dev, d->mount, d->mounted, d->fstype);
+  if (fclose (fp) == EOF) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+struct fd_disk *
+fd_disk_load (const char *path, struct fm_err *err)
+{
+  struct fd_disk *d = calloc (1, sizeof *d);
+  FILE *fp = fopen (path, "r");
+  char line[PATH_MAX + 32];
+
+  if (fp == NULL || d == NULL) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", path,
+              fp ? "out of memory" : fd_strerror (errno));
+    if (fp)
+      fclose (fp);
+    free (d);
+    return NULL;
+  }
+  while (fgets (line, sizeof line, fp)) {
+    char *v = strchr (line, '=');
+    if (v == NULL)
+      continue;
+    *v++ = '\0';
+    v[strcspn (v, "\n")] = '\0';
+    if (strcmp (line, "dir") == 0)
+      snprintf (d->dir, sizeof d->dir, "%s", v);
+    else if (strcmp (line, "nbdkit_pid") == 0)
+      d->nbdkit_pid = (pid_t)atol (v);
+    else if (strcmp (line, "nbdfuse_pid") == 0)
+      d->nbdfuse_pid = (pid_t)atol (v);
+    else if (strcmp (line, "fuse_mounted") == 0)
+      d->fuse_mounted = atoi (v);
+    else if (strcmp (line, "dev") == 0)
+      snprintf (d->dev, sizeof d->dev, "%s", v);
+    else if (strcmp (line, "mount") == 0)
+      snprintf (d->mount, sizeof d->mount, "%s", v);
+    else if (strcmp (line, "mounted") == 0)
+      d->mounted = atoi (v);
+    else if (strcmp (line, "fstype") == 0)
+      snprintf (d->fstype, sizeof d->fstype, "%s", v);
+  }
+  fclose (fp);
+  if (!d->dir[0]) {
+    snprintf (err->msg, sizeof err->msg, "%s: not a futuredisk state file",
+              path);
+    free (d);
+    return NULL;
+  }
+  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
+  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
+  snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
+  snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
+  snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
+  snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
+  return d;
+}

@@ -1,0 +1,64 @@
+/* futuredisk — harness: an emulated disk attached as a block device.
+ *
+ * Attaching starts nbdkit with the plugin on a private unix socket (with
+ * a control socket, stats and fault log beside it), makes the disk a
+ * block device — /dev/nbdN where the kernel has nbd, else nbdfuse's file
+ * behind `losetup --direct-io=on` — and optionally makes and mounts a
+ * file system on it.  Detaching undoes exactly what was done, newest
+ * first, and is safe to call after any failure: nothing is left behind
+ * (no mount, loop device, FUSE mount or process).
+ *
+ * The state of an attached disk can be saved to a file and loaded by
+ * another process (`futuredisk attach`, then `futuredisk detach`).
+ */
+#ifndef FUTUREDISK_ATTACH_H
+#define FUTUREDISK_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+
+struct fd_disk;
+
+struct fd_attach_opts {
+  const char *dir;     /* private directory (exists); sockets, logs */
+  const char *profile; /* profile=; NULL: the plugin's default */
+  const char *size;    /* size=; NULL: the profile's */
+  uint64_t seed;
+  const char *store;        /* store=FILE, or NULL for RAM */
+  const char *const *extra; /* more KEY=VALUE plugin parameters */
+  size_t n_extra;
+  const char *fs;    /* adapter name, or NULL */
+  bool mkfs;         /* make the file system first */
+  const char *mount; /* mount point, or NULL */
+};
+
+extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,
+                                       struct fm_err *err);
+
+/* Undo everything and free d (NULL is fine).  Returns -1 with err if a
+ * step failed (the others still ran).
+ */
+extern int fd_disk_detach (struct fd_disk *d, struct fm_err *err);
+
+/* Unmount / mount the file system again (trial phases). */
+extern int fd_disk_unmount (struct fd_disk *d, struct fm_err *err);
+extern int fd_disk_mount (struct fd_disk *d, struct fm_err *err);
+
+extern const char *fd_disk_device (const struct fd_disk *d);
+extern const char *fd_disk_control (const struct fd_disk *d);
+extern const char *fd_disk_socket (const struct fd_disk *d);
+
+/* Save the state to a file; load it in another process. */
+extern int fd_disk_save (const struct fd_disk *d, const char *path,
+                         struct fm_err *err);
+extern struct fd_disk *fd_disk_load (const char *path, struct fm_err *err);
+
+/* The plugin to load: $FUTUREDISK_PLUGIN, else the build tree's, else
+ * nbdkit's installed "futuredisk".
+ */
+extern const char *fd_plugin_path (void);
+
+#endif

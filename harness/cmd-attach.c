@@ -1,0 +1,264 @@
+/* futuredisk — harness: `futuredisk attach` and `futuredisk detach`, for
+ * poking at a mounted emulated disk by hand.
+ *
+ * attach leaves nbdkit, nbdfuse, a loop device and the mount running and
+ * records them in /run/futuredisk/attach/NAME/state (NAME from the mount
+ * point); detach reads that and takes it all down, newest first.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "commands.h"
+#include "errmsg.h"
+#include "faultmodels/units.h"
+
+#define STATE_ROOT "/run/futuredisk/attach"
+
+static void
+attach_usage (FILE *fp)
+{
+  fprintf (fp,
+           "Usage: %s attach --mount DIR [--profile P] [--size SIZE] "
+           "[--seed N]\n"
+           "                  [--faults SPEC] [--fs TYPE [--mkfs]] "
+           "[--store FILE]\n"
+           "       %s detach DIR\n"
+           "Attach an emulated disk as a block device (nbdkit + nbdfuse + "
+           "losetup\n--direct-io=on) and mount it on DIR; detach takes it "
+           "all down again.\n"
+           "\n"
+           "  --mount DIR    mount point (must exist)\n"
+           "  --profile P    disk profile or profile file (default "
+           "roadmap-2013)\n"
+           "  --size SIZE    rescale the disk (e.g. 1G)\n"
+           "  --seed N       seed for every fault (default 1)\n"
+           "  --faults SPEC  a preset (none, consumer, enterprise, harsh) "
+           "and/or\n"
+           "                 KEY=VALUE fault keys, comma-separated "
+           "(nbdkit-futuredisk-plugin(1))\n"
+           "  --fs TYPE      file system (ext4); needed to mount\n"
+           "  --mkfs         make the file system first\n"
+           "  --store FILE   keep the disk's bytes in FILE across attaches\n"
+           "\n"
+           "attach prints the device and the control socket "
+           "(for '%s ctl').\n",
+           fd_progname, fd_progname, fd_progname);
+}
+
+/* /run/futuredisk/attach/<mount point with '/' as '_'> */
+static int
+state_dir (const char *mount, char *out, size_t len)
+{
+  char real[PATH_MAX], *p;
+
+  if (realpath (mount, real) == NULL) {
+    fprintf (stderr, "%s: %s: %s\n", fd_progname, mount, fd_strerror (errno));
+    return -1;
+  }
+  for (p = real; *p; p++)
+    if (*p == '/')
+      *p = '_';
+  snprintf (out, len, "%s/%s", STATE_ROOT, real);
+  return 0;
+}
+
+static int
+mkdir_p (const char *path)
+{
+  char tmp[PATH_MAX], *p;
+
+  snprintf (tmp, sizeof tmp, "%s", path);
+  for (p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir (tmp, 0700) == -1 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  return mkdir (tmp, 0700) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/* SPEC "harsh,age=2y" -> "faults=harsh", "age=2y" (pointers into a copy). */
+static int
+split_faults (char *spec, const char **out, size_t max, size_t *n)
+{
+  char *tok, *save = NULL;
+  static char words[64][160];
+
+  for (tok = strtok_r (spec, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save)) {
+    if (*n >= max || *n >= 64) {
+      fprintf (stderr, "%s attach: --faults: too many keys\n", fd_progname);
+      return -1;
+    }
+    snprintf (words[*n], sizeof words[*n], "%s%s",
+              strchr (tok, '=') ? "" : "faults=", tok);
+    out[*n] = words[*n];
+    (*n)++;
+  }
+  return 0;
+}
+
+int
+cmd_attach (int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"mount", required_argument, NULL, 'm'},
+      {"profile", required_argument, NULL, 'p'},
+      {"size", required_argument, NULL, 's'},
+      {"seed", required_argument, NULL, 'S'},
+      {"faults", required_argument, NULL, 'f'},
+      {"fs", required_argument, NULL, 't'},
+      {"mkfs", no_argument, NULL, 'k'},
+      {"store", required_argument, NULL, 'o'},
+      {NULL, 0, NULL, 0},
+  };
+  struct fd_attach_opts o = {.seed = 1};
+  const char *extra[64];
+  char dir[PATH_MAX], state[PATH_MAX + 8];
+  struct fd_disk *d;
+  struct fm_err err;
+  int c;
+
+  o.extra = extra;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'h':
+        attach_usage (stdout);
+        return 0;
+      case 'm':
+        o.mount = optarg;
+        break;
+      case 'p':
+        o.profile = optarg;
+        break;
+      case 's':
+        o.size = optarg;
+        break;
+      case 'S':
+        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &o.seed, &err) ==
+            -1) {
+          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        break;
+      case 'f':
+        if (split_faults (optarg, extra, 64, &o.n_extra) == -1)
+          return 2;
+        break;
+      case 't':
+        o.fs = optarg;
+        break;
+      case 'k':
+        o.mkfs = true;
+        break;
+      case 'o':
+        o.store = optarg;
+        break;
+      default:
+        attach_usage (stderr);
+        return 2;
+    }
+  }
+  if (optind != argc || o.mount == NULL) {
+    fprintf (stderr, "%s attach: %s\n", fd_progname,
+             o.mount ? "unexpected argument" : "--mount DIR is required");
+    attach_usage (stderr);
+    return 2;
+  }
+  if (o.mkfs && !o.fs) {
+    fprintf (stderr, "%s attach: --mkfs needs --fs TYPE\n", fd_progname);
+    return 2;
+  }
+  if (state_dir (o.mount, dir, sizeof dir) == -1)
+    return 1;
+  snprintf (state, sizeof state, "%s/state", dir);
+  if (access (state, F_OK) == 0) {
+    fprintf (stderr,
+             "%s attach: %s already has an attached disk (%s detach %s)\n",
+             fd_progname, o.mount, fd_progname, o.mount);
+    return 1;
+  }
+  if (mkdir_p (dir) == -1) {
+    fprintf (stderr, "%s attach: %s: %s\n", fd_progname, dir,
+             fd_strerror (errno));
+    return 1;
+  }
+  o.dir = dir;
+  d = fd_disk_attach (&o, &err);
+  if (d == NULL) {
+    fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
+    rmdir (dir);
+    return 1;
+  }
+  if (fd_disk_save (d, state, &err) == -1) {
+    fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
+    fd_disk_detach (d, &err);
+    return 1;
+  }
+  printf ("device %s\ncontrol %s\nmount %s\n", fd_disk_device (d),
+          fd_disk_control (d), o.mount);
+  free (d); /* still attached: the state file remembers it */
+  return 0;
+}
+
+int
+cmd_detach (int argc, char **argv)
+{
+  char dir[PATH_MAX], path[PATH_MAX + 16];
+  struct fd_disk *d;
+  struct fm_err err;
+  FILE *fp;
+  int ret = 0;
+
+  if (argc == 2 &&
+      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
+    attach_usage (stdout);
+    return 0;
+  }
+  if (argc != 2) {
+    attach_usage (stderr);
+    return 2;
+  }
+  if (state_dir (argv[1], dir, sizeof dir) == -1)
+    return 1;
+  snprintf (path, sizeof path, "%s/state", dir);
+  if ((d = fd_disk_load (path, &err)) == NULL) {
+    fprintf (stderr, "%s detach: nothing attached at %s (%s)\n", fd_progname,
+             argv[1], err.msg);
+    return 1;
+  }
+  if (fd_disk_detach (d, &err) == -1) {
+    fprintf (stderr, "%s detach: %s\n", fd_progname, err.msg);
+    ret = 1;
+  }
+  /* The server wrote its stats at exit: print them, then tidy up. */
+  snprintf (path, sizeof path, "%s/stats.json", dir);
+  if ((fp = fopen (path, "r")) != NULL) {
+    char buf[8192];
+    size_t n;
+    while ((n = fread (buf, 1, sizeof buf, fp)) > 0)
+      fwrite (buf, 1, n, stdout);
+    fclose (fp);
+  }
+  if (ret == 0) {
+    const char *files[] = {"state",      "stats.json",  "faults.jsonl",
+                           "nbdkit.log", "nbdfuse.log", NULL};
+    size_t i;
+    for (i = 0; files[i]; i++) {
+      snprintf (path, sizeof path, "%s/%s", dir, files[i]);
+      unlink (path);
+    }
+    rmdir (dir);
+  }
+  return ret;
+}

@@ -1,0 +1,273 @@
+/* futuredisk — harness: running tools (see proc.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "proc.h"
+
+#define OUT_MAX (16 << 20)
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *
+fd_argv_str (char *const argv[])
+{
+  static char buf[1024];
+  size_t n = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; argv[i] && n < sizeof buf - 1; i++)
+    n += (size_t)snprintf (buf + n, sizeof buf - n, "%s%s", i ? " " : "",
+                           argv[i]);
+  return buf;
+}
+
+struct sink {
+  int fd;
+  char *buf;
+  size_t len;
+};
+
+/* Read what is there; 0 at EOF, 1 if more may come. */
+static int
+drain (struct sink *s)
+{
+  char tmp[65536];
+  ssize_t n = read (s->fd, tmp, sizeof tmp);
+
+  if (n == -1 && (errno == EINTR || errno == EAGAIN))
+    return 1;
+  if (n <= 0) {
+    close (s->fd);
+    s->fd = -1;
+    return 0;
+  }
+  if (s->len + (size_t)n > OUT_MAX)
+    n = (ssize_t)(OUT_MAX - s->len); /* keep the start, drop the rest */
+  memcpy (s->buf + s->len, tmp, (size_t)n);
+  s->len += (size_t)n;
+  s->buf[s->len] = '\0';
+  return 1;
+}
+
+int
+fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
+        struct fm_err *err)
+{
+  int out[2], errp[2], i, status;
+  struct sink sinks[2];
+  struct rusage ru;
+  double t0 = now_s ();
+  pid_t pid;
+
+  memset (p, 0, sizeof *p);
+  p->out = calloc (1, OUT_MAX + 1);
+  p->err = calloc (1, OUT_MAX + 1);
+  if (p->out == NULL || p->err == NULL) {
+    fd_proc_free (p);
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return -1;
+  }
+  if (pipe2 (out, O_CLOEXEC) == -1 || pipe2 (errp, O_CLOEXEC) == -1) {
+    snprintf (err->msg, sizeof err->msg, "pipe: %s", fd_strerror (errno));
+    fd_proc_free (p);
+    return -1;
+  }
+  pid = fork ();
+  if (pid == -1) {
+    snprintf (err->msg, sizeof err->msg, "fork: %s", fd_strerror (errno));
+    fd_proc_free (p);
+    return -1;
+  }
+  if (pid == 0) {
+    int null = open ("/dev/null", O_RDONLY);
+
+    /* Its own process group, so a timeout kills all it started. */
+    setpgid (0, 0);
+    dup2 (null, 0);
+    dup2 (out[1], 1);
+    dup2 (errp[1], 2);
+    signal (SIGPIPE, SIG_DFL);
+    execvp (argv[0], argv);
+    fprintf (stderr, "%s: %s\n", argv[0], fd_strerror (errno));
+    _exit (127);
+  }
+  setpgid (pid, pid);
+  close (out[1]);
+  close (errp[1]);
+  sinks[0] = (struct sink){out[0], p->out, 0};
+  sinks[1] = (struct sink){errp[0], p->err, 0};
+  while (sinks[0].fd != -1 || sinks[1].fd != -1) {
+    struct pollfd fds[2];
+    int nf = 0, wait_ms = 1000;
+
+    for (i = 0; i < 2; i++)
+      if (sinks[i].fd != -1)
+        fds[nf++] = (struct pollfd){.fd = sinks[i].fd, .events = POLLIN};
+    if (timeout_s > 0) {
+      double left = t0 + timeout_s - now_s ();
+      if (left <= 0) {
+        p->timed_out = true;
+        kill (-pid, SIGKILL);
+        break;
+      }
+      if (left * 1000 < wait_ms)
+        wait_ms = (int)(left * 1000) + 1;
+    }
+    if (poll (fds, (nfds_t)nf, wait_ms) <= 0)
+      continue;
+    for (i = 0; i < 2; i++)
+      if (sinks[i].fd != -1) {
+        int j;
+        for (j = 0; j < nf; j++)
+          if (fds[j].fd == sinks[i].fd && fds[j].revents)
+            drain (&sinks[i]);
+      }
+  }
+  for (i = 0; i < 2; i++)
+    if (sinks[i].fd != -1)
+      close (sinks[i].fd);
+  while (wait4 (pid, &status, 0, &ru) == -1 && errno == EINTR)
+    ;
+  p->wall_s = now_s () - t0;
+  p->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  if (WIFEXITED (status)) {
+    p->status = WEXITSTATUS (status);
+  } else {
+    p->status = -1;
+    p->signal = WTERMSIG (status);
+  }
+  return 0;
+}
+
+void
+fd_proc_free (struct fd_proc *p)
+{
+  free (p->out);
+  free (p->err);
+  p->out = p->err = NULL;
+}
+
+int
+fd_run_ok (char *const argv[], double timeout_s, struct fm_err *err)
+{
+  struct fd_proc p;
+  size_t n;
+
+  if (fd_run (argv, timeout_s, &p, err) == -1)
+    return -1;
+  if (p.status == 0) {
+    fd_proc_free (&p);
+    return 0;
+  }
+  n = strlen (p.err);
+  while (n > 0 && p.err[n - 1] == '\n')
+    p.err[--n] = '\0';
+  if (p.timed_out)
+    snprintf (err->msg, sizeof err->msg, "%s: no answer within %g s",
+              fd_argv_str (argv), timeout_s);
+  else if (p.signal)
+    snprintf (err->msg, sizeof err->msg, "%s: killed by signal %d",
+              fd_argv_str (argv), p.signal);
+  else
+    snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s", fd_argv_str (argv),
+              p.status, n > 300 ? p.err + n - 300 : p.err);
+  fd_proc_free (&p);
+  return -1;
+}
+
+/* Fork a child running argv in its own session with stdout and stderr
+ * appended to log.  The child's pid, or -1 with err.
+ */
+pid_t
+fd_spawn (char *const argv[], const char *log, struct fm_err *err)
+{
+  int fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  pid_t pid;
+
+  if (fd == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", log, fd_strerror (errno));
+    return -1;
+  }
+  pid = fork ();
+  if (pid == -1) {
+    close (fd);
+    snprintf (err->msg, sizeof err->msg, "fork: %s", fd_strerror (errno));
+    return -1;
+  }
+  if (pid == 0) {
+    int null = open ("/dev/null", O_RDONLY);
+
+    /* A server must not hold our pipes or share our signals. */
+    setsid ();
+    dup2 (null, 0);
+    dup2 (fd, 1);
+    dup2 (fd, 2);
+    execvp (argv[0], argv);
+    fprintf (stderr, "%s: %s\n", argv[0], fd_strerror (errno));
+    _exit (127);
+  }
+  close (fd);
+  return pid;
+}
+
+int
+fd_run_daemon (char *const argv[], const char *log, double timeout_s,
+               struct fm_err *err)
+{
+  double t0 = now_s ();
+  pid_t pid = fd_spawn (argv, log, err), r;
+  int status;
+
+  if (pid == -1)
+    return -1;
+  while ((r = waitpid (pid, &status, WNOHANG)) == 0) {
+    struct timespec ts = {0, 20000000};
+    if (now_s () - t0 > timeout_s) {
+      kill (pid, SIGKILL);
+      waitpid (pid, &status, 0);
+      snprintf (err->msg, sizeof err->msg, "%s: not ready within %g s",
+                fd_argv_str (argv), timeout_s);
+      return -1;
+    }
+    nanosleep (&ts, NULL);
+  }
+  if (r == pid && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 0;
+  {
+    char tail[400] = "";
+    FILE *fp = fopen (log, "r");
+    if (fp) {
+      long size;
+      size_t n;
+      fseek (fp, 0, SEEK_END);
+      size = ftell (fp);
+      fseek (fp, size > 399 ? size - 399 : 0, SEEK_SET);
+      n = fread (tail, 1, sizeof tail - 1, fp);
+      tail[n] = '\0';
+      fclose (fp);
+      while (n > 0 && tail[n - 1] == '\n')
+        tail[--n] = '\0';
+    }
+    snprintf (err->msg, sizeof err->msg, "%s failed: %s", argv[0], tail);
+  }
+  return -1;
+}

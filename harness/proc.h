@@ -1,0 +1,57 @@
+/* futuredisk — harness: running the tools a trial drives (nbdkit,
+ * nbdfuse, losetup, mkfs, mount, the checkers).
+ *
+ * One way to run a command: argv (never a shell), its output captured,
+ * a timeout after which its whole process group is killed, and the
+ * outcome a checker's record needs (exit code or signal, wall and CPU
+ * seconds).
+ */
+#ifndef FUTUREDISK_PROC_H
+#define FUTUREDISK_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "faultmodels/error.h"
+
+struct fd_proc {
+  int status;      /* exit code; -1 if killed by a signal */
+  int signal;      /* the signal that killed it, or 0 */
+  bool timed_out;  /* killed by us at the timeout */
+  double wall_s;   /* wall seconds */
+  double cpu_s;    /* user + system seconds of it and its children */
+  char *out, *err; /* captured output (NUL-terminated, at most 16 MiB) */
+};
+
+/* Run argv[0] (searched in PATH) with argv, stdin from /dev/null, and wait
+ * up to timeout_s seconds (0: no limit).  Returns 0 when it ran (whatever
+ * its exit code), -1 with err filled if it could not be started.
+ */
+extern int fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
+                   struct fm_err *err);
+
+extern void fd_proc_free (struct fd_proc *p);
+
+/* Run and require exit code 0: -1 with err naming the command and quoting
+ * the end of its stderr otherwise.
+ */
+extern int fd_run_ok (char *const argv[], double timeout_s, struct fm_err *err);
+
+/* Start a daemon: run argv with stdout and stderr appended to `log` and
+ * wait (up to timeout_s) for the command itself to exit, as a daemon's
+ * parent does once its child is ready.  -1 with err (quoting the end of
+ * the log) unless it exited 0.
+ */
+extern int fd_run_daemon (char *const argv[], const char *log, double timeout_s,
+                          struct fm_err *err);
+
+/* Start argv in the background, in its own session, with stdout and
+ * stderr appended to `log`, and return its pid at once (-1 with err).
+ * For servers that stay in the foreground (nbdfuse).
+ */
+extern pid_t fd_spawn (char *const argv[], const char *log, struct fm_err *err);
+
+/* The command line as one string for messages (static buffer). */
+extern const char *fd_argv_str (char *const argv[]);
+
+#endif

@@ -1,0 +1,96 @@
+"""`futuredisk attach` / `futuredisk detach`: an emulated disk as a
+mounted file system through nbdkit + nbdfuse + losetup --direct-io=on,
+and nothing left behind afterwards, after failures too."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import leftovers
+
+
+@pytest.fixture
+def mountpoint(tmp_path):
+    d = tmp_path / "mnt"
+    d.mkdir()
+    return str(d)
+
+
+def test_attach_mkfs_write_detach(run, mountpoint):
+    p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
+            "--size", "256M", "--fs", "ext4", "--mkfs", "--seed", "3",
+            "--faults", "consumer,lse=0", check=0)
+    info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+    assert info["device"].startswith("/dev/loop")
+    assert os.path.ismount(mountpoint)
+    try:
+        with open(os.path.join(mountpoint, "hello"), "w") as f:
+            f.write("tomorrow's disk\n")
+        # The control socket answers while attached.
+        p = subprocess.run([os.environ["FUTUREDISK"], "ctl", info["control"],
+                            "stats"], capture_output=True, text=True)
+        stats = json.loads(p.stdout)["stats"]
+        assert stats["profile"] == "roadmap-2006" and stats["seed"] == 3
+        assert stats["writes"] > 0
+        # A second attach on the same mount point is refused.
+        p = run("attach", "--mount", mountpoint, check=1)
+        assert "already has an attached disk" in p.stderr
+    finally:
+        p = run("detach", mountpoint)
+    assert p.returncode == 0, p.stderr
+    # detach prints the server's final stats.
+    assert json.loads(p.stdout)["size"] == 256 << 20
+    assert not os.path.ismount(mountpoint)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+    assert leftovers(mountpoint) == []
+    # Nothing attached any more.
+    assert "nothing attached" in run("detach", mountpoint, check=1).stderr
+
+
+def test_store_survives_reattach(run, mountpoint, tmp_path):
+    store = str(tmp_path / "disk.img")
+    run("attach", "--mount", mountpoint, "--profile", "ent-15k", "--size",
+        "128M", "--fs", "ext4", "--mkfs", "--store", store, check=0)
+    try:
+        with open(os.path.join(mountpoint, "kept"), "w") as f:
+            f.write("still here\n")
+    finally:
+        run("detach", mountpoint, check=0)
+    run("attach", "--mount", mountpoint, "--profile", "ent-15k", "--size",
+        "128M", "--fs", "ext4", "--store", store, check=0)
+    try:
+        with open(os.path.join(mountpoint, "kept")) as f:
+            assert f.read() == "still here\n"
+    finally:
+        run("detach", mountpoint, check=0)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "--mount DIR is required"),
+    (["--mount", "/nonexistent/mnt"], "/nonexistent/mnt: No such file"),
+    (["--mkfs"], "--mkfs needs --fs TYPE"),
+    (["--fs", "ext5"], "unknown file system 'ext5' (adapters: ext4"),
+    (["--seed", "x"], "--seed: 'x'"),
+    (["--fs", "ext4", "--faults", "lse=2"], "lse: 2 is out of range [0, 1]"),
+    (["--fs", "ext4", "--faults", "awful"], "faults: unknown preset 'awful'"),
+    (["--fs", "ext4", "--profile", "floppy"], "unknown profile 'floppy'"),
+    (["--fs", "ext4", "--size", "64M"], "mount -t ext4 /dev/loop"),
+])
+def test_bad_arguments_leave_nothing(run, mountpoint, args, message):
+    argv = list(args)
+    if "--mount" not in argv and args and args[0] != "--mkfs":
+        argv = ["--mount", mountpoint] + argv
+    if args and args[0] == "--mkfs":
+        argv = ["--mount", mountpoint] + argv
+    p = run("attach", *argv)
+    assert p.returncode in (1, 2), p.stdout
+    assert message in p.stderr, p.stderr
+    assert not os.path.ismount(mountpoint)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+
+
+def test_help(run):
+    assert "--faults SPEC" in run("attach", "--help", check=0).stdout
+    assert "detach DIR" in run("detach", "--help", check=0).stdout
