@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +81,17 @@ wait_pidfile (const char *path, const char *what, double seconds,
   return -1;
 }
 
+/* Has pid exited?  Our own children (nbdfuse) are reaped here: until
+ * then a zombie would still answer kill (pid, 0).
+ */
+static bool
+gone (pid_t pid)
+{
+  if (waitpid (pid, NULL, WNOHANG) == pid)
+    return true;
+  return kill (pid, 0) == -1 && errno == ESRCH;
+}
+
 /* Signal a process and wait until it is gone (escalating to SIGKILL). */
 static void
 stop_pid (pid_t pid, int sig)
@@ -89,12 +101,12 @@ stop_pid (pid_t pid, int sig)
   if (pid <= 0 || kill (pid, sig) == -1)
     return;
   for (i = 0; i < 30 * 50; i++) {
-    if (kill (pid, 0) == -1 && errno == ESRCH)
+    if (gone (pid))
       return;
     sleep_ms (20);
   }
   kill (pid, SIGKILL);
-  for (i = 0; i < 5 * 50 && !(kill (pid, 0) == -1 && errno == ESRCH); i++)
+  for (i = 0; i < 5 * 50 && !gone (pid); i++)
     sleep_ms (20);
 }
 
@@ -326,7 +338,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     if (fd_run_ok (argv, 3600, err) == -1)
       goto fail;
   }
-  if (fd_disk_mount (d, err) == -1)
+  if (!o->defer_mount && fd_disk_mount (d, err) == -1)
     goto fail;
   return d;
 

@@ -33,6 +33,7 @@ struct fd_attach_opts {
   const char *fs;    /* adapter name, or NULL */
   bool mkfs;         /* make the file system first */
   const char *mount; /* mount point, or NULL */
+  bool defer_mount;  /* remember the mount point; fd_disk_mount later */
 };
 
 extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,

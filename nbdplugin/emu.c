@@ -55,6 +55,7 @@ struct emu {
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
+  uint64_t rot_injected; /* inject rot so far: each flips its own bit */
 
   struct counters c;
   int destage_errno; /* set by the destage hook; 0 = fine */
@@ -635,8 +636,27 @@ emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,
   int r;
 
   pthread_mutex_lock (&e->lock);
-  r = dfaults_inject (e->faults, clock_now (e, e->wall_ns ()), kind, offset,
-                      length, source, err);
+  if (kind == FM_FAULT_ROT && length > 0 && offset < e->profile.capacity &&
+      length <= e->profile.capacity - offset) {
+    /* One bit of the range rots on the media, chosen by the seed and the
+     * number of such injections: the log names it.
+     */
+    uint64_t bit =
+        fm_below (fm_hash (e->seed, FM_STREAM_ROT, offset, ++e->rot_injected),
+                  length * 8);
+    char detail[256];
+
+    snprintf (detail, sizeof detail, "%s: bit %u of the byte flipped at rest",
+              source, (unsigned)(bit % 8));
+    offset += bit / 8;
+    length = 1;
+    r = dfaults_inject (e->faults, clock_now (e, e->wall_ns ()), kind, offset,
+                        length, detail, err);
+    if (r == 0)
+      rot (e, offset, (unsigned)(bit % 8));
+  } else
+    r = dfaults_inject (e->faults, clock_now (e, e->wall_ns ()), kind, offset,
+                        length, source, err);
   pthread_mutex_unlock (&e->lock);
   return r;
 }

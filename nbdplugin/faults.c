@@ -329,14 +329,16 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
     case FM_FAULT_LOST_WRITE:
     case FM_FAULT_MISDIRECTED_WRITE:
     case FM_FAULT_FLIP:
-    case FM_FAULT_REALLOCATED:
     case FM_FAULT_ROT:
+      /* The emulator flipped the bit (emu_inject); this logs it. */
+      f->hits[FM_FAULT_ROT]++;
+      break;
+    case FM_FAULT_REALLOCATED:
     case FM_FAULT_STUCK:
       snprintf (err->msg, sizeof err->msg,
                 "inject %s: not a fault of whole sectors; it comes from "
                 "rates (powercut, powercut-after=, lost-write=, "
-                "misdirected-write=, flip-rate=, rot-rate=, stuck-bits=, "
-                "realloc=)",
+                "misdirected-write=, flip-rate=, stuck-bits=, realloc=)",
                 fm_fault_name (kind));
       return -1;
     case FM_FAULT_NKINDS:

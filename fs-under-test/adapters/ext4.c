@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fsadapter.h"
+#include "proc.h"
 
 static enum fd_outcome
 ext4_outcome (int status, int signal, bool repair)
@@ -50,6 +51,73 @@ ext4_passes (const char *out, struct fd_pass *p, size_t max)
   return n;
 }
 
+/* Run debugfs -R REQUEST on dev; its stdout in buf. */
+static int
+debugfs (const char *dev, const char *request, char *buf, size_t len,
+         struct fm_err *err)
+{
+  char *argv[] = {(char *)"debugfs", (char *)"-R", (char *)request, (char *)dev,
+                  NULL};
+  struct fd_proc p;
+
+  if (fd_run (argv, 600, &p, err) == -1)
+    return -1;
+  if (p.status != 0) {
+    snprintf (err->msg, sizeof err->msg, "debugfs -R '%s' %s: exit %d: %s",
+              request, dev, p.status, p.err);
+    fd_proc_free (&p);
+    return -1;
+  }
+  snprintf (buf, len, "%s", p.out);
+  fd_proc_free (&p);
+  return 0;
+}
+
+static int
+ext4_locate (const char *dev, const char *type, const char *path,
+             uint64_t *offset, uint64_t *length, struct fm_err *err)
+{
+  char req[512], out[4096];
+  const char *p;
+  unsigned long long bs, blk;
+
+  if (debugfs (dev, "stats", out, sizeof out, err) == -1)
+    return -1;
+  if ((p = strstr (out, "Block size:")) == NULL ||
+      sscanf (p, "Block size: %llu", &bs) != 1) {
+    snprintf (err->msg, sizeof err->msg, "debugfs stats %s: no block size",
+              dev);
+    return -1;
+  }
+  if (strcmp (type, "data") == 0) {
+    snprintf (req, sizeof req, "bmap \"/%s\" 0", path);
+    if (debugfs (dev, req, out, sizeof out, err) == -1)
+      return -1;
+    if (sscanf (out, "%llu", &blk) != 1 || blk == 0) {
+      snprintf (err->msg, sizeof err->msg,
+                "%s has no first data block (debugfs: %.100s)", path, out);
+      return -1;
+    }
+  } else if (strcmp (type, "inode") == 0) {
+    snprintf (req, sizeof req, "imap \"/%s\"", path);
+    if (debugfs (dev, req, out, sizeof out, err) == -1)
+      return -1;
+    if ((p = strstr (out, "located at block ")) == NULL ||
+        sscanf (p, "located at block %llu", &blk) != 1) {
+      snprintf (err->msg, sizeof err->msg, "debugfs imap %s: %.100s", path,
+                out);
+      return -1;
+    }
+  } else {
+    snprintf (err->msg, sizeof err->msg,
+              "unknown target type '%.64s' for ext4 (data, inode)", type);
+    return -1;
+  }
+  *offset = blk * bs;
+  *length = bs;
+  return 0;
+}
+
 const struct fd_fs fd_fs_ext4 = {
     .name = "ext4",
     .mount_type = "ext4",
@@ -62,4 +130,5 @@ const struct fd_fs fd_fs_ext4 = {
     .repair = {"e2fsck", "-fy", "-tt", "{dev}"},
     .outcome = ext4_outcome,
     .passes = ext4_passes,
+    .locate = ext4_locate,
 };

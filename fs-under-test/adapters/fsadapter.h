@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "faultmodels/error.h"
 
@@ -49,6 +50,14 @@ struct fd_fs {
   enum fd_outcome (*outcome) (int status, int signal, bool repair);
   /* Per-pass times from the checker's output; returns how many. */
   size_t (*passes) (const char *out, struct fd_pass *p, size_t max);
+  /* Where metadata or data of one kind lives, for targeted injection:
+   * the byte range of the block of `type` belonging to `path` (a file
+   * relative to the root) on the unmounted device.  Types: "data" (the
+   * file's first data block), "inode" (the inode-table block holding its
+   * inode).  -1 with err naming the type or the failing tool.
+   */
+  int (*locate) (const char *dev, const char *type, const char *path,
+                 uint64_t *offset, uint64_t *length, struct fm_err *err);
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */

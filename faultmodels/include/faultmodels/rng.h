@@ -29,6 +29,7 @@ enum fm_stream {
   FM_STREAM_LSE_EPISODE = 10, /* LSE-proneness, counts, episodes */
   FM_STREAM_STUCK = 11,       /* stuck bits */
   FM_STREAM_CORRUPT = 12,     /* does the disk corrupt silently at all */
+  FM_STREAM_POPULATE = 13,    /* the harness's file trees and contents */
 };
 
 static inline uint64_t

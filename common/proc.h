@@ -1,4 +1,4 @@
-/* futuredisk — harness: running the tools a trial drives (nbdkit,
+/* futuredisk — common: running the tools a trial drives (nbdkit,
  * nbdfuse, losetup, mkfs, mount, the checkers).
  *
  * One way to run a command: argv (never a shell), its output captured,
@@ -9,6 +9,7 @@
 #ifndef FUTUREDISK_PROC_H
 #define FUTUREDISK_PROC_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -50,6 +51,13 @@ extern int fd_run_daemon (char *const argv[], const char *log, double timeout_s,
  * For servers that stay in the foreground (nbdfuse).
  */
 extern pid_t fd_spawn (char *const argv[], const char *log, struct fm_err *err);
+
+/* Set by SIGINT, SIGTERM or SIGHUP once fd_catch_signals ran: a running
+ * fd_run kills its command at once, and long loops stop, so the caller
+ * can undo what it set up and exit.
+ */
+extern volatile sig_atomic_t fd_interrupted;
+extern void fd_catch_signals (void);
 
 /* The command line as one string for messages (static buffer). */
 extern const char *fd_argv_str (char *const argv[]);

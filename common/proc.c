@@ -1,4 +1,4 @@
-/* futuredisk — harness: running tools (see proc.h). */
+/* futuredisk — common: running tools (see proc.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +15,27 @@
 #include "proc.h"
 
 #define OUT_MAX (16 << 20)
+
+volatile sig_atomic_t fd_interrupted;
+
+static void
+on_signal (int sig)
+{
+  fd_interrupted = sig;
+}
+
+void
+fd_catch_signals (void)
+{
+  struct sigaction sa = {.sa_handler = on_signal};
+  int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  size_t i;
+
+  /* No SA_RESTART: a blocking call returns EINTR and the loop looks. */
+  sigemptyset (&sa.sa_mask);
+  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction (sigs[i], &sa, NULL);
+}
 
 static double
 now_s (void)
@@ -121,6 +142,10 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
     for (i = 0; i < 2; i++)
       if (sinks[i].fd != -1)
         fds[nf++] = (struct pollfd){.fd = sinks[i].fd, .events = POLLIN};
+    if (fd_interrupted) {
+      kill (-pid, SIGKILL);
+      break;
+    }
     if (timeout_s > 0) {
       double left = t0 + timeout_s - now_s ();
       if (left <= 0) {

@@ -1,0 +1,510 @@
+/* futuredisk — harness: populate and audit (see populate.h). */
+#define _FILE_OFFSET_BITS 64
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "faultmodels/rng.h"
+#include "populate.h"
+#include "proc.h"
+
+static const char magic[8] = {'F', 'D', 'B', 'L', 'O', 'C', 'K', '1'};
+
+/* ---- contents ---- */
+
+/* Block blk of file id: a 32-byte header, then bytes from the seed. */
+static void
+fill_block (unsigned char *b, uint64_t seed, uint64_t id, uint64_t blk)
+{
+  uint64_t h = fm_hash (seed, FM_STREAM_POPULATE, id, blk + 1000), gen = 1;
+  size_t i;
+
+  memcpy (b, magic, 8);
+  memcpy (b + 8, &id, 8);
+  memcpy (b + 16, &blk, 8);
+  memcpy (b + 24, &gen, 8);
+  for (i = 32; i < FD_BLOCK; i += 8) {
+    uint64_t w = fm_mix64 (h + i);
+    memcpy (b + i, &w, 8);
+  }
+}
+
+static uint64_t
+hash_bytes (uint64_t h, const unsigned char *p, size_t n)
+{
+  size_t i;
+
+  for (i = 0; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy (&w, p + i, 8);
+    h = fm_mix64 (h ^ w);
+  }
+  for (; i < n; i++)
+    h = fm_mix64 (h ^ p[i]);
+  return h;
+}
+
+/* ---- the tree ---- */
+
+static double
+unit (uint64_t seed, uint64_t i, uint64_t k)
+{
+  return fm_unit (fm_hash (seed, FM_STREAM_POPULATE, i, k));
+}
+
+/* File sizes: lognormal around 8 KiB (most files are small), and one in
+ * ten from a Pareto tail above 256 KiB (most bytes are in big files).
+ */
+static uint64_t
+file_size (uint64_t seed, uint64_t i, uint64_t cap)
+{
+  double s;
+
+  if (unit (seed, i, 1) < 0.9) {
+    double z = sqrt (-2 * log (1 - unit (seed, i, 2))) *
+               cos (2 * M_PI * unit (seed, i, 3));
+    s = exp (log (8192) + 1.5 * z);
+  } else
+    s = 262144 * pow (1 - unit (seed, i, 4), -1 / 1.3);
+  return s < (double)cap ? (uint64_t)s : cap;
+}
+
+static int
+push (struct fd_manifest *m, const struct fd_entry *e)
+{
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    struct fd_entry *v = realloc (m->v, cap * sizeof *v);
+    if (v == NULL)
+      return -1;
+    m->v = v;
+    m->cap = cap;
+  }
+  m->v[m->n++] = *e;
+  return 0;
+}
+
+static int
+write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
+            struct fm_err *err)
+{
+  unsigned char b[FD_BLOCK];
+  char full[4096];
+  uint64_t off, h = 0;
+  int fd;
+
+  snprintf (full, sizeof full, "%s/%s", root, e->path);
+  fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
+  if (fd == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
+    return -1;
+  }
+  for (off = 0; off < e->size; off += FD_BLOCK) {
+    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
+    /* A sparse file's first half is a hole: it reads as zeros. */
+    if (sparse && off + FD_BLOCK <= e->size / 2) {
+      memset (b, 0, n);
+    } else {
+      fill_block (b, seed, e->id, off / FD_BLOCK);
+      if (pwrite (fd, b, n, (off_t)off) != (ssize_t)n) {
+        snprintf (err->msg, sizeof err->msg, "%s: write: %s", full,
+                  fd_strerror (errno ? errno : ENOSPC));
+        close (fd);
+        return -1;
+      }
+    }
+    h = hash_bytes (h, b, n);
+  }
+  if (sparse && ftruncate (fd, (off_t)e->size) == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
+    close (fd);
+    return -1;
+  }
+  e->hash = h;
+  if (close (fd) == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: close: %s", full,
+              fd_strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+int
+fd_populate (const char *root, uint64_t seed, double fill_pct,
+             struct fd_manifest *m, FILE *progress, struct fm_err *err)
+{
+  struct statvfs sv;
+  uint64_t total, used, target, cap, i, ndirs = 1, files = 0;
+  time_t last = time (NULL);
+  char full[4096];
+
+  memset (m, 0, sizeof *m);
+  if (statvfs (root, &sv) == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", root, fd_strerror (errno));
+    return -1;
+  }
+  total = (uint64_t)sv.f_blocks * sv.f_frsize;
+  used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
+  target = (uint64_t)(fill_pct / 100 * (double)total);
+  target = target > used ? target - used : 0;
+  cap = target / 8 > (1 << 20) ? target / 8 : (1 << 20);
+
+  /* Entry 0 is the root itself ("."), so every path has a parent. */
+  for (i = 0; m->bytes < target; i++) {
+    struct fd_entry e = {.id = i + 1, .mode = 0644};
+    uint64_t parent;
+
+    if (fd_interrupted) {
+      snprintf (err->msg, sizeof err->msg, "interrupted");
+      goto fail;
+    }
+    /* About one directory for every eight files: a random recursive tree
+     * (each new directory under a uniformly chosen earlier one) is
+     * logarithmically deep, with a few wide directories.
+     */
+    if (i % 9 == 4) {
+      parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 5), ndirs);
+      e.type = FD_DIR;
+      e.mode = 0755;
+      ndirs++;
+    } else
+      parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 6), ndirs);
+    /* The parent-th directory entry in the manifest (or the root). */
+    {
+      const char *pp = "";
+      uint64_t k, seen = 0;
+      for (k = 0; parent > 0 && k < m->n; k++)
+        if (m->v[k].type == FD_DIR && ++seen == parent) {
+          pp = m->v[k].path;
+          break;
+        }
+      if (snprintf (e.path, sizeof e.path, "%s%s%s%" PRIu64, pp, *pp ? "/" : "",
+                    e.type == FD_DIR ? "d" : "f", i) >= (int)sizeof e.path)
+        snprintf (e.path, sizeof e.path, "f%" PRIu64, i); /* too deep */
+    }
+    snprintf (full, sizeof full, "%s/%s", root, e.path);
+    if (e.type == FD_DIR) {
+      if (mkdir (full, e.mode) == -1) {
+        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
+                  fd_strerror (errno));
+        goto fail;
+      }
+    } else if (files > 10 && i % 23 == 7) {
+      /* A symlink to an earlier file (its text is what is checked). */
+      const struct fd_entry *t =
+          &m->v[fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 7), m->n)];
+      e.type = FD_SYMLINK;
+      e.mode = 0777;
+      snprintf (e.target, sizeof e.target, "/%s", t->path);
+      e.size = strlen (e.target);
+      e.hash = hash_bytes (0, (const unsigned char *)e.target, e.size);
+      if (symlink (e.target, full) == -1) {
+        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
+                  fd_strerror (errno));
+        goto fail;
+      }
+    } else if (files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE) {
+      /* A hard link to the file just written. */
+      const struct fd_entry *t = &m->v[m->n - 1];
+      char tfull[4096];
+      e.type = FD_HARDLINK;
+      e.id = t->id;
+      e.size = t->size;
+      e.hash = t->hash;
+      snprintf (e.target, sizeof e.target, "%s", t->path);
+      snprintf (tfull, sizeof tfull, "%s/%s", root, t->path);
+      if (link (tfull, full) == -1) {
+        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
+                  fd_strerror (errno));
+        goto fail;
+      }
+    } else {
+      bool sparse = i % 31 == 5;
+      e.type = sparse ? FD_SPARSE : FD_FILE;
+      e.size = file_size (seed, i, cap);
+      if (sparse)
+        e.size += 8 * FD_BLOCK;
+      if (write_file (root, seed, &e, sparse, err) == -1)
+        goto fail;
+      m->bytes += sparse ? e.size - e.size / 2 : e.size;
+      files++;
+    }
+    if (push (m, &e) == -1) {
+      snprintf (err->msg, sizeof err->msg, "out of memory");
+      goto fail;
+    }
+    if (progress && time (NULL) - last >= 2) {
+      last = time (NULL);
+      fprintf (progress,
+               "populate: %" PRIu64 " of %" PRIu64 " MiB, %" PRIu64 " files\n",
+               m->bytes >> 20, target >> 20, files);
+      fflush (progress);
+    }
+  }
+  sync ();
+  return 0;
+
+fail:
+  return -1;
+}
+
+void
+fd_manifest_free (struct fd_manifest *m)
+{
+  free (m->v);
+  memset (m, 0, sizeof *m);
+}
+
+static const char *const type_names[] = {"file", "sparse", "hardlink",
+                                         "symlink", "dir"};
+
+int
+fd_manifest_write (const struct fd_manifest *m, const char *path,
+                   struct fm_err *err)
+{
+  FILE *fp = fopen (path, "w");
+  size_t i;
+
+  if (fp == NULL) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
+    return -1;
+  }
+  fprintf (fp, "# path\ttype\tsize\tmode\thash\tid\n");
+  for (i = 0; i < m->n; i++)
+    fprintf (fp, "%s\t%s\t%" PRIu64 "\t%04o\t%016" PRIx64 "\t%" PRIu64 "\n",
+             m->v[i].path, type_names[m->v[i].type], m->v[i].size,
+             (unsigned)m->v[i].mode, m->v[i].hash, m->v[i].id);
+  if (fclose (fp) == EOF) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the audit ---- */
+
+const char *
+fd_audit_class_name (enum fd_audit_class c)
+{
+  static const char *const names[] = {
+#define FD_AUDIT_NAME(id, name) name,
+      FD_AUDIT_CLASSES (FD_AUDIT_NAME)
+#undef FD_AUDIT_NAME
+  };
+  return c < FD_AUDIT_NCLASSES ? names[c] : "?";
+}
+
+/* What a wrong block holds instead of block blk of file id. */
+static void
+judge_block (struct fd_audit *a, const unsigned char *b, size_t n, uint64_t id,
+             uint64_t blk)
+{
+  uint64_t hid, hblk;
+  size_t i;
+
+  for (i = 0; i < n && b[i] == 0; i++)
+    ;
+  if (i == n) {
+    a->zeroed_blocks++;
+    return;
+  }
+  if (n >= 32 && memcmp (b, magic, 8) == 0) {
+    memcpy (&hid, b + 8, 8);
+    memcpy (&hblk, b + 16, 8);
+    if (hid != id || hblk != blk) {
+      a->foreign_blocks++;
+      return;
+    }
+    if (memcmp (b + 24, "\1\0\0\0\0\0\0\0", 8) != 0) {
+      a->stale_blocks++;
+      return;
+    }
+  }
+  a->garbled_blocks++;
+}
+
+/* Read one file back block by block against what was written: its
+ * class, and what each wrong block holds.
+ */
+static enum fd_audit_class
+audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
+            struct fd_audit *a)
+{
+  unsigned char b[FD_BLOCK], want[FD_BLOCK];
+  uint64_t off = 0, bad = 0;
+  struct stat st;
+  int fd = open (full, O_RDONLY | O_CLOEXEC);
+
+  if (fd == -1)
+    return errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
+  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
+    close (fd);
+    return FD_AUDIT_CORRUPTED;
+  }
+  for (;;) {
+    ssize_t n = pread (fd, b, FD_BLOCK, (off_t)off);
+    if (n < 0) {
+      close (fd);
+      return FD_AUDIT_UNREADABLE;
+    }
+    if (n == 0)
+      break;
+    if (e->type == FD_SPARSE && off + FD_BLOCK <= e->size / 2)
+      memset (want, 0, sizeof want);
+    else
+      fill_block (want, seed, e->id, off / FD_BLOCK);
+    if (memcmp (b, want, (size_t)n) != 0) {
+      bad++;
+      judge_block (a, b, (size_t)n, e->id, off / FD_BLOCK);
+    }
+    off += (uint64_t)n;
+  }
+  close (fd);
+  if (off != e->size)
+    return FD_AUDIT_PARTIAL;
+  return bad ? FD_AUDIT_CORRUPTED : FD_AUDIT_INTACT;
+}
+
+struct walk {
+  const char *root;
+  const struct fd_manifest *m;
+  uint64_t extra;
+};
+
+static struct walk *walk_state; /* nftw has no opaque pointer */
+
+static int
+by_path (const void *k, const void *v)
+{
+  return strcmp ((const char *)k, ((const struct fd_entry *const *)v)[0]->path);
+}
+
+static const struct fd_entry **sorted;
+
+static int
+count_extra (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  const char *rel = path + strlen (walk_state->root);
+
+  while (*rel == '/')
+    rel++;
+  if (*rel == '\0' || strncmp (rel, "lost+found", 10) == 0)
+    return 0;
+  if (!bsearch (rel, sorted, walk_state->m->n, sizeof *sorted, by_path))
+    walk_state->extra++;
+  return 0;
+}
+
+static int
+cmp_entries (const void *a, const void *b)
+{
+  return strcmp ((*(const struct fd_entry *const *)a)->path,
+                 (*(const struct fd_entry *const *)b)->path);
+}
+
+/* Files found in lost+found, by the file id in their first data block. */
+static void
+scan_lost_found (const char *root, const struct fd_manifest *m,
+                 enum fd_audit_class *cls)
+{
+  char dir[4096];
+  struct dirent *de;
+  DIR *d;
+
+  snprintf (dir, sizeof dir, "%s/lost+found", root);
+  if ((d = opendir (dir)) == NULL)
+    return;
+  while ((de = readdir (d)) != NULL) {
+    char full[4096 + 256];
+    unsigned char b[32];
+    uint64_t id;
+    size_t i;
+    int fd;
+
+    if (de->d_name[0] == '.')
+      continue;
+    snprintf (full, sizeof full, "%s/%s", dir, de->d_name);
+    if ((fd = open (full, O_RDONLY | O_CLOEXEC)) == -1)
+      continue;
+    /* A sparse file's data starts half way; look at both ends. */
+    if (pread (fd, b, 32, 0) == 32 && memcmp (b, magic, 8) == 0) {
+      memcpy (&id, b + 8, 8);
+      for (i = 0; i < m->n; i++)
+        if (m->v[i].id == id && cls[i] == FD_AUDIT_MISSING &&
+            m->v[i].type != FD_DIR && m->v[i].type != FD_SYMLINK)
+          cls[i] = FD_AUDIT_LOST_FOUND;
+    }
+    close (fd);
+  }
+  closedir (d);
+}
+
+int
+fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
+          struct fd_audit *a, struct fm_err *err)
+{
+  enum fd_audit_class *cls = calloc (m->n ? m->n : 1, sizeof *cls);
+  struct walk w = {root, m, 0};
+  size_t i;
+
+  FILE *detail = a->detail;
+  memset (a, 0, sizeof *a);
+  a->detail = detail;
+  if (cls == NULL || (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
+    free (cls);
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return -1;
+  }
+  for (i = 0; i < m->n; i++) {
+    const struct fd_entry *e = &m->v[i];
+    char full[4096];
+    struct stat st;
+
+    snprintf (full, sizeof full, "%s/%s", root, e->path);
+    if (e->type == FD_DIR) {
+      cls[i] = lstat (full, &st) == 0 && S_ISDIR (st.st_mode)
+                   ? FD_AUDIT_INTACT
+                   : FD_AUDIT_MISSING;
+    } else if (e->type == FD_SYMLINK) {
+      char t[256];
+      ssize_t n = readlink (full, t, sizeof t - 1);
+      if (n < 0)
+        cls[i] = errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
+      else {
+        t[n] = '\0';
+        cls[i] =
+            strcmp (t, e->target) == 0 ? FD_AUDIT_INTACT : FD_AUDIT_CORRUPTED;
+      }
+    } else
+      cls[i] = audit_file (full, e, seed, a);
+  }
+  scan_lost_found (root, m, cls);
+  for (i = 0; i < m->n; i++) {
+    if (m->v[i].type == FD_DIR)
+      continue; /* classes count files; directories only guide */
+    a->count[cls[i]]++;
+    if (cls[i] != FD_AUDIT_INTACT && a->detail)
+      fprintf (a->detail, "%s\t%s\n", fd_audit_class_name (cls[i]),
+               m->v[i].path);
+  }
+  for (i = 0; i < m->n; i++)
+    sorted[i] = &m->v[i];
+  qsort (sorted, m->n, sizeof *sorted, cmp_entries);
+  walk_state = &w;
+  nftw (root, count_extra, 32, FTW_PHYS | FTW_MOUNT);
+  a->count[FD_AUDIT_EXTRA] = w.extra;
+  free (sorted);
+  sorted = NULL;
+  free (cls);
+  return 0;
+}

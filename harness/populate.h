@@ -1,0 +1,96 @@
+/* futuredisk — harness: populate a file system and audit it afterwards.
+ *
+ * Populating writes a directory tree chosen by the seed alone: file sizes
+ * lognormal with a Pareto tail, directories of realistic depth and
+ * fan-out, hard links, symlinks and sparse files, up to a share of the
+ * file system's capacity.  Every 4 KiB block of file data starts with a
+ * header (magic, file id, block index, generation) so the audit can tell
+ * a stale block, a block of another file (misdirected) and a zeroed block
+ * apart.  The manifest remembers each file's path, type, size, mode and
+ * content hash.
+ *
+ * Auditing reads every file back and puts each in one class.
+ */
+#ifndef FUTUREDISK_POPULATE_H
+#define FUTUREDISK_POPULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faultmodels/error.h"
+
+#define FD_BLOCK 4096
+
+enum fd_ftype {
+  FD_FILE,
+  FD_SPARSE,
+  FD_HARDLINK,
+  FD_SYMLINK,
+  FD_DIR
+};
+
+struct fd_entry {
+  char path[256]; /* relative to the mount point */
+  enum fd_ftype type;
+  uint64_t id;   /* file id in the block headers */
+  uint64_t size; /* bytes (symlink: target length) */
+  uint32_t mode;
+  uint64_t hash;    /* content hash (symlink: of the target) */
+  char target[256]; /* symlink target, hard link's original */
+};
+
+struct fd_manifest {
+  struct fd_entry *v;
+  size_t n, cap;
+  uint64_t bytes; /* file data written */
+};
+
+/* Populate `root` (a mounted file system) from the seed until fill_pct of
+ * its capacity is used by file data.  progress: NULL or a stream for a
+ * progress line.
+ */
+extern int fd_populate (const char *root, uint64_t seed, double fill_pct,
+                        struct fd_manifest *m, FILE *progress,
+                        struct fm_err *err);
+
+extern void fd_manifest_free (struct fd_manifest *m);
+
+/* Write the manifest as TSV: path, type, size, mode, hash. */
+extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
+                              struct fm_err *err);
+
+/* Audit classes (DESIGN.md "Trial record"). */
+#define FD_AUDIT_CLASSES(X)                                                    \
+  X (INTACT, "intact")                                                         \
+  X (LOST_FOUND, "lost_found")                                                 \
+  X (PARTIAL, "partial")                                                       \
+  X (CORRUPTED, "corrupted")                                                   \
+  X (UNREADABLE, "unreadable")                                                 \
+  X (MISSING, "missing")                                                       \
+  X (EXTRA, "extra")
+
+enum fd_audit_class {
+#define FD_AUDIT_ENUM(id, name) FD_AUDIT_##id,
+  FD_AUDIT_CLASSES (FD_AUDIT_ENUM)
+#undef FD_AUDIT_ENUM
+  FD_AUDIT_NCLASSES
+};
+
+extern const char *fd_audit_class_name (enum fd_audit_class c);
+
+struct fd_audit {
+  uint64_t count[FD_AUDIT_NCLASSES];
+  /* Of the corrupted and partial files' bad blocks: what they hold. */
+  uint64_t zeroed_blocks, stale_blocks, foreign_blocks, garbled_blocks;
+  FILE *detail; /* NULL, or one line per file not intact */
+};
+
+/* Read back every file of the manifest under root (populated with
+ * `seed`); classify.
+ */
+extern int fd_audit (const char *root, uint64_t seed,
+                     const struct fd_manifest *m, struct fd_audit *a,
+                     struct fm_err *err);
+
+#endif
