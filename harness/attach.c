@@ -350,11 +350,16 @@ fail:
 int
 fd_disk_detach (struct fd_disk *d, struct fm_err *err)
 {
+  sig_atomic_t interrupted = fd_interrupted;
   struct fm_err e;
   int ret = 0;
 
   if (d == NULL)
     return 0;
+  /* Taking down is never interrupted: a signal that stopped the trial
+   * must not also stop umount, losetup -d and fusermount3.
+   */
+  fd_interrupted = 0;
   if (fd_disk_unmount (d, &e) == -1 && ret == 0) {
     *err = e;
     ret = -1;
@@ -386,6 +391,8 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   unlink (d->pidfile);
   unlink (d->fusepid);
   free (d);
+  if (interrupted)
+    fd_interrupted = interrupted;
   return ret;
 }
 

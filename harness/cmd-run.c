@@ -63,6 +63,8 @@ struct trial {
   bool probe_ok, audited;
   char error[600];
   char stats[16384]; /* the plugin's final stats object */
+  char *damaged;     /* "class\tpath\n" per file not intact */
+  size_t damaged_len;
 };
 
 static void
@@ -379,10 +381,14 @@ trial_run (struct trial *t, struct fm_err *err)
     read_stats (t);
     return 0;
   }
+  t->audit.detail = open_memstream (&t->damaged, &t->damaged_len);
   if ((p = begin (t, d, "audit", &c, err)) == NULL ||
       fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
       end (d, p, &c, err) == -1)
     goto fail;
+  if (t->audit.detail)
+    fclose (t->audit.detail);
+  t->audit.detail = NULL;
   t->audited = true;
   t->probe_ok = write_probe (t);
   if (fd_disk_detach (d, err) == -1)
@@ -450,6 +456,26 @@ record (const struct trial *t, FILE *fp)
              t->audit.foreign_blocks, t->audit.garbled_blocks);
   } else
     fprintf (fp, "null");
+  /* Which files (at most 200), so a loss can be matched to its fault. */
+  fprintf (fp, ", \"damaged\": [");
+  if (t->damaged) {
+    const char *line = t->damaged;
+    int k = 0;
+    while (*line && k < 200) {
+      const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+      char cls[32], path[256];
+      if (tab == NULL || tab > nl)
+        break;
+      snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
+      snprintf (path, sizeof path, "%.*s", (int)(nl - tab - 1), tab + 1);
+      fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", k++ ? ", " : "", cls);
+      fd_json_string (fp, path);
+      fprintf (fp, "}");
+      line = *nl ? nl + 1 : nl;
+    }
+  }
+  fprintf (fp, "]");
+  fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
            t->audited ? (t->probe_ok ? "true" : "false") : "null");
   fd_json_string (fp, t->error);
@@ -640,6 +666,7 @@ cmd_run (int argc, char **argv)
   } else
     printf ("  kept: %s\n", t.dir);
   fd_manifest_free (&t.m);
+  free (t.damaged);
   if (fd_interrupted) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;
