@@ -194,12 +194,27 @@ fd_proc_free (struct fd_proc *p)
 int
 fd_run_ok (char *const argv[], double timeout_s, struct fm_err *err)
 {
+  char *out;
+
+  if (fd_run_capture (argv, timeout_s, &out, err) == -1)
+    return -1;
+  free (out);
+  return 0;
+}
+
+int
+fd_run_capture (char *const argv[], double timeout_s, char **out,
+                struct fm_err *err)
+{
   struct fd_proc p;
   size_t n;
 
+  *out = NULL;
   if (fd_run (argv, timeout_s, &p, err) == -1)
     return -1;
   if (p.status == 0) {
+    *out = p.out;
+    p.out = NULL;
     fd_proc_free (&p);
     return 0;
   }

@@ -38,6 +38,10 @@ extern void fd_proc_free (struct fd_proc *p);
  */
 extern int fd_run_ok (char *const argv[], double timeout_s, struct fm_err *err);
 
+/* Run and require exit code 0; its stdout (malloc'd) in *out. */
+extern int fd_run_capture (char *const argv[], double timeout_s, char **out,
+                           struct fm_err *err);
+
 /* Start a daemon: run argv with stdout and stderr appended to `log` and
  * wait (up to timeout_s) for the command itself to exit, as a daemon's
  * parent does once its child is ready.  -1 with err (quoting the end of

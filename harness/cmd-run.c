@@ -80,7 +80,7 @@ run_usage (FILE *fp)
            "break the\ndisk, check and repair it, audit every file, and "
            "record what happened.\n"
            "\n"
-           "  --fs TYPE        file system (ext4)\n"
+           "  --fs TYPE        file system (ext4, xfs, btrfs)\n"
            "  --profile P      disk profile or profile file (default "
            "roadmap-2006)\n"
            "  --size SIZE      rescale the disk (default 1G)\n"
@@ -603,6 +603,17 @@ cmd_run (int argc, char **argv)
   }
   if ((t.fs = fd_fs_find (fs, &err)) == NULL)
     goto usage_err;
+  {
+    uint64_t bytes;
+    if (fm_parse_size ("--size", t.size, &bytes, &err) == -1)
+      goto usage_err;
+    if (bytes < t.fs->min_size) {
+      snprintf (err.msg, sizeof err.msg,
+                "--size: %s needs a disk of at least %" PRIu64 " MiB",
+                t.fs->name, t.fs->min_size >> 20);
+      goto usage_err;
+    }
+  }
   if (t.target && strncmp (t.target, "data", 4) != 0 &&
       strncmp (t.target, "inode", 5) != 0) {
     snprintf (err.msg, sizeof err.msg,

@@ -7,6 +7,7 @@
  * elapsed/user/system seconds (reference harness-anchors.md §5).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fsadapter.h"
@@ -58,18 +59,12 @@ debugfs (const char *dev, const char *request, char *buf, size_t len,
 {
   char *argv[] = {(char *)"debugfs", (char *)"-R", (char *)request, (char *)dev,
                   NULL};
-  struct fd_proc p;
+  char *out;
 
-  if (fd_run (argv, 600, &p, err) == -1)
+  if (fd_run_capture (argv, 600, &out, err) == -1)
     return -1;
-  if (p.status != 0) {
-    snprintf (err->msg, sizeof err->msg, "debugfs -R '%s' %s: exit %d: %s",
-              request, dev, p.status, p.err);
-    fd_proc_free (&p);
-    return -1;
-  }
-  snprintf (buf, len, "%s", p.out);
-  fd_proc_free (&p);
+  snprintf (buf, len, "%s", out);
+  free (out);
   return 0;
 }
 
@@ -121,6 +116,7 @@ ext4_locate (const char *dev, const char *type, const char *path,
 const struct fd_fs fd_fs_ext4 = {
     .name = "ext4",
     .mount_type = "ext4",
+    .min_size = 1 << 20,
     /* -F: the device is a loop device e2fsprogs may think is in use;
      * lazy init off so the whole file system exists before the trial.
      */

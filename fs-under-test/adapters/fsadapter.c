@@ -4,9 +4,10 @@
 
 #include "fsadapter.h"
 
-extern const struct fd_fs fd_fs_ext4;
+extern const struct fd_fs fd_fs_ext4, fd_fs_xfs, fd_fs_btrfs;
 
-static const struct fd_fs *const adapters[] = {&fd_fs_ext4};
+static const struct fd_fs *const adapters[] = {&fd_fs_ext4, &fd_fs_xfs,
+                                               &fd_fs_btrfs};
 
 #define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
 

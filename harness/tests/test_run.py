@@ -106,3 +106,31 @@ def test_bad_arguments(run, args, message):
 
 def test_help(run):
     assert "--target" in run("run", "--help", check=0).stdout
+
+
+# The same known cases on every adapter, 512 MiB (mkfs.xfs wants 300).
+# What a flipped data bit becomes is the file system's fingerprint:
+# ext4 and xfs return it silently, btrfs's data checksums turn it into EIO.
+@pytest.mark.parametrize("fs,rot_class", [("ext4", "corrupted"),
+                                          ("xfs", "corrupted"),
+                                          ("btrfs", "unreadable")])
+def test_known_damage_per_file_system(run, tmp_path, fs, rot_class):
+    common = ["--fs", fs, "--size", "512M", "--fill", "15", "--seed", "4",
+              "--faults", "erc=50ms"]
+    for target, cls in (("data:1", "unreadable"), ("data:1:rot", rot_class)):
+        out = tmp_path / f"{fs}.jsonl"
+        d = tmp_path / f"{fs}-{target.replace(':', '_')}"
+        p = run("run", *common, "--target", target, "--dir", str(d),
+                "--json", str(out))
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        rec = json.loads(out.read_text().splitlines()[-1])
+        path = rec["targets_hit"].split(" ")[2]
+        assert rec["damaged"] == [{"class": cls, "path": path}], rec["damaged"]
+        assert phase(rec, "recheck")["outcome"] == "CLEAN"
+        assert rec["write_probe"] is True
+        assert leftovers(str(d)) == []
+
+
+def test_too_small_for_xfs(run):
+    p = run("run", "--fs", "xfs", "--size", "64M", check=2)
+    assert "xfs needs a disk of at least 300 MiB" in p.stderr

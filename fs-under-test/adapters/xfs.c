@@ -1,0 +1,173 @@
+/* futuredisk — fs-under-test: the xfs adapter (xfsprogs).
+ *
+ * xfs_repair -n exits 1 when it finds corruption, else 0; without -n it
+ * exits 0 when it completes, or with -e 4 when it repaired something; 1
+ * is a runtime error and 2 a dirty log it cannot replay (reference
+ * harness-anchors.md §5).  -v ends with a summary table of phases 1-7
+ * and their durations, at one-second resolution.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsadapter.h"
+#include "proc.h"
+
+static enum fd_outcome
+xfs_outcome (int status, int signal, bool repair)
+{
+  if (status < 0)
+    return FD_CHECKER_CRASH;
+  switch (status) {
+    case 0:
+      return FD_CLEAN;
+    case 1:
+      return repair ? FD_CHECKER_ERROR : FD_UNFIXED;
+    case 2:
+      return FD_UNFIXED; /* a dirty log it will not replay */
+    case 4:
+      return repair ? FD_FIXED : FD_CHECKER_ERROR;
+    default:
+      return FD_CHECKER_ERROR;
+  }
+}
+
+/* "Phase 3:\t12/03 08:58:22\t12/03 08:58:25\t3 seconds" */
+static size_t
+xfs_passes (const char *out, struct fd_pass *p, size_t max)
+{
+  const char *line = strstr (out, "XFS_REPAIR Summary");
+  size_t n = 0;
+
+  while (line && *line && n < max) {
+    const char *end = strchrnul (line, '\n'), *tab;
+    int phase;
+
+    if (sscanf (line, "Phase %d:", &phase) == 1 &&
+        strncmp (strchr (line, ':') + 1, "\tSkipped", 8) != 0) {
+      double secs = 0;
+      const char *q;
+
+      /* The duration is after the third tab: "1 minute, 3 seconds". */
+      tab = line;
+      for (int k = 0; k < 3 && tab && tab < end; k++)
+        tab = strchr (tab + 1, '\t');
+      for (q = tab && tab < end ? tab + 1 : end; q < end;) {
+        char unit[16];
+        double v;
+        int used;
+        if (sscanf (q, "%lf %15[a-z]%n", &v, unit, &used) != 2)
+          break;
+        secs += v * (unit[0] == 'h' ? 3600 : unit[0] == 'm' ? 60 : 1);
+        q += used;
+        while (q < end && (*q == ',' || *q == ' '))
+          q++;
+      }
+      snprintf (p[n].name, sizeof p[n].name, "phase %d", phase);
+      p[n].seconds = secs;
+      n++;
+    }
+    line = *end ? end + 1 : NULL;
+  }
+  return n;
+}
+
+/* xfs_db -r -c CMD... on dev; stdout in *out. */
+static int
+xfs_db (const char *dev, const char *c1, const char *c2, char **out,
+        struct fm_err *err)
+{
+  char *argv[] = {
+      (char *)"xfs_db",           (char *)"-r", (char *)"-c", (char *)c1,
+      (char *)(c2 ? "-c" : NULL), (char *)c2,   (char *)dev,  NULL};
+
+  if (c2 == NULL)
+    argv[4] = (char *)dev, argv[5] = NULL;
+  return fd_run_capture (argv, 600, out, err);
+}
+
+/* "convert KIND N daddr" -> the daddr (512-byte units). */
+static int
+to_daddr (const char *dev, const char *kind, unsigned long long n,
+          unsigned long long *daddr, struct fm_err *err)
+{
+  char cmd[96], *out;
+  const char *p;
+
+  snprintf (cmd, sizeof cmd, "convert %s %llu daddr", kind, n);
+  if (xfs_db (dev, cmd, NULL, &out, err) == -1)
+    return -1;
+  p = strchr (out, '(');
+  if (p == NULL || sscanf (p, "(%llu)", daddr) != 1) {
+    snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.100s", cmd, out);
+    free (out);
+    return -1;
+  }
+  free (out);
+  return 0;
+}
+
+static int
+xfs_locate (const char *dev, const char *type, const char *path,
+            uint64_t *offset, uint64_t *length, struct fm_err *err)
+{
+  char cmd[512], *out;
+  const char *p;
+  unsigned long long bs, ino, fsb, daddr;
+
+  if (xfs_db (dev, "sb 0", "p blocksize", &out, err) == -1)
+    return -1;
+  if (sscanf (out, "blocksize = %llu", &bs) != 1) {
+    snprintf (err->msg, sizeof err->msg, "xfs_db: no block size: %.80s", out);
+    free (out);
+    return -1;
+  }
+  free (out);
+  snprintf (cmd, sizeof cmd, "path /%s", path);
+  if (strcmp (type, "data") == 0) {
+    if (xfs_db (dev, cmd, "bmap", &out, err) == -1)
+      return -1;
+    if ((p = strstr (out, "startblock ")) == NULL ||
+        sscanf (p, "startblock %llu", &fsb) != 1) {
+      snprintf (err->msg, sizeof err->msg, "%s has no data block: %.80s", path,
+                out);
+      free (out);
+      return -1;
+    }
+    free (out);
+    if (to_daddr (dev, "fsb", fsb, &daddr, err) == -1)
+      return -1;
+  } else if (strcmp (type, "inode") == 0) {
+    if (xfs_db (dev, cmd, "inode", &out, err) == -1)
+      return -1;
+    if ((p = strstr (out, "inode number is ")) == NULL ||
+        sscanf (p, "inode number is %llu", &ino) != 1) {
+      snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.80s", cmd, out);
+      free (out);
+      return -1;
+    }
+    free (out);
+    if (to_daddr (dev, "ino", ino, &daddr, err) == -1)
+      return -1;
+    daddr -= daddr % (bs / 512); /* the whole block holding it */
+  } else {
+    snprintf (err->msg, sizeof err->msg,
+              "unknown target type '%.64s' for xfs (data, inode)", type);
+    return -1;
+  }
+  *offset = daddr * 512;
+  *length = bs;
+  return 0;
+}
+
+const struct fd_fs fd_fs_xfs = {
+    .name = "xfs",
+    .mount_type = "xfs",
+    .min_size = 300 << 20, /* mkfs.xfs refuses smaller */
+    .mkfs = {"mkfs.xfs", "-q", "-f", "{dev}"},
+    .check = {"xfs_repair", "-n", "-v", "{dev}"},
+    .repair = {"xfs_repair", "-e", "-v", "{dev}"},
+    .outcome = xfs_outcome,
+    .passes = xfs_passes,
+    .locate = xfs_locate,
+};
