@@ -31,6 +31,7 @@ struct fd_disk {
   char dev[64];
   char mount[PATH_MAX];
   char fstype[32];
+  char mount_opts[64];
   pid_t nbdkit_pid, nbdfuse_pid;
   bool fuse_mounted, mounted;
 };
@@ -254,8 +255,13 @@ start_loop (struct fd_disk *d, struct fm_err *err)
 int
 fd_disk_mount (struct fd_disk *d, struct fm_err *err)
 {
-  char *argv[] = {(char *)"mount", (char *)"-t", d->fstype,
-                  d->dev,          d->mount,     NULL};
+  char *argv[] = {(char *)"mount", (char *)"-t", d->fstype, d->dev,
+                  d->mount,        NULL,         NULL,      NULL};
+
+  if (d->mount_opts[0]) {
+    argv[5] = (char *)"-o";
+    argv[6] = d->mount_opts;
+  }
 
   if (d->mounted || !d->mount[0])
     return 0;
@@ -312,6 +318,9 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
   if (fs)
     snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
+  if (fs)
+    snprintf (d->mount_opts, sizeof d->mount_opts, "%s",
+              fs->mount_opts ? fs->mount_opts : "");
   if (o->mount && realpath (o->mount, d->mount) == NULL) {
     snprintf (err->msg, sizeof err->msg, "mount point %s: %s", o->mount,
               fd_strerror (errno));
@@ -425,9 +434,9 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
   }
   fprintf (fp,
            "dir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\nfuse_mounted=%d\n"
-           "dev=%s\nmount=%s\nmounted=%d\nfstype=%s\n",
+           "dev=%s\nmount=%s\nmounted=%d\nfstype=%s\nmount_opts=%s\n",
            d->dir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid, d->fuse_mounted,
-           d->dev, d->mount, d->mounted, d->fstype);
+           d->dev, d->mount, d->mounted, d->fstype, d->mount_opts);
   if (fclose (fp) == EOF) {
     snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
     return -1;
@@ -472,6 +481,8 @@ fd_disk_load (const char *path, struct fm_err *err)
       d->mounted = atoi (v);
     else if (strcmp (line, "fstype") == 0)
       snprintf (d->fstype, sizeof d->fstype, "%s", v);
+    else if (strcmp (line, "mount_opts") == 0)
+      snprintf (d->mount_opts, sizeof d->mount_opts, "%s", v);
   }
   fclose (fp);
   if (!d->dir[0]) {

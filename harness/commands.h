@@ -12,6 +12,7 @@ extern int cmd_attach (int argc, char **argv);
 extern int cmd_ctl (int argc, char **argv);
 extern int cmd_detach (int argc, char **argv);
 extern int cmd_model (int argc, char **argv);
+extern int cmd_predict (int argc, char **argv);
 extern int cmd_run (int argc, char **argv);
 extern int cmd_demo (int argc, char **argv);
 

@@ -20,6 +20,7 @@ static const struct command {
     {"demo", cmd_demo, "show the workshop's table, modelled (the demo)"},
     {"detach", cmd_detach, "take down a disk attach set up"},
     {"model", cmd_model, "print what the disk models predict per profile"},
+    {"predict", cmd_predict, "predict fsck time per disk generation"},
     {"run", cmd_run, "run one fault trial on a real file system"},
 };
 

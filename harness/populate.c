@@ -139,28 +139,64 @@ write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
   return 0;
 }
 
-int
-fd_populate (const char *root, uint64_t seed, double fill_pct,
-             struct fd_manifest *m, FILE *progress, struct fm_err *err)
+/* Allocate a file without writing it (metadata only). */
+static int
+allocate_file (const char *root, struct fd_entry *e, struct fm_err *err)
 {
+  char full[4096];
+  int fd, r;
+
+  snprintf (full, sizeof full, "%s/%s", root, e->path);
+  fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
+  if (fd == -1) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
+    return -1;
+  }
+  r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
+  close (fd);
+  if (r != 0) {
+    snprintf (err->msg, sizeof err->msg, "%s: fallocate: %s", full,
+              fd_strerror (r));
+    return -1;
+  }
+  e->hash = 0; /* unwritten: reads as zeros */
+  return 0;
+}
+
+int
+fd_populate (const char *root, const struct fd_populate_opts *o,
+             struct fd_manifest *m, struct fm_err *err)
+{
+  const uint64_t seed = o->seed;
+  FILE *progress = o->progress;
   struct statvfs sv;
   uint64_t total, used, target, cap, i, ndirs = 1, files = 0;
+  double scale = 1;
+  uint64_t *dirs = NULL; /* manifest index of directory k + 1 */
   time_t last = time (NULL);
   char full[4096];
 
   memset (m, 0, sizeof *m);
+  m->meta_only = o->meta_only;
   if (statvfs (root, &sv) == -1) {
     snprintf (err->msg, sizeof err->msg, "%s: %s", root, fd_strerror (errno));
     return -1;
   }
   total = (uint64_t)sv.f_blocks * sv.f_frsize;
   used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
-  target = (uint64_t)(fill_pct / 100 * (double)total);
+  target = (uint64_t)(o->fill_pct / 100 * (double)total);
   target = target > used ? target - used : 0;
   cap = target / 8 > (1 << 20) ? target / 8 : (1 << 20);
+  if (o->meta_only) {
+    /* The same sizes, scaled so that `files` files reach the fill. */
+    double sum = 0;
+    for (i = 0; i < o->files; i++)
+      sum += (double)file_size (seed, i, UINT64_MAX / 2);
+    scale = sum > 0 ? (double)target / sum : 1;
+  }
 
   /* Entry 0 is the root itself ("."), so every path has a parent. */
-  for (i = 0; m->bytes < target; i++) {
+  for (i = 0; o->meta_only ? files < o->files : m->bytes < target; i++) {
     struct fd_entry e = {.id = i + 1, .mode = 0644};
     uint64_t parent;
 
@@ -176,29 +212,26 @@ fd_populate (const char *root, uint64_t seed, double fill_pct,
       parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 5), ndirs);
       e.type = FD_DIR;
       e.mode = 0755;
-      ndirs++;
     } else
       parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 6), ndirs);
     /* The parent-th directory entry in the manifest (or the root). */
     {
-      const char *pp = "";
-      uint64_t k, seen = 0;
-      for (k = 0; parent > 0 && k < m->n; k++)
-        if (m->v[k].type == FD_DIR && ++seen == parent) {
-          pp = m->v[k].path;
-          break;
-        }
+      const char *pp = parent > 0 ? m->v[dirs[parent - 1]].path : "";
       if (snprintf (e.path, sizeof e.path, "%s%s%s%" PRIu64, pp, *pp ? "/" : "",
                     e.type == FD_DIR ? "d" : "f", i) >= (int)sizeof e.path)
         snprintf (e.path, sizeof e.path, "f%" PRIu64, i); /* too deep */
     }
     snprintf (full, sizeof full, "%s/%s", root, e.path);
     if (e.type == FD_DIR) {
-      if (mkdir (full, e.mode) == -1) {
+      uint64_t *nd = realloc (dirs, ndirs * sizeof *dirs);
+      if (nd == NULL || mkdir (full, e.mode) == -1) {
         snprintf (err->msg, sizeof err->msg, "%s: %s", full,
-                  fd_strerror (errno));
+                  nd ? fd_strerror (errno) : "out of memory");
+        dirs = nd ? nd : dirs;
         goto fail;
       }
+      dirs = nd;
+      dirs[ndirs++ - 1] = m->n; /* its index, once pushed below */
     } else if (files > 10 && i % 23 == 7) {
       /* A symlink to an earlier file (its text is what is checked). */
       const struct fd_entry *t =
@@ -228,6 +261,15 @@ fd_populate (const char *root, uint64_t seed, double fill_pct,
                   fd_strerror (errno));
         goto fail;
       }
+    } else if (o->meta_only) {
+      e.type = FD_FILE;
+      e.size =
+          (uint64_t)((double)file_size (seed, files, UINT64_MAX / 2) * scale) &
+          ~(uint64_t)(FD_BLOCK - 1);
+      if (allocate_file (root, &e, err) == -1)
+        goto fail;
+      m->bytes += e.size;
+      files++;
     } else {
       bool sparse = i % 31 == 5;
       e.type = sparse ? FD_SPARSE : FD_FILE;
@@ -252,9 +294,11 @@ fd_populate (const char *root, uint64_t seed, double fill_pct,
     }
   }
   sync ();
+  free (dirs);
   return 0;
 
 fail:
+  free (dirs);
   return -1;
 }
 
@@ -338,7 +382,7 @@ judge_block (struct fd_audit *a, const unsigned char *b, size_t n, uint64_t id,
  */
 static enum fd_audit_class
 audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
-            struct fd_audit *a)
+            bool meta_only, struct fd_audit *a)
 {
   unsigned char b[FD_BLOCK], want[FD_BLOCK];
   uint64_t off = 0, bad = 0;
@@ -350,6 +394,31 @@ audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
   if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
     close (fd);
     return FD_AUDIT_CORRUPTED;
+  }
+  if (meta_only) {
+    /* Allocated, never written: reading terabytes of zeros proves
+     * nothing.  The size, and the first and last blocks, must be right.
+     */
+    uint64_t ends[2] = {0, e->size > FD_BLOCK ? e->size - FD_BLOCK : 0};
+    int k;
+    if ((uint64_t)st.st_size != e->size) {
+      close (fd);
+      return FD_AUDIT_PARTIAL;
+    }
+    memset (want, 0, sizeof want);
+    for (k = 0; k < 2 && e->size; k++) {
+      ssize_t n = pread (fd, b, FD_BLOCK, (off_t)ends[k]);
+      if (n < 0) {
+        close (fd);
+        return FD_AUDIT_UNREADABLE;
+      }
+      if (memcmp (b, want, (size_t)n) != 0) {
+        judge_block (a, b, (size_t)n, e->id, ends[k] / FD_BLOCK);
+        bad++;
+      }
+    }
+    close (fd);
+    return bad ? FD_AUDIT_CORRUPTED : FD_AUDIT_INTACT;
   }
   for (;;) {
     ssize_t n = pread (fd, b, FD_BLOCK, (off_t)off);
@@ -470,6 +539,13 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
     char full[4096];
     struct stat st;
 
+    if (fd_interrupted) {
+      free (cls);
+      free (sorted);
+      sorted = NULL;
+      snprintf (err->msg, sizeof err->msg, "interrupted");
+      return -1;
+    }
     snprintf (full, sizeof full, "%s/%s", root, e->path);
     if (e->type == FD_DIR) {
       cls[i] = lstat (full, &st) == 0 && S_ISDIR (st.st_mode)
@@ -486,7 +562,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
             strcmp (t, e->target) == 0 ? FD_AUDIT_INTACT : FD_AUDIT_CORRUPTED;
       }
     } else
-      cls[i] = audit_file (full, e, seed, a);
+      cls[i] = audit_file (full, e, seed, m->meta_only, a);
   }
   scan_lost_found (root, m, cls);
   for (i = 0; i < m->n; i++) {

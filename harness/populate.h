@@ -14,6 +14,7 @@
 #ifndef FUTUREDISK_POPULATE_H
 #define FUTUREDISK_POPULATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,16 +44,26 @@ struct fd_entry {
 struct fd_manifest {
   struct fd_entry *v;
   size_t n, cap;
-  uint64_t bytes; /* file data written */
+  uint64_t bytes; /* file data written (or allocated) */
+  bool meta_only; /* files allocated, not written: they read as zeros */
 };
 
-/* Populate `root` (a mounted file system) from the seed until fill_pct of
- * its capacity is used by file data.  progress: NULL or a stream for a
- * progress line.
- */
-extern int fd_populate (const char *root, uint64_t seed, double fill_pct,
-                        struct fd_manifest *m, FILE *progress,
-                        struct fm_err *err);
+struct fd_populate_opts {
+  uint64_t seed;
+  double fill_pct; /* share of the capacity to fill with file data */
+  /* Metadata only: allocate the files (fallocate: unwritten extents)
+   * instead of writing them, so an 8 TB disk fills to 50% while the
+   * plugin stores only metadata.  There are then exactly `files` files,
+   * their sizes from the same distribution scaled up to the fill.
+   */
+  bool meta_only;
+  uint64_t files;
+  FILE *progress; /* NULL, or a stream for a progress line */
+};
+
+/* Populate `root` (a mounted file system). */
+extern int fd_populate (const char *root, const struct fd_populate_opts *o,
+                        struct fd_manifest *m, struct fm_err *err);
 
 extern void fd_manifest_free (struct fd_manifest *m);
 

@@ -44,6 +44,7 @@ struct fd_fs {
   const char *name;
   const char *mount_type;          /* mount -t */
   uint64_t min_size;               /* smallest disk its mkfs accepts */
+  const char *mount_opts;          /* mount -o, or NULL */
   const char *mkfs[FD_ARGV_MAX];   /* make the file system */
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */

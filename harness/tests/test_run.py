@@ -134,3 +134,38 @@ def test_known_damage_per_file_system(run, tmp_path, fs, rot_class):
 def test_too_small_for_xfs(run):
     p = run("run", "--fs", "xfs", "--size", "64M", check=2)
     assert "xfs needs a disk of at least 300 MiB" in p.stderr
+
+
+def test_predict_meta_only(run, tmp_path):
+    """predict: whole (small) disks filled with metadata only; the table
+    has a row per profile, and the plugin stored only metadata."""
+    profs = []
+    for name, cap in (("small-a", "2GB"), ("small-b", "8GB")):
+        f = tmp_path / f"{name}.profile"
+        f.write_text(f"base = roadmap-2006\nname = {name}\ncapacity = {cap}\n")
+        profs += ["--profile", str(f)]
+    out = tmp_path / "p.jsonl"
+    p = run("predict", "--fs", "ext4", "--fill", "50%", "--files", "3000",
+            *profs, "--json", str(out), check=0)
+    rows = [line.split() for line in p.stdout.splitlines()
+            if line.startswith("small-")]
+    assert [r[0] for r in rows] == ["small-a", "small-b"], p.stdout
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    for rec in recs:
+        check = phase(rec, "check")
+        assert check["outcome"] == "CLEAN" and check["virtual_s"] > 0
+        assert [ph["name"] for ph in rec["phases"]] == [
+            "populate", "unmount", "inject", "check"]
+        size = int(rec["size"])
+        assert rec["bytes"] > 0.4 * size  # half the disk allocated ...
+        assert rec["disk"]["stored_bytes"] < 0.05 * size  # ... not stored
+    assert "took" in p.stdout
+    assert leftovers("futuredisk-predict") == []
+
+
+def test_predict_bad_arguments(run):
+    assert "--fs TYPE is required" in run("predict", check=2).stderr
+    p = run("predict", "--fs", "ext4", "--profile", "floppy", check=2)
+    assert "unknown profile 'floppy'" in p.stderr
+    p = run("predict", "--fs", "ext4", "--fill", "95%", check=2)
+    assert "--fill: 95 is out of range" in p.stderr

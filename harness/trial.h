@@ -1,0 +1,77 @@
+/* futuredisk — harness: one fault trial, the engine behind `futuredisk
+ * run` and `futuredisk predict`.
+ *
+ * populate (clean disk) -> unmount -> inject (the disk comes back with its
+ * faults: rates from the fault keys, chosen blocks from the target) ->
+ * drop caches -> check (read-only) -> repair -> recheck -> mount -> audit
+ * -> write probe -> unmount.  Each phase is timed in virtual seconds
+ * (control marks), wall and CPU seconds, with the plugin's I/O counters.
+ * Whatever happens, and on SIGINT or SIGTERM, the disk is detached.
+ */
+#ifndef FUTUREDISK_TRIAL_H
+#define FUTUREDISK_TRIAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faultmodels/error.h"
+#include "fsadapter.h"
+#include "populate.h"
+
+#define MAX_PHASES 12
+
+struct phase {
+  const char *name;
+  double virtual_s, wall_s, cpu_s;
+  uint64_t reads, writes, bytes_read, bytes_written;
+  int status, signal;  /* checkers: raw exit, signal; else 0 */
+  const char *outcome; /* checkers: normalized outcome; else NULL */
+  struct fd_pass passes[12];
+  size_t npasses;
+};
+
+/* A trial's inputs (set by the caller) and results (filled in). */
+struct trial {
+  /* inputs */
+  const struct fd_fs *fs;
+  const char *profile, *size, *faults_spec, *target, *json_path;
+  const char *extra[64];
+  size_t n_extra;
+  uint64_t seed;
+  double fill, timeout;
+  bool keep;
+  struct fd_populate_opts populate;
+  bool check_only; /* stop after the read-only check (predict) */
+  char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
+  /* results */
+  struct phase ph[MAX_PHASES];
+  size_t nph;
+  struct fd_manifest m;
+  struct fd_audit audit;
+  char targets[1024]; /* "type path offset; ..." */
+  bool probe_ok, audited;
+  char error[600];
+  char stats[16384]; /* the plugin's final stats object */
+  char *damaged;     /* "class\tpath\n" per file not intact */
+  size_t damaged_len;
+};
+
+/* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
+ * what was measured up to the failure).
+ */
+extern int fd_trial_run (struct trial *t, struct fm_err *err);
+
+/* The plugin's final stats into t->stats (after a run). */
+extern void fd_trial_read_stats (struct trial *t);
+
+/* The record as one JSON line; a one-screen summary on stdout. */
+extern void fd_trial_record (const struct trial *t, FILE *fp);
+extern void fd_trial_summary (const struct trial *t);
+
+/* The phase called name, or NULL. */
+extern const struct phase *fd_trial_phase (const struct trial *t,
+                                           const char *name);
+
+#endif
