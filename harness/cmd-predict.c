@@ -29,23 +29,26 @@
 static void
 predict_usage (FILE *fp)
 {
-  fprintf (fp,
-           "Usage: %s predict --fs TYPE [--fill PCT] [--files N] "
-           "[--profile P]...\n"
-           "                  [--seed N] [--json FILE]\n"
-           "Predict the read-only fsck time of each disk generation at full "
-           "capacity:\nfill the file system with N files, allocated not "
-           "written, then time the\ncheck in the disk's virtual seconds.\n"
-           "\n"
-           "  --fs TYPE     ext4, xfs or btrfs\n"
-           "  --fill PCT    share of the capacity (default 50; '50%%' "
-           "works)\n"
-           "  --files N     files to spread it over (default 100000)\n"
-           "  --profile P   a disk (repeatable; default the three roadmap "
-           "disks)\n"
-           "  --seed N      seed of the tree (default 1)\n"
-           "  --json FILE   append one trial record per disk\n",
-           fd_progname);
+  fprintf (
+      fp,
+      "Usage: %s predict --fs TYPE [--fill PCT] [--files N|--files-per-tb N] "
+      "[--profile P]...\n"
+      "                  [--seed N] [--json FILE]\n"
+      "Predict the read-only fsck time of each disk generation at full "
+      "capacity:\nfill the file system with N files, allocated not "
+      "written, then time the\ncheck in the disk's virtual seconds.\n"
+      "\n"
+      "  --fs TYPE     ext4, xfs or btrfs\n"
+      "  --fill PCT    share of the capacity (default 50; '50%%' "
+      "works)\n"
+      "  --files N     files to spread it over, on every disk\n"
+      "  --files-per-tb N  or so many per TB of capacity (default "
+      "50000)\n"
+      "  --profile P   a disk (repeatable; default the three roadmap "
+      "disks)\n"
+      "  --seed N      seed of the tree (default 1)\n"
+      "  --json FILE   append one trial record per disk\n",
+      fd_progname);
 }
 
 static double
@@ -76,6 +79,7 @@ cmd_predict (int argc, char **argv)
       {"fs", required_argument, NULL, 't'},
       {"fill", required_argument, NULL, 'f'},
       {"files", required_argument, NULL, 'n'},
+      {"files-per-tb", required_argument, NULL, 'N'},
       {"profile", required_argument, NULL, 'p'},
       {"seed", required_argument, NULL, 'S'},
       {"json", required_argument, NULL, 'j'},
@@ -85,7 +89,10 @@ cmd_predict (int argc, char **argv)
   static const char *const roadmap[] = {"roadmap-2006", "roadmap-2009",
                                         "roadmap-2013"};
   size_t np = 0, i;
-  uint64_t files = 100000, seed = 1;
+  /* Files scale with capacity by default: the same mix of data on a
+   * bigger disk (50,000 per TB: 10 MB a file at 50% full).
+   */
+  uint64_t files = 0, per_tb = 50000, seed = 1;
   double fill = 50, t0 = now_s (), first_fsck = 0;
   struct fm_err err;
   int c, ret = 0;
@@ -111,6 +118,12 @@ cmd_predict (int argc, char **argv)
       case 'n':
         if (fm_parse_uint ("--files", optarg, 1, 100000000, &files, &err) == -1)
           goto usage_err;
+        break;
+      case 'N':
+        if (fm_parse_uint ("--files-per-tb", optarg, 1, 100000000, &per_tb,
+                           &err) == -1)
+          goto usage_err;
+        files = 0;
         break;
       case 'p':
         if (np == sizeof profiles / sizeof profiles[0]) {
@@ -167,11 +180,14 @@ cmd_predict (int argc, char **argv)
     t.fill = fill;
     t.timeout = 36000;
     t.check_only = true;
-    t.populate = (struct fd_populate_opts){.seed = seed,
-                                           .fill_pct = fill,
-                                           .meta_only = true,
-                                           .files = files,
-                                           .progress = stderr};
+    t.populate = (struct fd_populate_opts){
+        .seed = seed,
+        .fill_pct = fill,
+        .meta_only = true,
+        .files =
+            files ? files
+                  : (uint64_t)((double)per_tb * (double)p.capacity / 1e12) + 1,
+        .progress = stderr};
     snprintf (t.dir, sizeof t.dir, "/var/tmp/futuredisk-predict.XXXXXX");
     if (mkdtemp (t.dir) == NULL) {
       fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,
@@ -220,9 +236,8 @@ cmd_predict (int argc, char **argv)
     fm_format_size (t.m.bytes, used, sizeof used);
     duration (full_read, fr, sizeof fr);
     duration (ck->virtual_s, fk, sizeof fk);
-    printf ("%-14s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p.name, cap,
-            t.m.n, used, fr, fk,
-            first_fsck > 0 ? ck->virtual_s / first_fsck : 0,
+    printf ("%-14s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p.name, cap, t.m.n,
+            used, fr, fk, first_fsck > 0 ? ck->virtual_s / first_fsck : 0,
             strcmp (ck->outcome, "CLEAN") ? "  " : "",
             strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
     fflush (stdout);

@@ -16,48 +16,51 @@
 #include "errmsg.h"
 #include "faultmodels/units.h"
 #include "proc.h"
+#include "db.h"
 #include "trial.h"
 
 static void
 run_usage (FILE *fp)
 {
-  fprintf (fp,
-           "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
-           "              [--fill PCT] [--meta-only N] [--faults SPEC] "
-           "[--target TYPE[:COUNT[:KIND]]]\n"
-           "              [--json FILE] [--dir DIR] [--keep] "
-           "[--timeout SECONDS]\n"
-           "Run one fault trial: populate a file system on an emulated disk, "
-           "break the\ndisk, check and repair it, audit every file, and "
-           "record what happened.\n"
-           "\n"
-           "  --fs TYPE        file system (ext4, xfs, btrfs)\n"
-           "  --profile P      disk profile or profile file (default "
-           "roadmap-2006)\n"
-           "  --size SIZE      rescale the disk (default 1G)\n"
-           "  --seed N         seed for the tree and the faults (default 1)\n"
-           "  --fill PCT       fill this share of the file system (default "
-           "30)\n"
-           "  --meta-only N    N files, allocated not written (fallocate): "
-           "fills huge\n"
-           "                   disks while the plugin stores only "
-           "metadata\n"
-           "  --faults SPEC    faults the disk comes back with: a preset "
-           "and/or\n"
-           "                   KEY=VALUE keys, comma-separated\n"
-           "  --target T[:N[:K]]  also hit N files' blocks of type T "
-           "(data, inode)\n"
-           "                   with fault K (ure: unreadable, the default; "
-           "lse;\n"
-           "                   rot: one bit flipped at rest)\n"
-           "  --json FILE      append the trial record as one JSON line\n"
-           "  --dir DIR        trial directory (default: a new one under "
-           "/var/tmp)\n"
-           "  --keep           keep the trial directory (store, logs, "
-           "manifest)\n"
-           "  --timeout SEC    kill a checker after SEC seconds (default "
-           "3600)\n",
-           fd_progname);
+  fprintf (
+      fp,
+      "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
+      "              [--fill PCT] [--meta-only N] [--faults SPEC] "
+      "[--target TYPE[:COUNT[:KIND]]]\n"
+      "              [--json FILE] [--db FILE] [--dir DIR] [--keep] "
+      "[--timeout SECONDS]\n"
+      "Run one fault trial: populate a file system on an emulated disk, "
+      "break the\ndisk, check and repair it, audit every file, and "
+      "record what happened.\n"
+      "\n"
+      "  --fs TYPE        file system (ext4, xfs, btrfs)\n"
+      "  --profile P      disk profile or profile file (default "
+      "roadmap-2006)\n"
+      "  --size SIZE      rescale the disk (default 1G)\n"
+      "  --seed N         seed for the tree and the faults (default 1)\n"
+      "  --fill PCT       fill this share of the file system (default "
+      "30)\n"
+      "  --meta-only N    N files, allocated not written (fallocate): "
+      "fills huge\n"
+      "                   disks while the plugin stores only "
+      "metadata\n"
+      "  --faults SPEC    faults the disk comes back with: a preset "
+      "and/or\n"
+      "                   KEY=VALUE keys, comma-separated\n"
+      "  --target T[:N[:K]]  also hit N files' blocks of type T "
+      "(data, inode)\n"
+      "                   with fault K (ure: unreadable, the default; "
+      "lse;\n"
+      "                   rot: one bit flipped at rest)\n"
+      "  --json FILE      append the trial record as one JSON line\n"
+      "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
+      "  --dir DIR        trial directory (default: a new one under "
+      "/var/tmp)\n"
+      "  --keep           keep the trial directory (store, logs, "
+      "manifest)\n"
+      "  --timeout SEC    kill a checker after SEC seconds (default "
+      "3600)\n",
+      fd_progname);
 }
 
 int
@@ -77,11 +80,12 @@ cmd_run (int argc, char **argv)
       {"keep", no_argument, NULL, 'k'},
       {"timeout", required_argument, NULL, 'o'},
       {"meta-only", required_argument, NULL, 'M'},
+      {"db", required_argument, NULL, 'D'},
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
   static char spec[4096];
-  const char *fs = NULL, *dir = NULL;
+  const char *fs = NULL, *dir = NULL, *db_path = NULL;
   struct fm_err err;
   int c, ret = 0;
   bool made_dir = false;
@@ -146,6 +150,9 @@ cmd_run (int argc, char **argv)
         if (fm_parse_double ("--timeout", optarg, 1, 1e7, &t.timeout, &err) ==
             -1)
           goto usage_err;
+        break;
+      case 'D':
+        db_path = optarg;
         break;
       case 'M':
         t.populate.meta_only = true;
@@ -214,6 +221,21 @@ cmd_run (int argc, char **argv)
   }
   fd_trial_read_stats (&t);
   fd_trial_summary (&t);
+  if (db_path) {
+    char *rec = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream (&rec, &len);
+    if (mf) {
+      fd_trial_record (&t, mf);
+      fclose (mf);
+    }
+    if (rec == NULL || fd_db_add (db_path, &t, rec, &err) == -1) {
+      fprintf (stderr, "%s run: %s\n", fd_progname,
+               rec ? err.msg : "out of memory");
+      ret = 1;
+    }
+    free (rec);
+  }
   if (t.json_path) {
     FILE *fp = fopen (t.json_path, "a");
     if (fp == NULL) {

@@ -169,3 +169,36 @@ def test_predict_bad_arguments(run):
     assert "unknown profile 'floppy'" in p.stderr
     p = run("predict", "--fs", "ext4", "--fill", "95%", check=2)
     assert "--fill: 95 is out of range" in p.stderr
+
+
+def test_db_records_match_json(run, tmp_path):
+    import sqlite3
+    db = str(tmp_path / "trials.db")
+    rec = trial(run, tmp_path, "--seed", "2", "--target", "data:1",
+                "--faults", "erc=10ms", "--db", db)
+    trial(run, tmp_path, "--seed", "3", "--db", db, name="u")
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone() == (1,)
+    rows = con.execute("SELECT id, fs, seed, files, bytes, write_probe, "
+                       "record FROM trials ORDER BY id").fetchall()
+    assert [r[2] for r in rows] == [2, 3]
+    assert json.loads(rows[0][6]) == rec
+    assert rows[0][3:6] == (rec["files"], rec["bytes"], 1)
+    phases = con.execute("SELECT name, outcome, virtual_s FROM phases "
+                         "WHERE trial_id = 1 ORDER BY seq").fetchall()
+    assert [(n, o) for n, o, _ in phases] == [
+        (p["name"], p.get("outcome")) for p in rec["phases"]]
+    assert con.execute("SELECT class, path FROM damaged WHERE trial_id = 1"
+                       ).fetchall() == [(d["class"], d["path"])
+                                        for d in rec["damaged"]]
+    audit = dict(con.execute("SELECT class, files FROM audit "
+                             "WHERE trial_id = 1").fetchall())
+    assert audit == {k: v for k, v in rec["audit"].items()
+                     if not k.endswith("_blocks")}
+    # A database of another schema version is refused, not altered.
+    con.execute("PRAGMA user_version = 7")
+    con.commit()
+    p = run(*BASE, "--dir", str(tmp_path / "v"), "--db", db)
+    assert p.returncode == 1
+    assert "schema version 7, this futuredisk knows 1" in p.stderr
+    assert leftovers(str(tmp_path / "v")) == []

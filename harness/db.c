@@ -1,0 +1,191 @@
+/* futuredisk — harness: trial records in SQLite (see db.h, SCHEMA.md). */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db.h"
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS trials ("
+    "  id INTEGER PRIMARY KEY,"
+    "  recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"
+    "  fs TEXT NOT NULL, profile TEXT NOT NULL, size TEXT NOT NULL,"
+    "  seed INTEGER NOT NULL, fill_pct REAL NOT NULL,"
+    "  faults TEXT NOT NULL, target TEXT NOT NULL, targets_hit TEXT NOT NULL,"
+    "  files INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    "  write_probe INTEGER, error TEXT NOT NULL, version TEXT NOT NULL,"
+    "  record TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS phases ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), seq INTEGER NOT NULL,"
+    "  name TEXT NOT NULL, virtual_s REAL, wall_s REAL, cpu_s REAL,"
+    "  reads INTEGER, writes INTEGER, bytes_read INTEGER,"
+    "  bytes_written INTEGER, exit INTEGER, signal INTEGER, outcome TEXT,"
+    "  PRIMARY KEY (trial_id, seq));"
+    "CREATE TABLE IF NOT EXISTS passes ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), phase TEXT NOT NULL,"
+    "  pass TEXT NOT NULL, seconds REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS audit ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
+    "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));"
+    "CREATE TABLE IF NOT EXISTS damaged ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
+    "  path TEXT NOT NULL);";
+
+static int
+fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
+{
+  snprintf (err->msg, sizeof err->msg, "%s: %s: %s", path, what,
+            db ? sqlite3_errmsg (db) : "out of memory");
+  return -1;
+}
+
+/* Open, and create or check the schema. */
+static sqlite3 *
+open_db (const char *path, struct fm_err *err)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st;
+  int version = -1;
+
+  if (sqlite3_open (path, &db) != SQLITE_OK) {
+    fail (db, path, "open", err);
+    sqlite3_close (db);
+    return NULL;
+  }
+  sqlite3_busy_timeout (db, 30000); /* shards may share a file */
+  if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &st, NULL) !=
+      SQLITE_OK) {
+    fail (db, path, "not a SQLite database", err);
+    sqlite3_close (db);
+    return NULL;
+  }
+  if (sqlite3_step (st) == SQLITE_ROW)
+    version = sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  if (version != 0 && version != FD_DB_SCHEMA_VERSION) {
+    snprintf (err->msg, sizeof err->msg,
+              "%s: schema version %d, this futuredisk knows %d", path, version,
+              FD_DB_SCHEMA_VERSION);
+    sqlite3_close (db);
+    return NULL;
+  }
+  if (version == 0) {
+    char pragma[64];
+    snprintf (pragma, sizeof pragma, "PRAGMA user_version = %d",
+              FD_DB_SCHEMA_VERSION);
+    if (sqlite3_exec (db, schema, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
+      fail (db, path, "create schema", err);
+      sqlite3_close (db);
+      return NULL;
+    }
+  }
+  return db;
+}
+
+/* Prepare, bind text / int64 / double arguments by a format ("tid"),
+ * step.
+ */
+static int
+exec (sqlite3 *db, const char *sql, const char *fmt, ...)
+{
+  sqlite3_stmt *st;
+  va_list ap;
+  int i, r;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  va_start (ap, fmt);
+  for (i = 0; fmt[i]; i++) {
+    if (fmt[i] == 't')
+      sqlite3_bind_text (st, i + 1, va_arg (ap, const char *), -1,
+                         SQLITE_TRANSIENT);
+    else if (fmt[i] == 'i')
+      sqlite3_bind_int64 (st, i + 1, va_arg (ap, long long));
+    else if (fmt[i] == 'd')
+      sqlite3_bind_double (st, i + 1, va_arg (ap, double));
+    /* (unbound parameters are NULL) */
+  }
+  va_end (ap);
+  r = sqlite3_step (st);
+  sqlite3_finalize (st);
+  return r == SQLITE_DONE ? 0 : -1;
+}
+
+int
+fd_db_add (const char *path, const struct trial *t, const char *record,
+           struct fm_err *err)
+{
+  sqlite3 *db = open_db (path, err);
+  long long id;
+  size_t i, j;
+
+  if (db == NULL)
+    return -1;
+  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    goto fail;
+  if (exec (db,
+            "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
+            " target, targets_hit, files, bytes, error, version, record)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiittt", t->fs->name, t->profile, t->size,
+            (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
+            t->target ? t->target : "", t->targets, (long long)t->m.n,
+            (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record) == -1)
+    goto fail;
+  id = sqlite3_last_insert_rowid (db);
+  if (t->audited && exec (db, "UPDATE trials SET write_probe = ? WHERE id = ?",
+                          "ii", (long long)t->probe_ok, id) == -1)
+    goto fail;
+  for (i = 0; i < t->nph; i++) {
+    const struct phase *p = &t->ph[i];
+    /* exit, signal and outcome only for checkers (else NULL). */
+    if (exec (db,
+              p->outcome ? "INSERT INTO phases VALUES (?,?,?,?,?,?,?,?,?,?,?,"
+                           "?,?)"
+                         : "INSERT INTO phases (trial_id, seq, name, "
+                           "virtual_s, wall_s, cpu_s, reads, writes, "
+                           "bytes_read, bytes_written) VALUES "
+                           "(?,?,?,?,?,?,?,?,?,?)",
+              p->outcome ? "iitdddiiiiiit" : "iitdddiiii", id, (long long)i,
+              p->name, p->virtual_s, p->wall_s, p->cpu_s, (long long)p->reads,
+              (long long)p->writes, (long long)p->bytes_read,
+              (long long)p->bytes_written, (long long)p->status,
+              (long long)p->signal, p->outcome) == -1)
+      goto fail;
+    for (j = 0; j < p->npasses; j++)
+      if (exec (db, "INSERT INTO passes VALUES (?,?,?,?)", "ittd", id, p->name,
+                p->passes[j].name, p->passes[j].seconds) == -1)
+        goto fail;
+  }
+  for (i = 0; t->audited && i < FD_AUDIT_NCLASSES; i++)
+    if (exec (db, "INSERT INTO audit VALUES (?,?,?)", "iti", id,
+              fd_audit_class_name (i), (long long)t->audit.count[i]) == -1)
+      goto fail;
+  if (t->damaged) {
+    const char *line = t->damaged;
+    while (*line) {
+      const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+      char cls[32], pth[512];
+      if (tab == NULL || tab > nl)
+        break;
+      snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
+      snprintf (pth, sizeof pth, "%.*s", (int)(nl - tab - 1), tab + 1);
+      if (exec (db, "INSERT INTO damaged VALUES (?,?,?)", "itt", id, cls,
+                pth) == -1)
+        goto fail;
+      line = *nl ? nl + 1 : nl;
+    }
+  }
+  if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    goto fail;
+  sqlite3_close (db);
+  return 0;
+
+fail:
+  fail (db, path, "insert", err);
+  sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close (db);
+  return -1;
+}

@@ -1,0 +1,22 @@
+/* futuredisk — harness: trial records in SQLite.
+ *
+ * One database holds any number of trials (nights of campaigns).  The
+ * schema is versioned with PRAGMA user_version and created on first use;
+ * it is documented in harness/SCHEMA.md.  Each trial's JSON record is
+ * kept whole beside the columns a report queries.
+ */
+#ifndef FUTUREDISK_DB_H
+#define FUTUREDISK_DB_H
+
+#include "faultmodels/error.h"
+#include "trial.h"
+
+#define FD_DB_SCHEMA_VERSION 1
+
+/* Add one trial (and its JSON record) to the database at path, creating
+ * it if needed.  -1 with err naming the file and SQLite's message.
+ */
+extern int fd_db_add (const char *path, const struct trial *t,
+                      const char *record, struct fm_err *err);
+
+#endif
