@@ -186,7 +186,10 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
   argv[n++] = ctl;
   snprintf (stats, sizeof stats, "stats=%s/stats.json", d->dir);
   argv[n++] = stats;
-  snprintf (log, sizeof log, "faultlog=%s/faults.jsonl", d->dir);
+  if (o->faultlog)
+    snprintf (log, sizeof log, "faultlog=%s", o->faultlog);
+  else
+    snprintf (log, sizeof log, "faultlog=%s/faults.jsonl", d->dir);
   argv[n++] = log;
   if (o->store) {
     snprintf (store, sizeof store, "store=%s", o->store);

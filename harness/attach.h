@@ -30,10 +30,11 @@ struct fd_attach_opts {
   const char *store;        /* store=FILE, or NULL for RAM */
   const char *const *extra; /* more KEY=VALUE plugin parameters */
   size_t n_extra;
-  const char *fs;    /* adapter name, or NULL */
-  bool mkfs;         /* make the file system first */
-  const char *mount; /* mount point, or NULL */
-  bool defer_mount;  /* remember the mount point; fd_disk_mount later */
+  const char *fs;       /* adapter name, or NULL */
+  bool mkfs;            /* make the file system first */
+  const char *mount;    /* mount point, or NULL */
+  bool defer_mount;     /* remember the mount point; fd_disk_mount later */
+  const char *faultlog; /* the fault log; NULL: DIR/faults.jsonl */
 };
 
 extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,

@@ -212,9 +212,17 @@ cmd_predict (int argc, char **argv)
       }
     }
     {
-      const char *files_rm[] = {
-          "disk.store", "manifest.tsv", "stats.json", "faults.jsonl",
-          "nbdkit.log", "nbdfuse.log",  "check.out",  NULL};
+      const char *files_rm[] = {"disk.store",
+                                "manifest.tsv",
+                                "stats.json",
+                                "faults.jsonl",
+                                "faults-populate.jsonl",
+                                "nbd.sock",
+                                "control.sock",
+                                "nbdkit.log",
+                                "nbdfuse.log",
+                                "check.out",
+                                NULL};
       char path[PATH_MAX + 32];
       size_t k;
       for (k = 0; files_rm[k]; k++) {

@@ -25,7 +25,7 @@ run_usage (FILE *fp)
   fprintf (
       fp,
       "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
-      "              [--fill PCT] [--meta-only N] [--faults SPEC] "
+      "              [--fill PCT] [--meta-only N] [--crash] [--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
       "              [--json FILE] [--db FILE] [--dir DIR] [--keep] "
       "[--timeout SECONDS]\n"
@@ -81,6 +81,7 @@ cmd_run (int argc, char **argv)
       {"timeout", required_argument, NULL, 'o'},
       {"meta-only", required_argument, NULL, 'M'},
       {"db", required_argument, NULL, 'D'},
+      {"crash", no_argument, NULL, 'C'},
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
@@ -153,6 +154,9 @@ cmd_run (int argc, char **argv)
         break;
       case 'D':
         db_path = optarg;
+        break;
+      case 'C':
+        t.crash = true;
         break;
       case 'M':
         t.populate.meta_only = true;
@@ -248,11 +252,19 @@ cmd_run (int argc, char **argv)
     }
   }
   if (!t.keep) {
-    const char *files[] = {"disk.store",  "manifest.tsv",
-                           "stats.json",  "faults.jsonl",
-                           "nbdkit.log",  "nbdfuse.log",
-                           "check.out",   "repair.out",
-                           "recheck.out", NULL};
+    const char *files[] = {"disk.store",
+                           "manifest.tsv",
+                           "stats.json",
+                           "faults.jsonl",
+                           "faults-populate.jsonl",
+                           "nbd.sock",
+                           "control.sock",
+                           "nbdkit.log",
+                           "nbdfuse.log",
+                           "check.out",
+                           "repair.out",
+                           "recheck.out",
+                           NULL};
     char path[PATH_MAX + 32];
     size_t i;
     for (i = 0; files[i]; i++) {

@@ -59,6 +59,8 @@ struct fd_populate_opts {
   bool meta_only;
   uint64_t files;
   FILE *progress; /* NULL, or a stream for a progress line */
+  bool no_sync;   /* sync half way, leave the rest in flight (a crash
+                     follows) */
 };
 
 /* Populate `root` (a mounted file system). */

@@ -254,8 +254,15 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   char path[PATH_MAX + 32];
 
   /* 1. A clean disk, populated. */
+  /* Each server keeps its own ground truth: the populating one's (the
+   * crash's power cut) and the broken disk's (faults.jsonl).
+   */
+  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
+  o.faultlog = path;
   if ((d = fd_disk_attach (&o, err)) == NULL)
     return -1;
+  o.faultlog = NULL;
+  t->populate.no_sync = t->crash; /* leave writes in flight */
   if ((p = begin (t, d, "populate", &c, err)) == NULL ||
       fd_populate (t->mnt, &t->populate, &t->m, err) == -1 ||
       end (d, p, &c, err) == -1)
@@ -263,8 +270,21 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
   if (fd_manifest_write (&t->m, path, err) == -1)
     goto fail;
-  if ((p = begin (t, d, "unmount", &c, err)) == NULL ||
-      fd_disk_unmount (d, err) == -1 || end (d, p, &c, err) == -1)
+  if (t->crash) {
+    /* The machine dies with writes in flight: the drive loses what its
+     * cache had not made durable, and the kernel never reaches the disk
+     * again (its dirty pages are lost with it).  Unmounting then only
+     * takes the dead file system out of the way.
+     */
+    if ((p = begin (t, d, "crash", &c, err)) == NULL ||
+        fd_ctl_ok (fd_disk_control (d), "powercut", NULL, err) == -1 ||
+        end (d, p, &c, err) == -1 ||
+        fd_ctl_ok (fd_disk_control (d), "inject disk-failure 0 0", NULL, err) ==
+            -1)
+      goto fail;
+    fd_disk_unmount (d, &e);
+  } else if ((p = begin (t, d, "unmount", &c, err)) == NULL ||
+             fd_disk_unmount (d, err) == -1 || end (d, p, &c, err) == -1)
     goto fail;
   if (fd_disk_detach (d, err) == -1)
     return -1;
@@ -349,8 +369,9 @@ fd_trial_record (const struct trial *t, FILE *fp)
   fprintf (fp, ", \"size\": ");
   fd_json_string (fp, t->size);
   fprintf (fp,
-           ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"faults\": ", t->seed,
-           t->fill);
+           ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"crash\": %s, "
+           "\"faults\": ",
+           t->seed, t->fill, t->crash ? "true" : "false");
   fd_json_string (fp, t->faults_spec ? t->faults_spec : "");
   fprintf (fp, ", \"target\": ");
   fd_json_string (fp, t->target ? t->target : "");

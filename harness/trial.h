@@ -44,6 +44,7 @@ struct trial {
   bool keep;
   struct fd_populate_opts populate;
   bool check_only; /* stop after the read-only check (predict) */
+  bool crash;      /* power cut with writes in flight instead of unmount */
   char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
   /* results */
   struct phase ph[MAX_PHASES];
