@@ -188,11 +188,21 @@ cmd_run (int argc, char **argv)
       goto usage_err;
     }
   }
-  if (t.target && strncmp (t.target, "data", 4) != 0 &&
-      strncmp (t.target, "inode", 5) != 0) {
-    snprintf (err.msg, sizeof err.msg,
-              "--target: unknown type '%s' (data, inode)", t.target);
-    goto usage_err;
+  if (t.target) {
+    char type[34];
+    const char *w = t.fs->target_types;
+    size_t len = strcspn (t.target, ":");
+    snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30),
+              t.target);
+    /* " data inode ... " contains " TYPE " exactly when it is known. */
+    char known[256];
+    snprintf (known, sizeof known, " %s ", w);
+    if (strstr (known, type) == NULL) {
+      snprintf (err.msg, sizeof err.msg,
+                "--target: unknown type '%.*s' for %s (%s)", (int)len, t.target,
+                t.fs->name, w);
+      goto usage_err;
+    }
   }
   if (dir) {
     if (mkdir (dir, 0700) == -1 && errno != EEXIST) {

@@ -201,4 +201,5 @@ const struct fd_fs fd_fs_btrfs = {
     .outcome = btrfs_outcome,
     .passes = btrfs_passes,
     .locate = btrfs_locate,
+    .target_types = "data inode",
 };

@@ -68,6 +68,43 @@ debugfs (const char *dev, const char *request, char *buf, size_t len,
   return 0;
 }
 
+extern const struct fd_fs fd_fs_ext4;
+
+/* Where group 0's primary group descriptors ("gdt"), block bitmap or
+ * inode bitmap live, from dumpe2fs.
+ */
+static int
+group0_block (const char *dev, const char *type, unsigned long long *blk,
+              struct fm_err *err)
+{
+  char *argv[] = {(char *)"dumpe2fs", (char *)dev, NULL};
+  const char *what = strcmp (type, "gdt") == 0 ? "Group descriptors at "
+                     : strcmp (type, "block-bitmap") == 0 ? "Block bitmap at "
+                     : strcmp (type, "inode-bitmap") == 0 ? "Inode bitmap at "
+                                                          : NULL;
+  char *out;
+  const char *g, *p;
+
+  if (what == NULL) {
+    snprintf (err->msg, sizeof err->msg,
+              "unknown target type '%.64s' for ext4 (%s)", type,
+              fd_fs_ext4.target_types);
+    return -1;
+  }
+  if (fd_run_capture (argv, 600, &out, err) == -1)
+    return -1;
+  g = strstr (out, "Group 0:");
+  p = g ? strstr (g, what) : NULL;
+  if (p == NULL || sscanf (p + strlen (what), "%llu", blk) != 1) {
+    snprintf (err->msg, sizeof err->msg, "dumpe2fs %s: no '%s' in group 0", dev,
+              what);
+    free (out);
+    return -1;
+  }
+  free (out);
+  return 0;
+}
+
 static int
 ext4_locate (const char *dev, const char *type, const char *path,
              uint64_t *offset, uint64_t *length, struct fm_err *err)
@@ -103,11 +140,28 @@ ext4_locate (const char *dev, const char *type, const char *path,
                 out);
       return -1;
     }
-  } else {
-    snprintf (err->msg, sizeof err->msg,
-              "unknown target type '%.64s' for ext4 (data, inode)", type);
+  } else if (strcmp (type, "dir") == 0 || strcmp (type, "journal") == 0) {
+    /* The first block of the file's directory, or of the journal. */
+    char dir[300];
+    const char *slash = strrchr (path, '/');
+    if (strcmp (type, "journal") == 0)
+      snprintf (dir, sizeof dir, "<8>");
+    else
+      snprintf (dir, sizeof dir, "\"/%.*s\"", slash ? (int)(slash - path) : 0,
+                path);
+    snprintf (req, sizeof req, "bmap %s 0", dir);
+    if (debugfs (dev, req, out, sizeof out, err) == -1)
+      return -1;
+    if (sscanf (out, "%llu", &blk) != 1 || blk == 0) {
+      snprintf (err->msg, sizeof err->msg, "debugfs %s: %.100s", req, out);
+      return -1;
+    }
+  } else if (strcmp (type, "superblock") == 0) {
+    *offset = 1024; /* the primary superblock, whatever the block size */
+    *length = 1024;
+    return 0;
+  } else if (group0_block (dev, type, &blk, err) == -1)
     return -1;
-  }
   *offset = blk * bs;
   *length = bs;
   return 0;
@@ -130,4 +184,6 @@ const struct fd_fs fd_fs_ext4 = {
     .outcome = ext4_outcome,
     .passes = ext4_passes,
     .locate = ext4_locate,
+    .target_types = "data inode dir journal superblock gdt block-bitmap "
+                    "inode-bitmap",
 };

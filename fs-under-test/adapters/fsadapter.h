@@ -54,12 +54,16 @@ struct fd_fs {
   size_t (*passes) (const char *out, struct fd_pass *p, size_t max);
   /* Where metadata or data of one kind lives, for targeted injection:
    * the byte range of the block of `type` belonging to `path` (a file
-   * relative to the root) on the unmounted device.  Types: "data" (the
-   * file's first data block), "inode" (the inode-table block holding its
-   * inode).  -1 with err naming the type or the failing tool.
+   * relative to the root) on the unmounted device.  Every adapter knows
+   * "data" (the file's first data block) and "inode" (the block holding
+   * its inode); some know more (target_types), such as the file's
+   * directory, the journal or per-file-system metadata, for which `path`
+   * does not matter.  -1 with err naming the type or the failing tool.
    */
   int (*locate) (const char *dev, const char *type, const char *path,
                  uint64_t *offset, uint64_t *length, struct fm_err *err);
+  /* The types locate knows, space-separated (the block-type map). */
+  const char *target_types;
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */

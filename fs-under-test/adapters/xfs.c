@@ -170,4 +170,5 @@ const struct fd_fs fd_fs_xfs = {
     .outcome = xfs_outcome,
     .passes = xfs_passes,
     .locate = xfs_locate,
+    .target_types = "data inode",
 };

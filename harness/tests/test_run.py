@@ -96,7 +96,7 @@ def test_killed_trial_leaves_nothing(futuredisk, tmp_path, delay):
     (["run"], "--fs TYPE is required"),
     (["run", "--fs", "ext5"], "unknown file system 'ext5'"),
     (["run", "--fs", "ext4", "--fill", "120"], "--fill: 120 is out of range"),
-    (["run", "--fs", "ext4", "--target", "journal"], "unknown type 'journal'"),
+    (["run", "--fs", "ext4", "--target", "bogus"], "unknown type 'bogus'"),
     (["run", "--fs", "ext4", "--seed", "-1"], "--seed: '-1'"),
 ])
 def test_bad_arguments(run, args, message):
@@ -225,3 +225,24 @@ def test_crash_trial_replays_the_journal(run, tmp_path):
            (d / "faults-populate.jsonl").read_text().splitlines()]
     assert cut and cut[0]["kind"] == "powercut"
     assert leftovers(str(d)) == []
+
+
+# The ext4 block-type map: each kind of metadata block, made unreadable,
+# is noticed by the read-only check (the IRON fingerprint's first column).
+@pytest.mark.parametrize("btype", ["superblock", "gdt", "block-bitmap",
+                                   "inode-bitmap", "dir", "journal"])
+def test_ext4_metadata_targets_are_noticed(run, tmp_path, btype):
+    out = tmp_path / "m.jsonl"
+    d = tmp_path / btype
+    p = run(*BASE, "--seed", "2", "--target", btype, "--faults", "erc=10ms",
+            "--dir", str(d), "--json", str(out))
+    rec = json.loads(out.read_text())
+    assert rec["targets_hit"].split(" ")[1] == btype
+    assert phase(rec, "check")["outcome"] != "CLEAN"
+    assert p.returncode == 0 or rec["error"], p.stderr
+    assert leftovers(str(d)) == []
+
+
+def test_unknown_target_for_xfs(run):
+    p = run("run", "--fs", "xfs", "--target", "journal", check=2)
+    assert "unknown type 'journal' for xfs (data inode)" in p.stderr
