@@ -30,7 +30,7 @@ static const char schema[] =
     "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));"
     "CREATE TABLE IF NOT EXISTS damaged ("
     "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
-    "  path TEXT NOT NULL);";
+    "  path TEXT NOT NULL, cause TEXT NOT NULL);";
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -165,6 +165,7 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
       goto fail;
   if (t->damaged) {
     const char *line = t->damaged;
+    size_t k = 0;
     while (*line) {
       const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
       char cls[32], pth[512];
@@ -172,9 +173,10 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
         break;
       snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
       snprintf (pth, sizeof pth, "%.*s", (int)(nl - tab - 1), tab + 1);
-      if (exec (db, "INSERT INTO damaged VALUES (?,?,?)", "itt", id, cls,
-                pth) == -1)
+      if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id, cls,
+                pth, k < 200 ? t->causes[k] : "") == -1)
         goto fail;
+      k++;
       line = *nl ? nl + 1 : nl;
     }
   }

@@ -19,6 +19,7 @@
 #include "fsadapter.h"
 #include "json.h"
 #include "populate.h"
+#include "attribute.h"
 #include "trial.h"
 #include "proc.h"
 
@@ -236,6 +237,41 @@ fd_trial_read_stats (struct trial *t)
   fclose (fp);
 }
 
+/* While mounted: where each damaged file's blocks are (at most 200). */
+static void
+map_damaged (struct trial *t)
+{
+  const char *line = t->damaged;
+  size_t k = 0;
+
+  while (line && *line && k < 200) {
+    const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+    char path[256];
+
+    if (tab == NULL || tab > nl)
+      break;
+    snprintf (path, sizeof path, "%.*s", (int)(nl - tab - 1), tab + 1);
+    t->extents[k++] =
+        t->fs->fiemap_physical ? fd_extents_of (t->mnt, path) : NULL;
+    line = *nl ? nl + 1 : nl;
+  }
+}
+
+/* After the server wrote its last log line: the faults behind each. */
+static void
+explain_damaged (struct trial *t)
+{
+  char log[PATH_MAX + 32];
+  size_t k;
+
+  snprintf (log, sizeof log, "%s/faults.jsonl", t->dir);
+  for (k = 0; k < 200; k++) {
+    fd_attribute (t->extents[k], log, t->causes[k], sizeof t->causes[k]);
+    fd_extents_free (t->extents[k]);
+    t->extents[k] = NULL;
+  }
+}
+
 int
 fd_trial_run (struct trial *t, struct fm_err *err)
 {
@@ -335,9 +371,11 @@ fd_trial_run (struct trial *t, struct fm_err *err)
     fclose (t->audit.detail);
   t->audit.detail = NULL;
   t->audited = true;
+  map_damaged (t);
   t->probe_ok = write_probe (t);
   if (fd_disk_detach (d, err) == -1)
     return -1;
+  explain_damaged (t);
   fd_trial_read_stats (t);
   return 0;
 
@@ -425,9 +463,12 @@ fd_trial_record (const struct trial *t, FILE *fp)
         break;
       snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
       snprintf (path, sizeof path, "%.*s", (int)(nl - tab - 1), tab + 1);
-      fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", k++ ? ", " : "", cls);
+      fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", k ? ", " : "", cls);
       fd_json_string (fp, path);
+      fprintf (fp, ", \"cause\": ");
+      fd_json_string (fp, t->causes[k]);
       fprintf (fp, "}");
+      k++;
       line = *nl ? nl + 1 : nl;
     }
   }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "faultmodels/error.h"
+#include "attribute.h"
 #include "fsadapter.h"
 #include "populate.h"
 
@@ -57,6 +58,8 @@ struct trial {
   char stats[16384]; /* the plugin's final stats object */
   char *damaged;     /* "class\tpath\n" per file not intact */
   size_t damaged_len;
+  struct fd_extents *extents[200]; /* of the first 200 damaged files */
+  char causes[200][64];            /* their logged faults: "ure,rot" */
 };
 
 /* Run the trial in t->dir (which exists).  0, or -1 with err (t holds

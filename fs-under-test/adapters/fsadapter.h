@@ -64,6 +64,10 @@ struct fd_fs {
                  uint64_t *offset, uint64_t *length, struct fm_err *err);
   /* The types locate knows, space-separated (the block-type map). */
   const char *target_types;
+  /* FIEMAP gives device offsets (ext4, xfs), not addresses of the file
+   * system's own (btrfs): losses can be matched to the fault log.
+   */
+  bool fiemap_physical;
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */

@@ -1,0 +1,28 @@
+/* futuredisk — harness: which logged faults explain which damaged files.
+ *
+ * While the file system is mounted, the physical extents of each damaged
+ * file are read with FIEMAP; the fault log (the plugin's ground truth) is
+ * then searched for faults overlapping them.  A file can only be
+ * explained where its blocks can be found: a missing file, or a file
+ * system whose FIEMAP addresses are not device offsets (btrfs), stays
+ * unexplained, and the record says so with an empty cause.
+ */
+#ifndef FUTUREDISK_ATTRIBUTE_H
+#define FUTUREDISK_ATTRIBUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fd_extents;
+
+/* The physical extents of root/path (NULL if it cannot be mapped). */
+extern struct fd_extents *fd_extents_of (const char *root, const char *path);
+extern void fd_extents_free (struct fd_extents *x);
+
+/* The kinds of the faults in the fault log overlapping the extents,
+ * comma-separated and each once, into buf ("" if none).
+ */
+extern void fd_attribute (const struct fd_extents *x, const char *faultlog,
+                          char *buf, size_t len);
+
+#endif
