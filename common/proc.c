@@ -37,8 +37,8 @@ fd_catch_signals (void)
     sigaction (sigs[i], &sa, NULL);
 }
 
-static double
-now_s (void)
+double
+fd_now_s (void)
 {
   struct timespec ts;
 
@@ -95,7 +95,7 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
   int out[2], errp[2], i, status;
   struct sink sinks[2];
   struct rusage ru;
-  double t0 = now_s ();
+  double t0 = fd_now_s ();
   pid_t pid;
 
   memset (p, 0, sizeof *p);
@@ -147,7 +147,7 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
       break;
     }
     if (timeout_s > 0) {
-      double left = t0 + timeout_s - now_s ();
+      double left = t0 + timeout_s - fd_now_s ();
       if (left <= 0) {
         p->timed_out = true;
         kill (-pid, SIGKILL);
@@ -171,7 +171,7 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
       close (sinks[i].fd);
   while (wait4 (pid, &status, 0, &ru) == -1 && errno == EINTR)
     ;
-  p->wall_s = now_s () - t0;
+  p->wall_s = fd_now_s () - t0;
   p->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
              (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
   if (WIFEXITED (status)) {
@@ -273,7 +273,7 @@ int
 fd_run_daemon (char *const argv[], const char *log, double timeout_s,
                struct fm_err *err)
 {
-  double t0 = now_s ();
+  double t0 = fd_now_s ();
   pid_t pid = fd_spawn (argv, log, err), r;
   int status;
 
@@ -281,7 +281,7 @@ fd_run_daemon (char *const argv[], const char *log, double timeout_s,
     return -1;
   while ((r = waitpid (pid, &status, WNOHANG)) == 0) {
     struct timespec ts = {0, 20000000};
-    if (now_s () - t0 > timeout_s) {
+    if (fd_now_s () - t0 > timeout_s) {
       kill (pid, SIGKILL);
       waitpid (pid, &status, 0);
       snprintf (err->msg, sizeof err->msg, "%s: not ready within %g s",

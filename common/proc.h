@@ -63,6 +63,9 @@ extern pid_t fd_spawn (char *const argv[], const char *log, struct fm_err *err);
 extern volatile sig_atomic_t fd_interrupted;
 extern void fd_catch_signals (void);
 
+/* Monotonic seconds (for wall times). */
+extern double fd_now_s (void);
+
 /* The command line as one string for messages (static buffer). */
 extern const char *fd_argv_str (char *const argv[]);
 

@@ -36,6 +36,18 @@ struct fd_disk {
   bool fuse_mounted, mounted;
 };
 
+/* Everything lives in d->dir, under fixed names. */
+static void
+set_paths (struct fd_disk *d)
+{
+  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
+  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
+  snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
+  snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
+  snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
+  snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
+}
+
 const char *
 fd_plugin_path (void)
 {
@@ -313,12 +325,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     free (d);
     return NULL;
   }
-  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
-  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
-  snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
-  snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
-  snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
-  snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
+  set_paths (d);
   if (fs)
     snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
   if (fs)
@@ -494,11 +501,6 @@ fd_disk_load (const char *path, struct fm_err *err)
     free (d);
     return NULL;
   }
-  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
-  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
-  snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
-  snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
-  snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
-  snprintf (d->fusepid, sizeof d->fusepid, "%s/nbdfuse.pid", d->dir);
+  set_paths (d);
   return d;
 }

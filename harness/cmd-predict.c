@@ -51,15 +51,6 @@ predict_usage (FILE *fp)
       fd_progname);
 }
 
-static double
-now_s (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 duration (double s, char *buf, size_t len)
 {
@@ -93,7 +84,7 @@ cmd_predict (int argc, char **argv)
    * bigger disk (50,000 per TB: 10 MB a file at 50% full).
    */
   uint64_t files = 0, per_tb = 50000, seed = 1;
-  double fill = 50, t0 = now_s (), first_fsck = 0;
+  double fill = 50, t0 = fd_now_s (), first_fsck = 0;
   struct fm_err err;
   int c, ret = 0;
 
@@ -211,27 +202,7 @@ cmd_predict (int argc, char **argv)
         fclose (fp);
       }
     }
-    {
-      const char *files_rm[] = {"disk.store",
-                                "manifest.tsv",
-                                "stats.json",
-                                "faults.jsonl",
-                                "faults-populate.jsonl",
-                                "nbd.sock",
-                                "control.sock",
-                                "nbdkit.log",
-                                "nbdfuse.log",
-                                "check.out",
-                                NULL};
-      char path[PATH_MAX + 32];
-      size_t k;
-      for (k = 0; files_rm[k]; k++) {
-        snprintf (path, sizeof path, "%s/%s", t.dir, files_rm[k]);
-        unlink (path);
-      }
-      rmdir (t.mnt);
-      rmdir (t.dir);
-    }
+    fd_trial_clean (&t, true);
     ck = fd_trial_phase (&t, "check");
     if (ck == NULL || ck->outcome == NULL) {
       fd_manifest_free (&t.m);
@@ -252,7 +223,7 @@ cmd_predict (int argc, char **argv)
     fd_manifest_free (&t.m);
   }
   printf ("(%s, %.0f%% full, metadata only; took %.0f s wall)\n", fs, fill,
-          now_s () - t0);
+          fd_now_s () - t0);
   if (fd_interrupted)
     return 130;
   return ret;

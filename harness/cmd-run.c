@@ -261,30 +261,9 @@ cmd_run (int argc, char **argv)
       fclose (fp);
     }
   }
-  if (!t.keep) {
-    const char *files[] = {"disk.store",
-                           "manifest.tsv",
-                           "stats.json",
-                           "faults.jsonl",
-                           "faults-populate.jsonl",
-                           "nbd.sock",
-                           "control.sock",
-                           "nbdkit.log",
-                           "nbdfuse.log",
-                           "check.out",
-                           "repair.out",
-                           "recheck.out",
-                           NULL};
-    char path[PATH_MAX + 32];
-    size_t i;
-    for (i = 0; files[i]; i++) {
-      snprintf (path, sizeof path, "%s/%s", t.dir, files[i]);
-      unlink (path);
-    }
-    rmdir (t.mnt);
-    if (made_dir)
-      rmdir (t.dir);
-  } else
+  if (!t.keep)
+    fd_trial_clean (&t, made_dir);
+  else
     printf ("  kept: %s\n", t.dir);
   fd_manifest_free (&t.m);
   free (t.damaged);

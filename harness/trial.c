@@ -24,15 +24,6 @@
 #include "proc.h"
 
 static double
-wall_now (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
 self_cpu (void)
 {
   struct rusage a, b;
@@ -70,7 +61,7 @@ sample (struct fd_disk *d, const char *name, struct clocks *c,
   fd_json_u64 (reply, "bytes_read", &c->br);
   fd_json_u64 (reply, "bytes_written", &c->bw);
   free (reply);
-  c->wall = wall_now ();
+  c->wall = fd_now_s ();
   c->cpu = self_cpu ();
   return 0;
 }
@@ -382,6 +373,34 @@ fd_trial_run (struct trial *t, struct fm_err *err)
 fail:
   fd_disk_detach (d, &e);
   return -1;
+}
+
+void
+fd_trial_clean (const struct trial *t, bool remove_dir)
+{
+  static const char *const files[] = {"disk.store",
+                                      "manifest.tsv",
+                                      "stats.json",
+                                      "faults.jsonl",
+                                      "faults-populate.jsonl",
+                                      "nbd.sock",
+                                      "control.sock",
+                                      "nbdkit.log",
+                                      "nbdfuse.log",
+                                      "check.out",
+                                      "repair.out",
+                                      "recheck.out",
+                                      NULL};
+  char path[PATH_MAX + 32];
+  size_t i;
+
+  for (i = 0; files[i]; i++) {
+    snprintf (path, sizeof path, "%s/%s", t->dir, files[i]);
+    unlink (path);
+  }
+  rmdir (t->mnt);
+  if (remove_dir)
+    rmdir (t->dir);
 }
 
 const struct phase *

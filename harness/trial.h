@@ -74,6 +74,9 @@ extern void fd_trial_read_stats (struct trial *t);
 extern void fd_trial_record (const struct trial *t, FILE *fp);
 extern void fd_trial_summary (const struct trial *t);
 
+/* Remove what the trial left in t->dir (and the directory, if asked). */
+extern void fd_trial_clean (const struct trial *t, bool remove_dir);
+
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,
                                            const char *name);
