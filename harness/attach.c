@@ -36,6 +36,28 @@ struct fd_disk {
   bool fuse_mounted, mounted;
 };
 
+int
+fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
+               struct fm_err *err)
+{
+  static char words[64][160];
+  char *tok, *save = NULL;
+
+  for (tok = strtok_r (spec, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save)) {
+    if (*n >= max || *n >= 64) {
+      snprintf (err->msg, sizeof err->msg, "--faults: more than %zu keys",
+                max < 64 ? max : 64);
+      return -1;
+    }
+    snprintf (words[*n], sizeof words[*n], "%s%s",
+              strchr (tok, '=') ? "" : "faults=", tok);
+    out[*n] = words[*n];
+    (*n)++;
+  }
+  return 0;
+}
+
 /* Everything lives in d->dir, under fixed names. */
 static void
 set_paths (struct fd_disk *d)

@@ -58,6 +58,14 @@ extern int fd_disk_save (const struct fd_disk *d, const char *path,
                          struct fm_err *err);
 extern struct fd_disk *fd_disk_load (const char *path, struct fm_err *err);
 
+/* A --faults SPEC ("harsh,age=2y": comma-separated fault keys, a word
+ * without '=' a preset) as plugin parameters ("faults=harsh", "age=2y"),
+ * appended to out[*n] (at most max; they point into static storage and
+ * into spec, which is split in place).  -1 with err if too many.
+ */
+extern int fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
+                          struct fm_err *err);
+
 /* The plugin to load: $FUTUREDISK_PLUGIN, else the build tree's, else
  * nbdkit's installed "futuredisk".
  */

@@ -85,27 +85,6 @@ mkdir_p (const char *path)
   return mkdir (tmp, 0700) == -1 && errno != EEXIST ? -1 : 0;
 }
 
-/* SPEC "harsh,age=2y" -> "faults=harsh", "age=2y" (pointers into a copy). */
-static int
-split_faults (char *spec, const char **out, size_t max, size_t *n)
-{
-  char *tok, *save = NULL;
-  static char words[64][160];
-
-  for (tok = strtok_r (spec, ",", &save); tok;
-       tok = strtok_r (NULL, ",", &save)) {
-    if (*n >= max || *n >= 64) {
-      fprintf (stderr, "%s attach: --faults: too many keys\n", fd_progname);
-      return -1;
-    }
-    snprintf (words[*n], sizeof words[*n], "%s%s",
-              strchr (tok, '=') ? "" : "faults=", tok);
-    out[*n] = words[*n];
-    (*n)++;
-  }
-  return 0;
-}
-
 int
 cmd_attach (int argc, char **argv)
 {
@@ -152,8 +131,10 @@ cmd_attach (int argc, char **argv)
         }
         break;
       case 'f':
-        if (split_faults (optarg, extra, 64, &o.n_extra) == -1)
+        if (fd_fault_spec (optarg, extra, 64, &o.n_extra, &err) == -1) {
+          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
           return 2;
+        }
         break;
       case 't':
         o.fs = optarg;

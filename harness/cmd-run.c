@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "faultmodels/units.h"
 #include "proc.h"
+#include "attach.h"
 #include "db.h"
 #include "trial.h"
 
@@ -121,20 +122,12 @@ cmd_run (int argc, char **argv)
         if (fm_parse_double ("--fill", optarg, 0, 95, &t.fill, &err) == -1)
           goto usage_err;
         break;
-      case 'F': {
-        char *tok, *save = NULL;
-        static char words[64][160];
+      case 'F':
         t.faults_spec = optarg;
         snprintf (spec, sizeof spec, "%s", optarg);
-        for (tok = strtok_r (spec, ",", &save); tok && t.n_extra < 64;
-             tok = strtok_r (NULL, ",", &save)) {
-          snprintf (words[t.n_extra], sizeof words[0], "%s%s",
-                    strchr (tok, '=') ? "" : "faults=", tok);
-          t.extra[t.n_extra] = words[t.n_extra];
-          t.n_extra++;
-        }
+        if (fd_fault_spec (spec, t.extra, 64, &t.n_extra, &err) == -1)
+          goto usage_err;
         break;
-      }
       case 'T':
         t.target = optarg;
         break;
