@@ -104,7 +104,10 @@ static int
 checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
          struct fm_err *err)
 {
-  const char *const *tmpl = repair ? t->fs->repair : t->fs->check;
+  const char *const *tmpl = strcmp (name, "repair-zap-log") == 0
+                                ? t->fs->repair_zap_log
+                            : repair ? t->fs->repair
+                                     : t->fs->check;
   char *argv[FD_ARGV_MAX + 1];
   struct clocks c;
   struct fd_proc pr;
@@ -263,6 +266,31 @@ explain_damaged (struct trial *t)
   }
 }
 
+/* A repair that refuses a dirty log (xfs_repair's exit 2): replay it by
+ * mounting and unmounting, and repair again; if the mount fails too,
+ * repair destroying the log (fstests' _repair_scratch_fs ladder).
+ */
+static int
+replay_ladder (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  const struct phase *r = &t->ph[t->nph - 1];
+  struct clocks c;
+  struct phase *p;
+  struct fm_err e;
+  bool mounted;
+
+  if (t->fs->dirty_log_exit == 0 || r->status != t->fs->dirty_log_exit)
+    return 0;
+  if ((p = begin (t, d, "replay-mount", &c, err)) == NULL)
+    return -1;
+  mounted = fd_disk_mount (d, &e) == 0 && fd_disk_unmount (d, &e) == 0;
+  p->status = mounted ? 0 : 1;
+  p->outcome = mounted ? "CLEAN" : "CHECKER_ERROR";
+  if (end (d, p, &c, err) == -1)
+    return -1;
+  return checker (t, d, mounted ? "repair" : "repair-zap-log", true, err);
+}
+
 int
 fd_trial_run (struct trial *t, struct fm_err *err)
 {
@@ -342,6 +370,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   }
   if (checker (t, d, "check", false, err) == -1 ||
       checker (t, d, "repair", true, err) == -1 ||
+      replay_ladder (t, d, err) == -1 ||
       checker (t, d, "recheck", false, err) == -1)
     goto fail;
 
@@ -508,7 +537,7 @@ fd_trial_summary (const struct trial *t)
           " MiB\n",
           t->fs->name, t->profile, t->size, t->seed, t->m.n, t->m.bytes >> 20);
   for (i = 0; i < t->nph; i++)
-    printf ("  %-9s %10.3f virtual s %8.2f wall s%s%s\n", t->ph[i].name,
+    printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s\n", t->ph[i].name,
             t->ph[i].virtual_s, t->ph[i].wall_s, t->ph[i].outcome ? "  " : "",
             t->ph[i].outcome ? t->ph[i].outcome : "");
   if (t->audited) {

@@ -48,6 +48,11 @@ struct fd_fs {
   const char *mkfs[FD_ARGV_MAX];   /* make the file system */
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
+  /* A repair exit code meaning "the log must be replayed first" (xfs: 2;
+   * 0 = none), and the repair that destroys the log instead.
+   */
+  int dirty_log_exit;
+  const char *repair_zap_log[FD_ARGV_MAX];
   /* What a checker run means: exit code (or -1 and the signal). */
   enum fd_outcome (*outcome) (int status, int signal, bool repair);
   /* Per-pass times from the checker's output; returns how many. */

@@ -254,3 +254,20 @@ def test_ext4_metadata_targets_are_noticed(run, tmp_path, btype):
 def test_unknown_target_for_xfs(run):
     p = run("run", "--fs", "xfs", "--target", "journal", check=2)
     assert "unknown type 'journal' for xfs (data inode)" in p.stderr
+
+
+def test_xfs_crash_replays_the_log_by_mounting(run, tmp_path):
+    """xfs_repair refuses a dirty log (exit 2): the ladder mounts and
+    unmounts to replay it, then repairs again; the recheck is clean."""
+    out = tmp_path / "x.jsonl"
+    p = run("run", "--fs", "xfs", "--size", "512M", "--fill", "10",
+            "--crash", "--dir", str(tmp_path / "x"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    rec = json.loads(out.read_text())
+    names = [ph["name"] for ph in rec["phases"]]
+    assert names[names.index("check"):] == [
+        "check", "repair", "replay-mount", "repair", "recheck", "audit"]
+    assert rec["phases"][names.index("check") + 1]["exit"] == 2
+    assert phase(rec, "recheck")["outcome"] == "CLEAN"
+    assert rec["audit"]["intact"] > 0
+    assert leftovers(str(tmp_path / "x")) == []
