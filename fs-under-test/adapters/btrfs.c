@@ -41,23 +41,19 @@ parse_tree (const char *out, size_t *n)
 {
   struct btrfs_inode *v = NULL, *cur = NULL;
   unsigned long long leaf = 0, ino, parent;
-  const char *line = out;
+  const char *at, *nl;
   size_t cap = 0;
 
   *n = 0;
-  for (; line && *line;
-       line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
-    const char *k, *next = line;
-    char kind[32], buf[512];
+  for (at = out; *at; at = *nl ? nl + 1 : nl) {
+    const char *k;
+    char kind[32], line[512];
 
     /* One line at a time: strstr must not run on into the next. */
-    snprintf (buf, sizeof buf, "%.*s", (int)strcspn (next, "\n"), next);
-    line = buf;
-
-    if (sscanf (line, "leaf %llu items", &leaf) == 1) {
-      line = next;
+    nl = strchrnul (at, '\n');
+    snprintf (line, sizeof line, "%.*s", (int)(nl - at), at);
+    if (sscanf (line, "leaf %llu items", &leaf) == 1)
       continue;
-    }
     if ((k = strstr (line, "key (")) != NULL &&
         sscanf (k, "key (%llu %31s %llu)", &ino, kind, &parent) == 3 &&
         strncmp (line, "\titem", 5) == 0) {
@@ -79,16 +75,16 @@ parse_tree (const char *out, size_t *n)
         (*n)++;
       }
       cur = &v[i];
-      if (strcmp (kind, "INODE_ITEM") == 0)
+      /* The lines after an item belong to it: only an INODE_REF's (its
+       * name) and the first EXTENT_DATA's (its disk byte) are read.
+       */
+      if (strcmp (kind, "INODE_ITEM") == 0) {
         cur->leaf = leaf;
-      else if (strcmp (kind, "INODE_REF") == 0)
+        cur = NULL;
+      } else if (strcmp (kind, "INODE_REF") == 0)
         cur->parent = parent;
       else if (strcmp (kind, "EXTENT_DATA") != 0 || parent != 0)
-        cur = NULL; /* only the first extent, only these items */
-      if (cur && strcmp (kind, "INODE_REF") != 0 &&
-          strcmp (kind, "EXTENT_DATA") != 0)
         cur = NULL;
-      line = next;
       continue;
     }
     if (cur && (k = strstr (line, "name: ")) != NULL && !cur->name[0] &&
@@ -96,7 +92,6 @@ parse_tree (const char *out, size_t *n)
       sscanf (k, "name: %255[^\n]", cur->name);
     if (cur && (k = strstr (line, "disk byte ")) != NULL)
       sscanf (k, "disk byte %llu", &cur->disk_byte);
-    line = next;
   }
   return v;
 }

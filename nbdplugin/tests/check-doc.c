@@ -35,9 +35,9 @@ START_TEST (test_fault_keys)
     ck_assert_msg (strstr (pod, item), "the man page has no %s", item);
     /* The --help text names it too. */
     snprintf (item, sizeof item, "%s=", k);
-    ck_assert_msg (strstr (strstr (help, "#define futuredisk_config_help"),
-                           item),
-                   "--help does not mention %s", item);
+    ck_assert_msg (
+        strstr (strstr (help, "#define futuredisk_config_help"), item),
+        "--help does not mention %s", item);
   }
   ck_assert_ptr_nonnull (strstr (pod, "=item B<faults=>PRESET"));
   for (i = 0; fm_faultset_preset_name (i); i++)
