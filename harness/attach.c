@@ -273,9 +273,18 @@ start_loop (struct fd_disk *d, struct fm_err *err)
   char *argv[] = {(char *)"losetup", (char *)"--direct-io=on",
                   (char *)"-f",      (char *)"--show",
                   d->fusefile,       NULL};
+  sig_atomic_t interrupted = fd_interrupted;
   struct fd_proc p;
+  int r;
 
-  if (fd_run (argv, TOOL_TIMEOUT, &p, err) == -1)
+  /* A signal must not kill losetup between attaching a device and
+   * telling us which: that device would be lost to the detach.
+   */
+  fd_interrupted = 0;
+  r = fd_run (argv, TOOL_TIMEOUT, &p, err);
+  if (interrupted)
+    fd_interrupted = interrupted; /* (a signal since is set already) */
+  if (r == -1)
     return -1;
   if (p.status != 0 || strncmp (p.out, "/dev/", 5) != 0) {
     snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s", fd_argv_str (argv),
@@ -412,6 +421,24 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
       ret = -1;
     }
     d->dev[0] = '\0';
+  }
+  /* Any other loop device over our disk (one a failure left unrecorded)
+   * goes too, while its backing file can still be named.
+   */
+  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
+    char *argv[] = {(char *)"losetup", (char *)"-j", d->fusefile, NULL};
+    char *out = NULL, *line, *save = NULL;
+    if (fd_run_capture (argv, TOOL_TIMEOUT, &out, &e) == 0)
+      for (line = strtok_r (out, "\n", &save); line;
+           line = strtok_r (NULL, "\n", &save)) {
+        char *colon = strchr (line, ':');
+        char *det[] = {(char *)"losetup", (char *)"-d", line, NULL};
+        if (colon == NULL)
+          continue;
+        *colon = '\0';
+        fd_run_ok (det, TOOL_TIMEOUT, &e);
+      }
+    free (out);
   }
   if (d->fuse_mounted && is_mount_point (d->fusedir)) {
     char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};

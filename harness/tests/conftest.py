@@ -35,7 +35,10 @@ def leftovers(tag):
         found += [line.split()[1] for line in f if tag in line]
     loops = subprocess.run(["losetup", "-a"], capture_output=True,
                            text=True).stdout
-    found += [line for line in loops.splitlines() if tag in line]
+    # A loop device whose FUSE file is gone shows its backing file as
+    # "(/disk)": always a leak, whoever left it.
+    found += [line for line in loops.splitlines()
+              if tag in line or line.endswith("(/disk)")]
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
