@@ -442,7 +442,15 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   }
   if (d->fuse_mounted && is_mount_point (d->fusedir)) {
     char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
-    if (fd_run_ok (argv, TOOL_TIMEOUT, &e) == -1 && ret == 0) {
+    int i, r;
+
+    /* A loop device lets go of its file a moment after losetup -d
+     * returns (udev may still hold the device open): until then the
+     * FUSE mount is busy.
+     */
+    for (i = 0; (r = fd_run_ok (argv, TOOL_TIMEOUT, &e)) == -1 && i < 50; i++)
+      sleep_ms (100);
+    if (r == -1 && ret == 0) {
       *err = e;
       ret = -1;
     }
