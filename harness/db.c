@@ -163,23 +163,10 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
     if (exec (db, "INSERT INTO audit VALUES (?,?,?)", "iti", id,
               fd_audit_class_name (i), (long long)t->audit.count[i]) == -1)
       goto fail;
-  if (t->damaged) {
-    const char *line = t->damaged;
-    size_t k = 0;
-    while (*line) {
-      const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
-      char cls[32], pth[512];
-      if (tab == NULL || tab > nl)
-        break;
-      snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
-      snprintf (pth, sizeof pth, "%.*s", (int)(nl - tab - 1), tab + 1);
-      if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id, cls,
-                pth, k < 200 ? t->causes[k] : "") == -1)
-        goto fail;
-      k++;
-      line = *nl ? nl + 1 : nl;
-    }
-  }
+  for (i = 0; i < t->ndamaged; i++)
+    if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id,
+              t->damaged[i].cls, t->damaged[i].path, t->damaged[i].cause) == -1)
+      goto fail;
   if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     goto fail;
   sqlite3_close (db);

@@ -231,24 +231,41 @@ fd_trial_read_stats (struct trial *t)
   fclose (fp);
 }
 
+/* The audit's "class\tpath\n" lines as a list, once. */
+static int
+collect_damaged (struct trial *t, const char *text, struct fm_err *err)
+{
+  const char *line = text;
+
+  while (line && *line) {
+    const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+    struct fd_damaged *v, *x;
+
+    if (tab == NULL || tab > nl)
+      break;
+    v = realloc (t->damaged, (t->ndamaged + 1) * sizeof *v);
+    if (v == NULL) {
+      snprintf (err->msg, sizeof err->msg, "out of memory");
+      return -1;
+    }
+    t->damaged = v;
+    x = &v[t->ndamaged++];
+    memset (x, 0, sizeof *x);
+    snprintf (x->cls, sizeof x->cls, "%.*s", (int)(tab - line), line);
+    snprintf (x->path, sizeof x->path, "%.*s", (int)(nl - tab - 1), tab + 1);
+    line = *nl ? nl + 1 : nl;
+  }
+  return 0;
+}
+
 /* While mounted: where each damaged file's blocks are (at most 200). */
 static void
 map_damaged (struct trial *t)
 {
-  const char *line = t->damaged;
-  size_t k = 0;
+  size_t k;
 
-  while (line && *line && k < 200) {
-    const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
-    char path[256];
-
-    if (tab == NULL || tab > nl)
-      break;
-    snprintf (path, sizeof path, "%.*s", (int)(nl - tab - 1), tab + 1);
-    t->extents[k++] =
-        t->fs->fiemap_physical ? fd_extents_of (t->mnt, path) : NULL;
-    line = *nl ? nl + 1 : nl;
-  }
+  for (k = 0; k < t->ndamaged && k < 200 && t->fs->fiemap_physical; k++)
+    t->damaged[k].extents = fd_extents_of (t->mnt, t->damaged[k].path);
 }
 
 /* After the server wrote its last log line: the faults behind each. */
@@ -259,10 +276,11 @@ explain_damaged (struct trial *t)
   size_t k;
 
   snprintf (log, sizeof log, "%s/faults.jsonl", t->dir);
-  for (k = 0; k < 200; k++) {
-    fd_attribute (t->extents[k], log, t->causes[k], sizeof t->causes[k]);
-    fd_extents_free (t->extents[k]);
-    t->extents[k] = NULL;
+  for (k = 0; k < t->ndamaged; k++) {
+    struct fd_damaged *x = &t->damaged[k];
+    fd_attribute (x->extents, log, x->cause, sizeof x->cause);
+    fd_extents_free (x->extents);
+    x->extents = NULL;
   }
 }
 
@@ -306,7 +324,9 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   struct clocks c;
   struct phase *p;
   struct fm_err e;
-  char path[PATH_MAX + 32];
+  char path[PATH_MAX + 32], *text = NULL;
+  size_t text_len = 0;
+  int r;
 
   /* 1. A clean disk, populated. */
   /* Each server keeps its own ground truth: the populating one's (the
@@ -382,14 +402,23 @@ fd_trial_run (struct trial *t, struct fm_err *err)
     fd_trial_read_stats (t);
     return 0;
   }
-  t->audit.detail = open_memstream (&t->damaged, &t->damaged_len);
+  t->audit.detail = open_memstream (&text, &text_len);
   if ((p = begin (t, d, "audit", &c, err)) == NULL ||
       fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
-      end (d, p, &c, err) == -1)
+      end (d, p, &c, err) == -1) {
+    if (t->audit.detail)
+      fclose (t->audit.detail);
+    t->audit.detail = NULL;
+    free (text);
     goto fail;
+  }
   if (t->audit.detail)
     fclose (t->audit.detail);
   t->audit.detail = NULL;
+  r = collect_damaged (t, text, err);
+  free (text);
+  if (r == -1)
+    goto fail;
   t->audited = true;
   map_damaged (t);
   t->probe_ok = write_probe (t);
@@ -501,24 +530,13 @@ fd_trial_record (const struct trial *t, FILE *fp)
     fprintf (fp, "null");
   /* Which files (at most 200), so a loss can be matched to its fault. */
   fprintf (fp, ", \"damaged\": [");
-  if (t->damaged) {
-    const char *line = t->damaged;
-    int k = 0;
-    while (*line && k < 200) {
-      const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
-      char cls[32], path[256];
-      if (tab == NULL || tab > nl)
-        break;
-      snprintf (cls, sizeof cls, "%.*s", (int)(tab - line), line);
-      snprintf (path, sizeof path, "%.*s", (int)(nl - tab - 1), tab + 1);
-      fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", k ? ", " : "", cls);
-      fd_json_string (fp, path);
-      fprintf (fp, ", \"cause\": ");
-      fd_json_string (fp, t->causes[k]);
-      fprintf (fp, "}");
-      k++;
-      line = *nl ? nl + 1 : nl;
-    }
+  for (i = 0; i < t->ndamaged && i < 200; i++) {
+    fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", i ? ", " : "",
+             t->damaged[i].cls);
+    fd_json_string (fp, t->damaged[i].path);
+    fprintf (fp, ", \"cause\": ");
+    fd_json_string (fp, t->damaged[i].cause);
+    fprintf (fp, "}");
   }
   fprintf (fp, "]");
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);

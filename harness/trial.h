@@ -33,6 +33,14 @@ struct phase {
   size_t npasses;
 };
 
+/* A file the audit found not intact, and the logged faults behind it. */
+struct fd_damaged {
+  char cls[16];
+  char path[256];
+  char cause[64];             /* the kinds of faults on its blocks: "ure,rot" */
+  struct fd_extents *extents; /* while mounted (first 200 files only) */
+};
+
 /* A trial's inputs (set by the caller) and results (filled in). */
 struct trial {
   /* inputs */
@@ -55,11 +63,9 @@ struct trial {
   char targets[1024]; /* "type path offset; ..." */
   bool probe_ok, audited;
   char error[600];
-  char stats[16384]; /* the plugin's final stats object */
-  char *damaged;     /* "class\tpath\n" per file not intact */
-  size_t damaged_len;
-  struct fd_extents *extents[200]; /* of the first 200 damaged files */
-  char causes[200][64];            /* their logged faults: "ure,rot" */
+  char stats[16384];          /* the plugin's final stats object */
+  struct fd_damaged *damaged; /* the files not intact, in manifest order */
+  size_t ndamaged;
 };
 
 /* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
