@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "faultmodels/faultset.h"
 #include "attach.h"
 #include "errmsg.h"
 #include "fsadapter.h"
@@ -54,6 +55,28 @@ fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
               strchr (tok, '=') ? "" : "faults=", tok);
     out[*n] = words[*n];
     (*n)++;
+  }
+  return 0;
+}
+
+int
+fd_fault_spec_check (const char *spec, struct fm_err *err)
+{
+  char copy[4096];
+  const char *kv[64];
+  size_t n = 0, i;
+  struct fm_faultset scratch;
+
+  snprintf (copy, sizeof copy, "%s", spec);
+  if (fd_fault_spec (copy, kv, 64, &n, err) == -1)
+    return -1;
+  fm_faultset_preset (&scratch, "none", err);
+  for (i = 0; i < n; i++) {
+    char key[64];
+    const char *eq = strchr (kv[i], '=');
+    snprintf (key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
+    if (fm_faultset_set (&scratch, key, eq + 1, err) == -1)
+      return -1;
   }
   return 0;
 }
@@ -466,6 +489,9 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   rmdir (d->fusedir);
   unlink (d->pidfile);
   unlink (d->fusepid);
+  /* nbdkit leaves its sockets behind when it is killed. */
+  unlink (d->sock);
+  unlink (d->ctl);
   free (d);
   if (interrupted)
     fd_interrupted = interrupted;

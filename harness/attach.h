@@ -66,6 +66,11 @@ extern struct fd_disk *fd_disk_load (const char *path, struct fm_err *err);
 extern int fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
                           struct fm_err *err);
 
+/* Is every key of a --faults SPEC a fault key with a good value?  -1 with
+ * err "KEY: problem".
+ */
+extern int fd_fault_spec_check (const char *spec, struct fm_err *err);
+
 /* The plugin to load: $FUTUREDISK_PLUGIN, else the build tree's, else
  * nbdkit's installed "futuredisk".
  */

@@ -85,6 +85,24 @@ mkdir_p (const char *path)
   return mkdir (tmp, 0700) == -1 && errno != EEXIST ? -1 : 0;
 }
 
+/* Remove what attach keeps in the state directory (the logs of a failed
+ * attach were already shown), then the directory.
+ */
+static void
+clear_state_dir (const char *dir)
+{
+  const char *files[] = {"state",      "stats.json",  "faults.jsonl",
+                         "nbdkit.log", "nbdfuse.log", NULL};
+  char path[PATH_MAX + 16];
+  size_t i;
+
+  for (i = 0; files[i]; i++) {
+    snprintf (path, sizeof path, "%s/%s", dir, files[i]);
+    unlink (path);
+  }
+  rmdir (dir);
+}
+
 int
 cmd_attach (int argc, char **argv)
 {
@@ -178,7 +196,7 @@ cmd_attach (int argc, char **argv)
   d = fd_disk_attach (&o, &err);
   if (d == NULL) {
     fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
-    rmdir (dir);
+    clear_state_dir (dir);
     return 1;
   }
   if (fd_disk_save (d, state, &err) == -1) {
@@ -231,15 +249,7 @@ cmd_detach (int argc, char **argv)
       fwrite (buf, 1, n, stdout);
     fclose (fp);
   }
-  if (ret == 0) {
-    const char *files[] = {"state",      "stats.json",  "faults.jsonl",
-                           "nbdkit.log", "nbdfuse.log", NULL};
-    size_t i;
-    for (i = 0; files[i]; i++) {
-      snprintf (path, sizeof path, "%s/%s", dir, files[i]);
-      unlink (path);
-    }
-    rmdir (dir);
-  }
+  if (ret == 0)
+    clear_state_dir (dir);
   return ret;
 }

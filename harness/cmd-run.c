@@ -28,8 +28,10 @@ run_usage (FILE *fp)
       "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
       "              [--fill PCT] [--meta-only N] [--crash] [--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--json FILE] [--db FILE] [--dir DIR] [--keep] "
-      "[--timeout SECONDS]\n"
+      "              [--time MODE] [--json FILE] [--db FILE] [--dir DIR] "
+      "[--keep]\n"
+      "              [--timeout SECONDS] [--campaign NAME --run-id ID "
+      "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
       "break the\ndisk, check and repair it, audit every file, and "
       "record what happened.\n"
@@ -49,10 +51,14 @@ run_usage (FILE *fp)
       "and/or\n"
       "                   KEY=VALUE keys, comma-separated\n"
       "  --target T[:N[:K]]  also hit N files' blocks of type T "
-      "(data, inode)\n"
+      "(data, inode,\n"
+      "                   per file system more: see futuredisk(1))\n"
       "                   with fault K (ure: unreadable, the default; "
       "lse;\n"
       "                   rot: one bit flipped at rest)\n"
+      "  --time MODE      the disk's clock: virtual (default), real "
+      "(requests\n"
+      "                   take their modelled time), scale:F\n"
       "  --json FILE      append the trial record as one JSON line\n"
       "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
       "  --dir DIR        trial directory (default: a new one under "
@@ -60,7 +66,12 @@ run_usage (FILE *fp)
       "  --keep           keep the trial directory (store, logs, "
       "manifest)\n"
       "  --timeout SEC    kill a checker after SEC seconds (default "
-      "3600)\n",
+      "3600)\n"
+      "  --campaign NAME, --run-id ID, --rep N\n"
+      "                   label the record as repetition N of a campaign's "
+      "night\n"
+      "                   (futuredisk campaign sets them)\n"
+      "An interrupted trial is not recorded.\n",
       fd_progname);
 }
 
@@ -83,10 +94,14 @@ cmd_run (int argc, char **argv)
       {"meta-only", required_argument, NULL, 'M'},
       {"db", required_argument, NULL, 'D'},
       {"crash", no_argument, NULL, 'C'},
+      {"time", required_argument, NULL, 'm'},
+      {"campaign", required_argument, NULL, 'c'},
+      {"run-id", required_argument, NULL, 'r'},
+      {"rep", required_argument, NULL, 'R'},
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
-  static char spec[4096];
+  static char spec[4096], time_arg[80];
   const char *fs = NULL, *dir = NULL, *db_path = NULL;
   struct fm_err err;
   int c, ret = 0;
@@ -124,6 +139,8 @@ cmd_run (int argc, char **argv)
         break;
       case 'F':
         t.faults_spec = optarg;
+        if (fd_fault_spec_check (optarg, &err) == -1)
+          goto usage_err;
         snprintf (spec, sizeof spec, "%s", optarg);
         if (fd_fault_spec (spec, t.extra, 64, &t.n_extra, &err) == -1)
           goto usage_err;
@@ -150,6 +167,21 @@ cmd_run (int argc, char **argv)
         break;
       case 'C':
         t.crash = true;
+        break;
+      case 'm':
+        if (fd_trial_parse_time (optarg, &err) == -1)
+          goto usage_err;
+        t.time_mode = optarg;
+        break;
+      case 'c':
+        t.campaign = optarg;
+        break;
+      case 'r':
+        t.run_id = optarg;
+        break;
+      case 'R':
+        if (fm_parse_uint ("--rep", optarg, 0, 1000000, &t.rep, &err) == -1)
+          goto usage_err;
         break;
       case 'M':
         t.populate.meta_only = true;
@@ -180,6 +212,18 @@ cmd_run (int argc, char **argv)
                 t.fs->name, t.fs->min_size >> 20);
       goto usage_err;
     }
+  }
+  if ((t.campaign == NULL) != (t.run_id == NULL)) {
+    snprintf (err.msg, sizeof err.msg, "--campaign and --run-id go together");
+    goto usage_err;
+  }
+  if (t.time_mode) {
+    snprintf (time_arg, sizeof time_arg, "time=%s", t.time_mode);
+    if (t.n_extra == 64) {
+      snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
+      goto usage_err;
+    }
+    t.extra[t.n_extra++] = time_arg;
   }
   if (t.target) {
     char type[34];
@@ -228,6 +272,11 @@ cmd_run (int argc, char **argv)
   }
   fd_trial_read_stats (&t);
   fd_trial_summary (&t);
+  /* An interrupted trial measured nothing whole: a campaign resumed
+   * later runs it again, so it must not be found recorded.
+   */
+  if (fd_interrupted)
+    db_path = NULL, t.json_path = NULL;
   if (db_path) {
     char *rec = NULL;
     size_t len = 0;

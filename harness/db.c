@@ -32,6 +32,29 @@ static const char schema[] =
     "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
     "  path TEXT NOT NULL, cause TEXT NOT NULL);";
 
+/* Version 2: trials know their campaign night and scenario, phases count
+ * the reads the disk failed.  Applied to a new database after the
+ * version 1 schema, and to a version 1 database as its upgrade.
+ */
+#define SCENARIO_SQL                                                           \
+  "printf('fs=%s profile=%s size=%s fill=%g meta=%d crash=%d faults=%s "       \
+  "target=%s', fs, profile, size, fill_pct, meta_only, crash, faults, "        \
+  "target) || CASE WHEN time_mode = 'virtual' THEN '' "                        \
+  "ELSE ' time=' || time_mode END"
+
+static const char schema_v2[] =
+    "ALTER TABLE trials ADD COLUMN campaign TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE trials ADD COLUMN run_id TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE trials ADD COLUMN rep INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE trials ADD COLUMN crash INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE trials ADD COLUMN meta_only INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE trials ADD COLUMN time_mode TEXT NOT NULL DEFAULT 'virtual';"
+    "ALTER TABLE trials ADD COLUMN scenario TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE phases ADD COLUMN read_errors INTEGER;"
+    "UPDATE trials SET crash = coalesce(json_extract(record, '$.crash'), 0);"
+    "UPDATE trials SET scenario = " SCENARIO_SQL ";"
+    "CREATE INDEX IF NOT EXISTS trials_night ON trials (campaign, run_id);";
+
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
 {
@@ -40,46 +63,66 @@ fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
   return -1;
 }
 
-/* Open, and create or check the schema. */
-static sqlite3 *
-open_db (const char *path, struct fm_err *err)
+/* PRAGMA user_version, or -1 when the file is not a database. */
+static int
+user_version (sqlite3 *db)
 {
-  sqlite3 *db = NULL;
   sqlite3_stmt *st;
   int version = -1;
 
-  if (sqlite3_open (path, &db) != SQLITE_OK) {
+  if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &st, NULL) !=
+      SQLITE_OK)
+    return -1;
+  if (sqlite3_step (st) == SQLITE_ROW)
+    version = sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  return version;
+}
+
+sqlite3 *
+fd_db_open (const char *path, bool create, struct fm_err *err)
+{
+  sqlite3 *db = NULL;
+  int version;
+  char pragma[64];
+
+  if (sqlite3_open_v2 (
+          path, &db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0),
+          NULL) != SQLITE_OK) {
     fail (db, path, "open", err);
     sqlite3_close (db);
     return NULL;
   }
   sqlite3_busy_timeout (db, 30000); /* shards may share a file */
-  if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &st, NULL) !=
-      SQLITE_OK) {
-    fail (db, path, "not a SQLite database", err);
+  if ((version = user_version (db)) < 0) {
+    fail (db, path, "not a futuredisk database", err);
     sqlite3_close (db);
     return NULL;
   }
-  if (sqlite3_step (st) == SQLITE_ROW)
-    version = sqlite3_column_int (st, 0);
-  sqlite3_finalize (st);
-  if (version != 0 && version != FD_DB_SCHEMA_VERSION) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: schema version %d, this futuredisk knows %d", path, version,
-              FD_DB_SCHEMA_VERSION);
-    sqlite3_close (db);
-    return NULL;
-  }
-  if (version == 0) {
-    char pragma[64];
+  if (version < FD_DB_SCHEMA_VERSION) {
+    /* Under the write lock, look again: another process may have just
+     * created or upgraded it.
+     */
     snprintf (pragma, sizeof pragma, "PRAGMA user_version = %d",
               FD_DB_SCHEMA_VERSION);
-    if (sqlite3_exec (db, schema, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-      fail (db, path, "create schema", err);
+    if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+        (version = user_version (db)) < 0 ||
+        (version == 0 &&
+         sqlite3_exec (db, schema, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 2 &&
+         sqlite3_exec (db, schema_v2, NULL, NULL, NULL) != SQLITE_OK) ||
+        sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+      fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
       sqlite3_close (db);
       return NULL;
     }
+  } else if (version > FD_DB_SCHEMA_VERSION) {
+    snprintf (err->msg, sizeof err->msg,
+              "%s: schema version %d, this futuredisk knows up to %d", path,
+              version, FD_DB_SCHEMA_VERSION);
+    sqlite3_close (db);
+    return NULL;
   }
   return db;
 }
@@ -117,7 +160,7 @@ int
 fd_db_add (const char *path, const struct trial *t, const char *record,
            struct fm_err *err)
 {
-  sqlite3 *db = open_db (path, err);
+  sqlite3 *db = fd_db_open (path, true, err);
   long long id;
   size_t i, j;
 
@@ -127,14 +170,22 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
     goto fail;
   if (exec (db,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
-            " target, targets_hit, files, bytes, error, version, record)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiittt", t->fs->name, t->profile, t->size,
+            " target, targets_hit, files, bytes, error, version, record,"
+            " campaign, run_id, rep, crash, meta_only, time_mode)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiitttttiiit", t->fs->name, t->profile, t->size,
             (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
             t->target ? t->target : "", t->targets, (long long)t->m.n,
-            (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record) == -1)
+            (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
+            t->campaign ? t->campaign : "", t->run_id ? t->run_id : "",
+            (long long)t->rep, (long long)t->crash,
+            (long long)(t->populate.meta_only ? t->populate.files : 0),
+            t->time_mode ? t->time_mode : "virtual") == -1)
     goto fail;
   id = sqlite3_last_insert_rowid (db);
+  if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
+            "i", id) == -1)
+    goto fail;
   if (t->audited && exec (db, "UPDATE trials SET write_probe = ? WHERE id = ?",
                           "ii", (long long)t->probe_ok, id) == -1)
     goto fail;
@@ -142,17 +193,14 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
     const struct phase *p = &t->ph[i];
     /* exit, signal and outcome only for checkers (else NULL). */
     if (exec (db,
-              p->outcome ? "INSERT INTO phases VALUES (?,?,?,?,?,?,?,?,?,?,?,"
-                           "?,?)"
-                         : "INSERT INTO phases (trial_id, seq, name, "
-                           "virtual_s, wall_s, cpu_s, reads, writes, "
-                           "bytes_read, bytes_written) VALUES "
-                           "(?,?,?,?,?,?,?,?,?,?)",
-              p->outcome ? "iitdddiiiiiit" : "iitdddiiii", id, (long long)i,
+              "INSERT INTO phases (trial_id, seq, name, virtual_s, wall_s,"
+              " cpu_s, reads, writes, bytes_read, bytes_written, read_errors,"
+              " exit, signal, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              p->outcome ? "iitdddiiiiiiit" : "iitdddiiiii", id, (long long)i,
               p->name, p->virtual_s, p->wall_s, p->cpu_s, (long long)p->reads,
               (long long)p->writes, (long long)p->bytes_read,
-              (long long)p->bytes_written, (long long)p->status,
-              (long long)p->signal, p->outcome) == -1)
+              (long long)p->bytes_written, (long long)p->read_errors,
+              (long long)p->status, (long long)p->signal, p->outcome) == -1)
       goto fail;
     for (j = 0; j < p->npasses; j++)
       if (exec (db, "INSERT INTO passes VALUES (?,?,?,?)", "ittd", id, p->name,

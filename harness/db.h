@@ -8,10 +8,21 @@
 #ifndef FUTUREDISK_DB_H
 #define FUTUREDISK_DB_H
 
+#include <stdbool.h>
+
 #include "faultmodels/error.h"
 #include "trial.h"
 
-#define FD_DB_SCHEMA_VERSION 1
+#define FD_DB_SCHEMA_VERSION 2
+
+struct sqlite3;
+
+/* Open the database at path (creating it when create is set), creating
+ * or upgrading its schema; NULL with err naming the file.  A database of
+ * a newer schema is refused, never altered.
+ */
+extern struct sqlite3 *fd_db_open (const char *path, bool create,
+                                   struct fm_err *err);
 
 /* Add one trial (and its JSON record) to the database at path, creating
  * it if needed.  -1 with err naming the file and SQLite's message.

@@ -40,7 +40,7 @@ self_cpu (void)
 /* A phase in progress: where its clocks and counters started. */
 struct clocks {
   double wall, cpu;
-  uint64_t vns, reads, writes, br, bw;
+  uint64_t vns, reads, writes, br, bw, rerr;
 };
 
 static int
@@ -60,6 +60,13 @@ sample (struct fd_disk *d, const char *name, struct clocks *c,
   fd_json_u64 (reply, "writes", &c->writes);
   fd_json_u64 (reply, "bytes_read", &c->br);
   fd_json_u64 (reply, "bytes_written", &c->bw);
+  {
+    /* Reads the disk failed: unrecoverable errors and latent ones. */
+    uint64_t ure = 0, lse = 0;
+    fd_json_u64 (reply, "ure", &ure);
+    fd_json_u64 (reply, "lse", &lse);
+    c->rerr = ure + lse;
+  }
   free (reply);
   c->wall = fd_now_s ();
   c->cpu = self_cpu ();
@@ -96,6 +103,7 @@ end (struct fd_disk *d, struct phase *p, const struct clocks *c0,
   p->writes = c1.writes - c0->writes;
   p->bytes_read = c1.br - c0->br;
   p->bytes_written = c1.bw - c0->bw;
+  p->read_errors = c1.rerr - c0->rerr;
   return 0;
 }
 
@@ -484,9 +492,16 @@ fd_trial_record (const struct trial *t, FILE *fp)
   fprintf (fp, ", \"size\": ");
   fd_json_string (fp, t->size);
   fprintf (fp,
-           ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"crash\": %s, "
-           "\"faults\": ",
-           t->seed, t->fill, t->crash ? "true" : "false");
+           ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"meta_only\": %" PRIu64
+           ", \"crash\": %s, \"time\": ",
+           t->seed, t->fill, t->populate.meta_only ? t->populate.files : 0,
+           t->crash ? "true" : "false");
+  fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
+  fprintf (fp, ", \"campaign\": ");
+  fd_json_string (fp, t->campaign ? t->campaign : "");
+  fprintf (fp, ", \"run_id\": ");
+  fd_json_string (fp, t->run_id ? t->run_id : "");
+  fprintf (fp, ", \"rep\": %" PRIu64 ", \"faults\": ", t->rep);
   fd_json_string (fp, t->faults_spec ? t->faults_spec : "");
   fprintf (fp, ", \"target\": ");
   fd_json_string (fp, t->target ? t->target : "");
@@ -499,9 +514,11 @@ fd_trial_record (const struct trial *t, FILE *fp)
     fprintf (fp,
              "%s{\"name\": \"%s\", \"virtual_s\": %.6f, \"wall_s\": %.3f, "
              "\"cpu_s\": %.3f, \"reads\": %" PRIu64 ", \"writes\": %" PRIu64
-             ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64,
+             ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
+             ", \"read_errors\": %" PRIu64,
              i ? ", " : "", p->name, p->virtual_s, p->wall_s, p->cpu_s,
-             p->reads, p->writes, p->bytes_read, p->bytes_written);
+             p->reads, p->writes, p->bytes_read, p->bytes_written,
+             p->read_errors);
     if (p->outcome) {
       fprintf (fp,
                ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", "
@@ -566,4 +583,19 @@ fd_trial_summary (const struct trial *t)
   }
   if (t->error[0])
     printf ("  error: %s\n", t->error);
+}
+
+/* --time: what the plugin's time= takes (virtual, real, scale:F). */
+int
+fd_trial_parse_time (const char *s, struct fm_err *err)
+{
+  double f;
+
+  if (strcmp (s, "virtual") == 0 || strcmp (s, "real") == 0)
+    return 0;
+  if (strncmp (s, "scale:", 6) == 0)
+    return fm_parse_double ("--time scale", s + 6, 1e-6, 1e6, &f, err);
+  snprintf (err->msg, sizeof err->msg,
+            "--time: '%.64s' is not virtual, real or scale:F", s);
+  return -1;
 }

@@ -27,8 +27,9 @@ struct phase {
   const char *name;
   double virtual_s, wall_s, cpu_s;
   uint64_t reads, writes, bytes_read, bytes_written;
-  int status, signal;  /* checkers: raw exit, signal; else 0 */
-  const char *outcome; /* checkers: normalized outcome; else NULL */
+  uint64_t read_errors; /* reads the disk failed (ure, lse) */
+  int status, signal;   /* checkers: raw exit, signal; else 0 */
+  const char *outcome;  /* checkers: normalized outcome; else NULL */
   struct fd_pass passes[12];
   size_t npasses;
 };
@@ -46,6 +47,9 @@ struct trial {
   /* inputs */
   const struct fd_fs *fs;
   const char *profile, *size, *faults_spec, *target, *json_path;
+  const char *campaign, *run_id; /* the campaign night it belongs to */
+  uint64_t rep;                  /* its repetition there */
+  const char *time_mode;         /* the plugin's time=, or NULL */
   const char *extra[64];
   size_t n_extra;
   uint64_t seed;
@@ -82,6 +86,11 @@ extern void fd_trial_summary (const struct trial *t);
 
 /* Remove what the trial left in t->dir (and the directory, if asked). */
 extern void fd_trial_clean (const struct trial *t, bool remove_dir);
+
+/* Is s a time mode of the plugin's time= (virtual, real, scale:F)?  -1
+ * with err naming it.
+ */
+extern int fd_trial_parse_time (const char *s, struct fm_err *err);
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

@@ -29,12 +29,13 @@ btrfs_passes (const char *out, struct fd_pass *p, size_t max)
 }
 
 struct btrfs_inode {
-  unsigned long long ino, parent, leaf, disk_byte;
+  unsigned long long ino, parent, leaf, dir_leaf, disk_byte;
   char name[256];
 };
 
 /* The fs tree's inodes: name and parent (INODE_REF), the leaf holding
- * the inode item, and the first data extent's logical address.
+ * the inode item, for a directory the leaf holding its first entry, and
+ * the first data extent's logical address.
  */
 static struct btrfs_inode *
 parse_tree (const char *out, size_t *n)
@@ -81,6 +82,10 @@ parse_tree (const char *out, size_t *n)
       if (strcmp (kind, "INODE_ITEM") == 0) {
         cur->leaf = leaf;
         cur = NULL;
+      } else if (strcmp (kind, "DIR_INDEX") == 0) {
+        if (cur->dir_leaf == 0)
+          cur->dir_leaf = leaf;
+        cur = NULL;
       } else if (strcmp (kind, "INODE_REF") == 0)
         cur->parent = parent;
       else if (strcmp (kind, "EXTENT_DATA") != 0 || parent != 0)
@@ -122,9 +127,56 @@ map_logical (const char *dev, unsigned long long logical, uint64_t *phys,
   return 0;
 }
 
+extern const struct fd_fs fd_fs_btrfs;
+
+/* The trees whose roots `dump-tree -r` lists, by the words it uses. */
+static const struct {
+  const char *type, *words;
+} roots[] = {
+    {"root-tree", "root tree: "},
+    {"chunk-tree", "chunk tree: "},
+    {"extent-tree", "extent tree key "},
+    {"dev-tree", "device tree key "},
+    {"fs-tree", "fs tree key "},
+    {"csum-tree", "checksum tree key "},
+    {"free-space-tree", "free space tree key "},
+};
+
+/* The logical address of a tree's root node. */
 static int
-btrfs_locate (const char *dev, const char *type, const char *path,
-              uint64_t *offset, uint64_t *length, struct fm_err *err)
+tree_root (const char *dev, size_t r, unsigned long long *logical,
+           struct fm_err *err)
+{
+  char *argv[] = {(char *)"btrfs",     (char *)"inspect-internal",
+                  (char *)"dump-tree", (char *)"-r",
+                  (char *)dev,         NULL};
+  char *out;
+  const char *p;
+
+  if (fd_run_capture (argv, 600, &out, err) == -1)
+    return -1;
+  /* "root tree: 30588928 level 0", or for the trees a ROOT_ITEM
+   * describes, "extent tree key (EXTENT_TREE ROOT_ITEM 0) 30408704 ..."
+   */
+  p = strstr (out, roots[r].words);
+  if (p)
+    p += strlen (roots[r].words);
+  if (p && *p == '(' && (p = strchr (p, ')')) != NULL)
+    p++;
+  if (p == NULL || sscanf (p, "%llu", logical) != 1) {
+    snprintf (err->msg, sizeof err->msg, "btrfs dump-tree -r: no %s",
+              roots[r].type);
+    free (out);
+    return -1;
+  }
+  free (out);
+  return 0;
+}
+
+/* data, inode, dir: walk the fs tree's names to path. */
+static int
+fs_tree_block (const char *dev, const char *type, const char *path,
+               uint64_t *offset, uint64_t *length, struct fm_err *err)
 {
   char *argv[] = {(char *)"btrfs",
                   (char *)"inspect-internal",
@@ -135,15 +187,10 @@ btrfs_locate (const char *dev, const char *type, const char *path,
                   NULL};
   char comp[256], *out;
   const char *p = path;
-  unsigned long long cur = 256; /* the top directory */
+  unsigned long long cur = 256, logical; /* 256: the top directory */
   struct btrfs_inode *v;
-  size_t n, i = 0;
+  size_t n, i, parent;
 
-  if (strcmp (type, "data") != 0 && strcmp (type, "inode") != 0) {
-    snprintf (err->msg, sizeof err->msg,
-              "unknown target type '%.64s' for btrfs (data, inode)", type);
-    return -1;
-  }
   if (fd_run_capture (argv, 600, &out, err) == -1)
     return -1;
   v = parse_tree (out, &n);
@@ -152,38 +199,71 @@ btrfs_locate (const char *dev, const char *type, const char *path,
     snprintf (err->msg, sizeof err->msg, "out of memory");
     return -1;
   }
-  while (*p) { /* walk the path from the top directory */
+  for (i = 0; i < n && v[i].ino != cur; i++)
+    ;
+  parent = i;
+  while (*p && i < n) { /* walk the path from the top directory */
     size_t len = strcspn (p, "/");
     snprintf (comp, sizeof comp, "%.*s", (int)len, p);
+    parent = i;
     for (i = 0; i < n; i++)
       if (v[i].parent == cur && strcmp (v[i].name, comp) == 0)
         break;
-    if (i == n) {
-      snprintf (err->msg, sizeof err->msg, "btrfs: %s: no '%s' in dump-tree",
-                path, comp);
-      free (v);
-      return -1;
-    }
+    if (i == n)
+      break;
     cur = v[i].ino;
     p += len;
     while (*p == '/')
       p++;
   }
+  if (i == n) {
+    snprintf (err->msg, sizeof err->msg, "btrfs: %s: no '%s' in dump-tree",
+              path, comp);
+    free (v);
+    return -1;
+  }
   if (strcmp (type, "data") == 0) {
-    if (v[i].disk_byte == 0) {
-      snprintf (err->msg, sizeof err->msg,
-                "btrfs: %s has no data extent on disk (inline?)", path);
-      free (v);
-      return -1;
-    }
     *length = 4096;
-    i = map_logical (dev, v[i].disk_byte, offset, err);
+    logical = v[i].disk_byte;
   } else {
     *length = 16384; /* the default node size: the whole leaf */
-    i = map_logical (dev, v[i].leaf, offset, err);
+    logical = strcmp (type, "dir") == 0 ? v[parent].dir_leaf : v[i].leaf;
   }
   free (v);
-  return i == 0 ? 0 : -1;
+  if (logical == 0) {
+    snprintf (err->msg, sizeof err->msg,
+              "btrfs: %s has no %s block on disk (inline?)", path, type);
+    return -1;
+  }
+  return map_logical (dev, logical, offset, err);
+}
+
+static int
+btrfs_locate (const char *dev, const char *type, const char *path,
+              uint64_t *offset, uint64_t *length, struct fm_err *err)
+{
+  unsigned long long logical;
+  size_t r;
+
+  if (strcmp (type, "data") == 0 || strcmp (type, "inode") == 0 ||
+      strcmp (type, "dir") == 0)
+    return fs_tree_block (dev, type, path, offset, length, err);
+  if (strcmp (type, "superblock") == 0) {
+    *offset = 65536; /* the primary copy; mirrors at 64 MiB and 256 GiB */
+    *length = 4096;
+    return 0;
+  }
+  for (r = 0; r < sizeof roots / sizeof roots[0]; r++)
+    if (strcmp (type, roots[r].type) == 0) {
+      if (tree_root (dev, r, &logical, err) == -1)
+        return -1;
+      *length = 16384;
+      return map_logical (dev, logical, offset, err);
+    }
+  snprintf (err->msg, sizeof err->msg,
+            "unknown target type '%.64s' for btrfs (%s)", type,
+            fd_fs_btrfs.target_types);
+  return -1;
 }
 
 const struct fd_fs fd_fs_btrfs = {
@@ -196,5 +276,6 @@ const struct fd_fs fd_fs_btrfs = {
     .outcome = btrfs_outcome,
     .passes = btrfs_passes,
     .locate = btrfs_locate,
-    .target_types = "data inode",
+    .target_types = "data inode dir superblock root-tree chunk-tree "
+                    "extent-tree dev-tree fs-tree csum-tree free-space-tree",
 };

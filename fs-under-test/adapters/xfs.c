@@ -107,56 +107,152 @@ to_daddr (const char *dev, const char *kind, unsigned long long n,
   return 0;
 }
 
+/* "xfs_db -r -c C -c 'p FIELD'": the field's number. */
 static int
-xfs_locate (const char *dev, const char *type, const char *path,
-            uint64_t *offset, uint64_t *length, struct fm_err *err)
+xfs_field (const char *dev, const char *c, const char *field,
+           unsigned long long *v, struct fm_err *err)
 {
-  char cmd[512], *out;
-  const char *p;
-  unsigned long long bs, ino, fsb, daddr;
+  char p[64], want[80], *out;
+  const char *at;
 
-  if (xfs_db (dev, "sb 0", "p blocksize", &out, err) == -1)
+  snprintf (p, sizeof p, "p %s", field);
+  snprintf (want, sizeof want, "%s = %%llu", field);
+  if (xfs_db (dev, c, p, &out, err) == -1)
     return -1;
-  if (sscanf (out, "blocksize = %llu", &bs) != 1) {
-    snprintf (err->msg, sizeof err->msg, "xfs_db: no block size: %.80s", out);
+  at = strstr (out, field);
+  if (at == NULL || sscanf (at, want, v) != 1) {
+    snprintf (err->msg, sizeof err->msg, "xfs_db %s: no %s: %.80s", c, field,
+              out);
     free (out);
     return -1;
   }
   free (out);
+  return 0;
+}
+
+/* The first block of the file's (or directory's) data fork, as a daddr;
+ * 0 when it has none (an empty file, a short-form directory).
+ */
+static int
+first_block (const char *dev, const char *path, unsigned long long *daddr,
+             struct fm_err *err)
+{
+  char cmd[512], *out;
+  const char *p;
+  unsigned long long fsb;
+
   snprintf (cmd, sizeof cmd, "path /%s", path);
-  if (strcmp (type, "data") == 0) {
-    if (xfs_db (dev, cmd, "bmap", &out, err) == -1)
+  if (xfs_db (dev, cmd, "bmap", &out, err) == -1)
+    return -1;
+  p = strstr (out, "startblock ");
+  if (p == NULL || sscanf (p, "startblock %llu", &fsb) != 1) {
+    free (out);
+    *daddr = 0;
+    return 0;
+  }
+  free (out);
+  return to_daddr (dev, "fsb", fsb, daddr, err);
+}
+
+/* The daddr of the block holding the inode of path. */
+static int
+inode_block (const char *dev, const char *path, unsigned long long bs,
+             unsigned long long *daddr, struct fm_err *err)
+{
+  char cmd[512], *out;
+  const char *p;
+  unsigned long long ino;
+
+  snprintf (cmd, sizeof cmd, "path /%s", path);
+  if (xfs_db (dev, cmd, "inode", &out, err) == -1)
+    return -1;
+  if ((p = strstr (out, "inode number is ")) == NULL ||
+      sscanf (p, "inode number is %llu", &ino) != 1) {
+    snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.80s", cmd, out);
+    free (out);
+    return -1;
+  }
+  free (out);
+  if (to_daddr (dev, "ino", ino, daddr, err) == -1)
+    return -1;
+  *daddr -= *daddr % (bs / 512);
+  return 0;
+}
+
+extern const struct fd_fs fd_fs_xfs;
+
+/* AG 0's headers, in sectors (xfs_format.h: sb, AGF, AGI, AGFL), and the
+ * btree roots its AGF and AGI point at.
+ */
+static const struct {
+  const char *type, *header, *field;
+  unsigned sector;
+} ag0[] = {
+    {"superblock", NULL, NULL, 0},
+    {"agf", NULL, NULL, 1},
+    {"agi", NULL, NULL, 2},
+    {"agfl", NULL, NULL, 3},
+    {"bnobt", "agf 0", "bnoroot", 0},
+    {"cntbt", "agf 0", "cntroot", 0},
+    {"refcountbt", "agf 0", "refcntroot", 0},
+    {"inobt", "agi 0", "root", 0},
+    {"finobt", "agi 0", "free_root", 0},
+};
+
+static int
+xfs_locate (const char *dev, const char *type, const char *path,
+            uint64_t *offset, uint64_t *length, struct fm_err *err)
+{
+  unsigned long long bs, ss, v, daddr;
+  size_t i;
+
+  if (xfs_field (dev, "sb 0", "blocksize", &bs, err) == -1 ||
+      xfs_field (dev, "sb 0", "sectsize", &ss, err) == -1)
+    return -1;
+  *length = bs;
+  for (i = 0; i < sizeof ag0 / sizeof ag0[0]; i++)
+    if (strcmp (type, ag0[i].type) == 0)
+      break;
+  if (i < sizeof ag0 / sizeof ag0[0] && ag0[i].header == NULL) {
+    *offset = ag0[i].sector * ss;
+    *length = ss;
+    return 0;
+  } else if (i < sizeof ag0 / sizeof ag0[0]) {
+    /* In AG 0 an AG block number is also the file-system block. */
+    if (xfs_field (dev, ag0[i].header, ag0[i].field, &v, err) == -1)
       return -1;
-    if ((p = strstr (out, "startblock ")) == NULL ||
-        sscanf (p, "startblock %llu", &fsb) != 1) {
-      snprintf (err->msg, sizeof err->msg, "%s has no data block: %.80s", path,
-                out);
-      free (out);
+    daddr = v * (bs / 512);
+  } else if (strcmp (type, "log") == 0) {
+    if (xfs_field (dev, "sb 0", "logstart", &v, err) == -1 ||
+        to_daddr (dev, "fsb", v, &daddr, err) == -1)
+      return -1;
+  } else if (strcmp (type, "data") == 0) {
+    if (first_block (dev, path, &daddr, err) == -1)
+      return -1;
+    if (daddr == 0) {
+      snprintf (err->msg, sizeof err->msg, "%s has no data block", path);
       return -1;
     }
-    free (out);
-    if (to_daddr (dev, "fsb", fsb, &daddr, err) == -1)
+  } else if (strcmp (type, "dir") == 0) {
+    /* The directory's first block; a short-form directory lives in its
+     * inode, so that block holds its entries.
+     */
+    char dir[300];
+    const char *slash = strrchr (path, '/');
+    snprintf (dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
+    if (first_block (dev, dir, &daddr, err) == -1 ||
+        (daddr == 0 && inode_block (dev, dir, bs, &daddr, err) == -1))
       return -1;
   } else if (strcmp (type, "inode") == 0) {
-    if (xfs_db (dev, cmd, "inode", &out, err) == -1)
+    if (inode_block (dev, path, bs, &daddr, err) == -1)
       return -1;
-    if ((p = strstr (out, "inode number is ")) == NULL ||
-        sscanf (p, "inode number is %llu", &ino) != 1) {
-      snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.80s", cmd, out);
-      free (out);
-      return -1;
-    }
-    free (out);
-    if (to_daddr (dev, "ino", ino, &daddr, err) == -1)
-      return -1;
-    daddr -= daddr % (bs / 512); /* the whole block holding it */
   } else {
     snprintf (err->msg, sizeof err->msg,
-              "unknown target type '%.64s' for xfs (data, inode)", type);
+              "unknown target type '%.64s' for xfs (%s)", type,
+              fd_fs_xfs.target_types);
     return -1;
   }
   *offset = daddr * 512;
-  *length = bs;
   return 0;
 }
 
@@ -173,5 +269,6 @@ const struct fd_fs fd_fs_xfs = {
     .passes = xfs_passes,
     .locate = xfs_locate,
     .fiemap_physical = true,
-    .target_types = "data inode",
+    .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
+                    "refcountbt inobt finobt",
 };

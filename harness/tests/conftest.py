@@ -29,7 +29,7 @@ def run(futuredisk):
 def leftovers(tag):
     """What of an attached disk whose paths contain `tag` is still there:
     mounts (FUSE or file system), loop devices, nbdkit and nbdfuse
-    processes."""
+    processes, attach's state directories."""
     found = []
     with open("/proc/mounts") as f:
         found += [line.split()[1] for line in f if tag in line]
@@ -49,4 +49,10 @@ def leftovers(tag):
             continue
         if tag in cmd and ("nbdkit" in cmd or "nbdfuse" in cmd):
             found.append(f"pid {pid}: {cmd}")
+    # `futuredisk attach` keeps its state in a directory named after the
+    # mount point; detach (or a failed attach) removes it.
+    state = "/run/futuredisk/attach"
+    if os.path.isdir(state):
+        found += [f"{state}/{d}" for d in os.listdir(state)
+                  if tag.replace("/", "_") in d]
     return found
