@@ -138,8 +138,8 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
           iops, pct);
 }
 
-/* Shared by `model` and `demo`.  Every profile is loaded before anything
- * is printed, so a bad name fails at once and never after half a table.
+/* Every profile is loaded before anything is printed, so a bad name
+ * fails at once and never after half a table.
  */
 static int
 run_model (const char *const *names, size_t n, uint64_t size, uint64_t seed,
@@ -261,30 +261,4 @@ cmd_model (int argc, char **argv)
     for (; fm_profile_builtin_name (n); n++)
       names[n] = fm_profile_builtin_name (n);
   return run_model (names, n, size, seed, samples, json);
-}
-
-int
-cmd_demo (int argc, char **argv)
-{
-  static const char *const roadmap[] = {"roadmap-2006", "roadmap-2009",
-                                        "roadmap-2013"};
-
-  if (argc > 1 &&
-      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
-    printf ("Usage: %s demo\n"
-            "Model the three disks of the 2006 Linux File Systems "
-            "Workshop's\nroadmap: how long a full read and a 10%% random "
-            "read take as capacity\ngrows 16x, bandwidth 5x and seek time "
-            "barely moves.\n",
-            fd_progname);
-    return 0;
-  }
-  if (argc > 1) {
-    fprintf (stderr, "%s demo: unexpected argument '%s'\n", fd_progname,
-             argv[1]);
-    return 2;
-  }
-  printf ("The 2006 workshop's roadmap disks, modelled "
-          "(see 'futuredisk model --help'):\n\n");
-  return run_model (roadmap, 3, 0, 1, 20000, false);
 }

@@ -14,7 +14,9 @@
 
 #include "commands.h"
 #include "errmsg.h"
+#include "faultmodels/profile.h"
 #include "faultmodels/units.h"
+#include "load-profile.h"
 #include "proc.h"
 #include "attach.h"
 #include "db.h"
@@ -39,7 +41,9 @@ run_usage (FILE *fp)
       "  --fs TYPE        file system (ext4, xfs, btrfs)\n"
       "  --profile P      disk profile or profile file (default "
       "roadmap-2006)\n"
-      "  --size SIZE      rescale the disk (default 1G)\n"
+      "  --size SIZE      rescale the disk (default 1G; full: the "
+      "profile's own\n"
+      "                   capacity)\n"
       "  --seed N         seed for the tree and the faults (default 1)\n"
       "  --fill PCT       fill this share of the file system (default "
       "30)\n"
@@ -204,7 +208,12 @@ cmd_run (int argc, char **argv)
     goto usage_err;
   {
     uint64_t bytes;
-    if (fm_parse_size ("--size", t.size, &bytes, &err) == -1)
+    struct fm_profile p;
+    if (strcmp (t.size, "full") == 0) {
+      if (fd_load_profile (t.profile, &p, &err) == -1)
+        goto usage_err;
+      bytes = p.capacity;
+    } else if (fm_parse_size ("--size", t.size, &bytes, &err) == -1)
       goto usage_err;
     if (bytes < t.fs->min_size) {
       snprintf (err.msg, sizeof err.msg,

@@ -16,11 +16,15 @@ static const struct command {
   const char *summary;
 } commands[] = {
     {"attach", cmd_attach, "attach an emulated disk and mount it"},
+    {"campaign", cmd_campaign, "run a campaign's trials (a night)"},
+    {"compare", cmd_compare, "find regressions against earlier nights"},
     {"ctl", cmd_ctl, "send a command to a plugin's control socket"},
-    {"demo", cmd_demo, "show the workshop's table, modelled (the demo)"},
+    {"demo", cmd_demo, "run the demo campaign and write its report"},
     {"detach", cmd_detach, "take down a disk attach set up"},
+    {"merge", cmd_merge, "combine the databases of a campaign's shards"},
     {"model", cmd_model, "print what the disk models predict per profile"},
     {"predict", cmd_predict, "predict fsck time per disk generation"},
+    {"report", cmd_report, "render a campaign night as one HTML page"},
     {"run", cmd_run, "run one fault trial on a real file system"},
 };
 

@@ -322,7 +322,8 @@ fd_trial_run (struct trial *t, struct fm_err *err)
 {
   struct fd_attach_opts o = {.dir = t->dir,
                              .profile = t->profile,
-                             .size = t->size,
+                             /* "full": the profile's own capacity */
+                             .size = strcmp (t->size, "full") ? t->size : NULL,
                              .seed = t->seed,
                              .store = t->store,
                              .fs = t->fs->name,

@@ -1,0 +1,623 @@
+/* futuredisk — harness: `futuredisk campaign`, a night of trials.
+ *
+ * Each trial is a `futuredisk run` child on a fresh disk, so a trial that
+ * crashes takes nothing else down and --jobs runs several at once.  The
+ * database is the only record of what is done: a child records its trial
+ * when it finishes (an interrupted child records nothing), so --resume
+ * runs exactly the trials of the night not yet in the database.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faultmodels/faults.h"
+#include "faultmodels/units.h"
+#include "campaign.h"
+#include "commands.h"
+#include "db.h"
+#include "errmsg.h"
+#include "proc.h"
+
+static void
+campaign_usage (FILE *fp)
+{
+  fprintf (fp,
+           "Usage: %s campaign FILE [--db DB] [--jobs N] [--shard I/N] "
+           "[--budget TIME]\n"
+           "                          [--resume] [--run-id ID] [--list]\n"
+           "Run a campaign's trials (one night), each a '%s run' on a fresh "
+           "disk,\nrecording them in a SQLite database.\n"
+           "\n"
+           "  --db DB        the database (default NAME.db, NAME the "
+           "campaign's)\n"
+           "  --jobs N       trials at once (default 1)\n"
+           "  --shard I/N    run only trials I, I+N, I+2N, ... (0 <= I < N); "
+           "under\n"
+           "                 Slurm arrays and Kubernetes indexed Jobs it is "
+           "taken\n"
+           "                 from the environment (see futuredisk(1))\n"
+           "  --budget TIME  start no trial after TIME (30min, 2h); the rest "
+           "wait for\n"
+           "                 --resume\n"
+           "  --resume       finish the newest night (or --run-id's): run "
+           "only the\n"
+           "                 trials not yet recorded\n"
+           "  --run-id ID    the night's name (default: $FUTUREDISK_RUN_ID, "
+           "slurm-JOB\n"
+           "                 under a Slurm array, else the start time, UTC)\n"
+           "  --list         print the trials (of this shard) and exit\n"
+           "Exit status: 0 every trial recorded, 1 some could not be run, 2 "
+           "bad\n"
+           "arguments or file, 3 the budget ran out first, 130 interrupted.\n",
+           fd_progname, fd_progname);
+}
+
+/* Shard from the batch scheduler's environment, when not given. */
+static int
+shard_from_env (uint64_t *i, uint64_t *n, bool *set, struct fm_err *err)
+{
+  const char *id = getenv ("SLURM_ARRAY_TASK_ID");
+  const char *count = getenv ("SLURM_ARRAY_TASK_COUNT");
+  const char *min = getenv ("SLURM_ARRAY_TASK_MIN");
+  uint64_t lo = 0, v;
+
+  if (id && *id) {
+    if (!count || !*count) {
+      snprintf (err->msg, sizeof err->msg,
+                "SLURM_ARRAY_TASK_ID without SLURM_ARRAY_TASK_COUNT");
+      return -1;
+    }
+    if ((min && *min &&
+         fm_parse_uint ("SLURM_ARRAY_TASK_MIN", min, 0, 1000000, &lo, err) ==
+             -1) ||
+        fm_parse_uint ("SLURM_ARRAY_TASK_COUNT", count, 1, 100000, n, err) ==
+            -1 ||
+        fm_parse_uint ("SLURM_ARRAY_TASK_ID", id, lo, lo + *n - 1, &v, err) ==
+            -1)
+      return -1;
+    *i = v - lo;
+    *set = true;
+    return 0;
+  }
+  id = getenv ("JOB_COMPLETION_INDEX");
+  if (id && *id) {
+    count = getenv ("FUTUREDISK_SHARD_COUNT");
+    if (!count || !*count) {
+      snprintf (err->msg, sizeof err->msg,
+                "JOB_COMPLETION_INDEX without FUTUREDISK_SHARD_COUNT (set it "
+                "to the Job's completions)");
+      return -1;
+    }
+    if (fm_parse_uint ("FUTUREDISK_SHARD_COUNT", count, 1, 100000, n, err) ==
+            -1 ||
+        fm_parse_uint ("JOB_COMPLETION_INDEX", id, 0, *n - 1, i, err) == -1)
+      return -1;
+    *set = true;
+  }
+  return 0;
+}
+
+/* The trial's row in the database, or 0: the same campaign night and the
+ * same inputs (seed and repetition included).
+ */
+static sqlite3_int64
+recorded (sqlite3 *db, const char *name, const char *run_id,
+          const struct fd_campaign_trial *t)
+{
+  sqlite3_stmt *st;
+  sqlite3_int64 id = 0;
+
+  if (sqlite3_prepare_v2 (
+          db,
+          "SELECT id FROM trials WHERE campaign = ? AND run_id = ? AND fs = ?"
+          " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
+          " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
+          " AND seed = ? AND rep = ? ORDER BY id DESC LIMIT 1",
+          -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 3, t->fs, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, t->profile, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 5, t->size, -1, SQLITE_STATIC);
+  sqlite3_bind_double (st, 6, t->fill);
+  sqlite3_bind_int64 (st, 7, (sqlite3_int64)t->meta_only);
+  sqlite3_bind_int (st, 8, t->crash);
+  sqlite3_bind_text (st, 9, t->faults, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 10, t->target, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 11, t->time, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 12, (sqlite3_int64)t->seed);
+  sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->rep);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    id = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  return id;
+}
+
+/* One number or string from a query with one int64 parameter. */
+static int
+query1 (sqlite3 *db, const char *sql, sqlite3_int64 arg, double *num,
+        char *text, size_t len)
+{
+  sqlite3_stmt *st;
+  int found = 0;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_int64 (st, 1, arg);
+  if (sqlite3_step (st) == SQLITE_ROW) {
+    found = 1;
+    if (num)
+      *num = sqlite3_column_double (st, 0);
+    if (text)
+      snprintf (text, len, "%s",
+                sqlite3_column_text (st, 0)
+                    ? (const char *)sqlite3_column_text (st, 0)
+                    : "");
+  }
+  sqlite3_finalize (st);
+  return found;
+}
+
+/* "ext4 roadmap-2006 1G fill 30 faults consumer seed 2" */
+static void
+describe (const struct fd_campaign_trial *t, char *buf, size_t len)
+{
+  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
+            t->profile, t->size, t->meta_only ? "meta " : "fill ",
+            t->meta_only ? (double)t->meta_only : t->fill,
+            t->crash ? " crash" : "", *t->faults ? " faults " : "", t->faults,
+            *t->target ? " target " : "", t->target, t->seed,
+            t->rep ? " (again)" : "");
+}
+
+struct slot {
+  pid_t pid;
+  size_t idx;
+  char dir[PATH_MAX], log[PATH_MAX + 8];
+};
+
+struct night {
+  const struct fd_campaign *c;
+  const char *db_path, *run_id, *self;
+  char work[PATH_MAX];
+  size_t *todo, ntodo, next, done, recorded_errors, lost_trials, failed;
+  double t0;
+  struct slot *slots;
+  uint64_t jobs;
+  bool tty;
+};
+
+static int
+start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
+{
+  const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
+  char fill[32], meta[32], seed[32], rep[32], timeout[32];
+  const char *argv[40];
+  size_t a = 0;
+
+  snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
+  snprintf (s->log, sizeof s->log, "%s.log", s->dir);
+  if (mkdir (s->dir, 0700) == -1 && errno != EEXIST) {
+    snprintf (err->msg, sizeof err->msg, "%s: %s", s->dir, fd_strerror (errno));
+    return -1;
+  }
+  unlink (s->log);
+  snprintf (fill, sizeof fill, "%g", t->fill);
+  snprintf (meta, sizeof meta, "%" PRIu64, t->meta_only);
+  snprintf (seed, sizeof seed, "%" PRIu64, t->seed);
+  snprintf (rep, sizeof rep, "%" PRIu64, t->rep);
+  snprintf (timeout, sizeof timeout, "%g", t->timeout);
+  argv[a++] = n->self;
+  argv[a++] = "run";
+  argv[a++] = "--fs";
+  argv[a++] = t->fs;
+  argv[a++] = "--profile";
+  argv[a++] = t->profile;
+  argv[a++] = "--size";
+  argv[a++] = t->size;
+  argv[a++] = "--fill";
+  argv[a++] = fill;
+  if (t->meta_only) {
+    argv[a++] = "--meta-only";
+    argv[a++] = meta;
+  }
+  if (t->crash)
+    argv[a++] = "--crash";
+  if (*t->faults) {
+    argv[a++] = "--faults";
+    argv[a++] = t->faults;
+  }
+  if (*t->target) {
+    argv[a++] = "--target";
+    argv[a++] = t->target;
+  }
+  argv[a++] = "--time";
+  argv[a++] = t->time;
+  argv[a++] = "--seed";
+  argv[a++] = seed;
+  argv[a++] = "--timeout";
+  argv[a++] = timeout;
+  argv[a++] = "--db";
+  argv[a++] = n->db_path;
+  argv[a++] = "--campaign";
+  argv[a++] = fd_campaign_name (n->c);
+  argv[a++] = "--run-id";
+  argv[a++] = n->run_id;
+  argv[a++] = "--rep";
+  argv[a++] = rep;
+  argv[a++] = "--dir";
+  argv[a++] = s->dir;
+  argv[a] = NULL;
+  s->idx = idx;
+  s->pid = fd_spawn ((char *const *)argv, s->log, err);
+  return s->pid == -1 ? -1 : 0;
+}
+
+static void
+fmt_duration (double s, char *buf, size_t len)
+{
+  if (s >= 3600)
+    snprintf (buf, len, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+  else
+    snprintf (buf, len, "%dm%02ds", (int)(s / 60), (int)s % 60);
+}
+
+/* A trial ended: look for its record, report one line of progress. */
+static void
+finished (struct night *n, struct slot *s, int status)
+{
+  const struct fd_campaign_trial *t = fd_campaign_trial (n->c, s->idx);
+  sqlite3 *db;
+  struct fm_err err;
+  sqlite3_int64 id = 0;
+  char what[256], line[512], eta[32], error[256] = "", outcome[32] = "-";
+  double check_s = 0, lost = 0, elapsed = fd_now_s () - n->t0;
+
+  n->done++;
+  describe (t, what, sizeof what);
+  if ((db = fd_db_open (n->db_path, false, &err)) != NULL) {
+    id = recorded (db, fd_campaign_name (n->c), n->run_id, t);
+    if (id) {
+      query1 (db, "SELECT error FROM trials WHERE id = ?", id, NULL, error,
+              sizeof error);
+      query1 (db,
+              "SELECT outcome FROM phases WHERE trial_id = ? AND name = "
+              "'check'",
+              id, NULL, outcome, sizeof outcome);
+      query1 (db,
+              "SELECT virtual_s FROM phases WHERE trial_id = ? AND name = "
+              "'check'",
+              id, &check_s, NULL, 0);
+      query1 (db,
+              "SELECT coalesce(sum(files), 0) FROM audit WHERE trial_id = ?"
+              " AND class NOT IN ('intact', 'extra')",
+              id, &lost, NULL, 0);
+    }
+    sqlite3_close (db);
+  }
+  if (id == 0) {
+    n->failed++;
+    snprintf (line, sizeof line, "%s: NOT RECORDED (%s %d; log %s)", what,
+              WIFSIGNALED (status) ? "signal" : "exit",
+              WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status),
+              s->log);
+  } else {
+    if (error[0])
+      n->recorded_errors++;
+    if (lost > 0)
+      n->lost_trials++;
+    snprintf (line, sizeof line, "%s: check %.1f s %s, %.0f files lost%s%.80s",
+              what, check_s, outcome, lost, error[0] ? "; " : "", error);
+    /* Recorded: the log and the trial directory are of no more use. */
+    unlink (s->log);
+    rmdir (s->dir);
+  }
+  fmt_duration (
+      n->done < n->ntodo ? elapsed / n->done * (double)(n->ntodo - n->done) : 0,
+      eta, sizeof eta);
+  fprintf (stderr,
+           "%s[%zu/%zu] ETA %s, %zu not recorded, %zu with errors, %zu lost "
+           "data | %s%s",
+           n->tty ? "\r\033[K" : "", n->done, n->ntodo, eta, n->failed,
+           n->recorded_errors, n->lost_trials, line, n->tty ? "" : "\n");
+  s->pid = 0;
+}
+
+/* Run the trials of n->todo, n->jobs at a time. */
+static int
+run_night (struct night *n, double budget_s, struct fm_err *err)
+{
+  uint64_t j;
+  size_t running = 0;
+  bool out_of_budget = false;
+
+  n->slots = calloc (n->jobs, sizeof *n->slots);
+  if (n->slots == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return -1;
+  }
+  fd_catch_signals ();
+  while (n->next < n->ntodo || running) {
+    int status;
+    pid_t pid;
+
+    if (fd_interrupted) {
+      /* Each child takes its disk down and records nothing. */
+      for (j = 0; j < n->jobs; j++)
+        if (n->slots[j].pid > 0)
+          kill (-n->slots[j].pid, SIGTERM);
+      while (waitpid (-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+      break;
+    }
+    if (budget_s > 0 && fd_now_s () - n->t0 >= budget_s)
+      out_of_budget = true;
+    for (j = 0; j < n->jobs && n->next < n->ntodo && !out_of_budget; j++)
+      if (n->slots[j].pid == 0) {
+        if (start (n, &n->slots[j], n->todo[n->next], err) == -1) {
+          n->slots[j].pid = 0;
+          break;
+        }
+        n->next++;
+        running++;
+      }
+    if (running == 0)
+      break;
+    pid = waitpid (-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (j = 0; j < n->jobs; j++)
+        if (n->slots[j].pid == pid) {
+          finished (n, &n->slots[j], status);
+          running--;
+        }
+      continue;
+    }
+    {
+      struct timespec ts = {0, 100 * 1000 * 1000};
+      nanosleep (&ts, NULL);
+    }
+  }
+  if (n->tty)
+    fputc ('\n', stderr);
+  free (n->slots);
+  return out_of_budget && n->next < n->ntodo ? 1 : 0;
+}
+
+/* The newest night of the campaign in the database, or "" if none. */
+static void
+newest_night (sqlite3 *db, const char *name, char *out, size_t len)
+{
+  sqlite3_stmt *st;
+
+  out[0] = '\0';
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT run_id FROM trials WHERE campaign = ? "
+                          "ORDER BY id DESC LIMIT 1",
+                          -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    snprintf (out, len, "%s", (const char *)sqlite3_column_text (st, 0));
+  sqlite3_finalize (st);
+}
+
+int
+cmd_campaign (int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"db", required_argument, NULL, 'd'},
+      {"jobs", required_argument, NULL, 'j'},
+      {"shard", required_argument, NULL, 's'},
+      {"budget", required_argument, NULL, 'b'},
+      {"resume", no_argument, NULL, 'r'},
+      {"run-id", required_argument, NULL, 'i'},
+      {"list", no_argument, NULL, 'l'},
+      {NULL, 0, NULL, 0},
+  };
+  struct night n;
+  struct fd_campaign *c = NULL;
+  struct fm_err err;
+  const char *run_id = NULL;
+  char db_default[96], run_buf[128], self[PATH_MAX];
+  uint64_t shard_i = 0, shard_n = 1, budget_ns = 0;
+  bool shard_set = false, resume = false, list = false;
+  sqlite3 *db;
+  size_t i, total;
+  int opt, ret;
+
+  memset (&n, 0, sizeof n);
+  n.jobs = 1;
+  optind = 1;
+  while ((opt = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
+    switch (opt) {
+      case 'h':
+        campaign_usage (stdout);
+        return 0;
+      case 'd':
+        n.db_path = optarg;
+        break;
+      case 'j':
+        if (fm_parse_uint ("--jobs", optarg, 1, 256, &n.jobs, &err) == -1)
+          goto usage_err;
+        break;
+      case 's':
+        if (fd_campaign_parse_shard (optarg, &shard_i, &shard_n, &err) == -1)
+          goto usage_err;
+        shard_set = true;
+        break;
+      case 'b':
+        if (fm_parse_duration ("--budget", optarg, &budget_ns, &err) == -1)
+          goto usage_err;
+        break;
+      case 'r':
+        resume = true;
+        break;
+      case 'i':
+        if (!*optarg || strlen (optarg) > 64 || strchr (optarg, '/')) {
+          snprintf (err.msg, sizeof err.msg,
+                    "--run-id '%.64s': 1 to 64 characters, no '/'", optarg);
+          goto usage_err;
+        }
+        run_id = optarg;
+        break;
+      case 'l':
+        list = true;
+        break;
+      default:
+        campaign_usage (stderr);
+        return 2;
+    }
+  }
+  if (optind + 1 != argc) {
+    fprintf (stderr, "%s campaign: %s\n", fd_progname,
+             optind == argc ? "a campaign FILE is required"
+                            : "one campaign FILE only");
+    campaign_usage (stderr);
+    return 2;
+  }
+  if (!shard_set && shard_from_env (&shard_i, &shard_n, &shard_set, &err) == -1)
+    goto usage_err;
+  if ((c = fd_campaign_load (argv[optind], &err)) == NULL)
+    goto usage_err;
+  n.c = c;
+  total = fd_campaign_ntrials (c);
+  if ((n.todo = calloc (total + 1, sizeof *n.todo)) == NULL) {
+    fd_campaign_free (c);
+    return 1;
+  }
+  if (list) {
+    for (i = shard_i; i < total; i += shard_n) {
+      char what[256];
+      describe (fd_campaign_trial (c, i), what, sizeof what);
+      printf ("%6zu  [%s] %s\n", i, fd_campaign_trial (c, i)->matrix, what);
+    }
+    free (n.todo);
+    fd_campaign_free (c);
+    return 0;
+  }
+  if (n.db_path == NULL) {
+    snprintf (db_default, sizeof db_default, "%s.db", fd_campaign_name (c));
+    n.db_path = db_default;
+  }
+  if ((db = fd_db_open (n.db_path, true, &err)) == NULL) {
+    fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
+    free (n.todo);
+    fd_campaign_free (c);
+    return 1;
+  }
+  if (!run_id && getenv ("FUTUREDISK_RUN_ID") && *getenv ("FUTUREDISK_RUN_ID"))
+    run_id = getenv ("FUTUREDISK_RUN_ID");
+  if (!run_id && getenv ("SLURM_ARRAY_JOB_ID") &&
+      *getenv ("SLURM_ARRAY_JOB_ID")) {
+    snprintf (run_buf, sizeof run_buf, "slurm-%.64s",
+              getenv ("SLURM_ARRAY_JOB_ID"));
+    run_id = run_buf;
+  }
+  if (!run_id && resume) {
+    newest_night (db, fd_campaign_name (c), run_buf, sizeof run_buf);
+    if (run_buf[0])
+      run_id = run_buf;
+  }
+  if (!run_id) {
+    time_t now = time (NULL);
+    strftime (run_buf, sizeof run_buf, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
+    run_id = run_buf;
+  }
+  n.run_id = run_id;
+  for (i = shard_i; i < total; i += shard_n) {
+    if (recorded (db, fd_campaign_name (c), run_id, fd_campaign_trial (c, i)))
+      n.done++;
+    else
+      n.todo[n.ntodo++] = i;
+  }
+  sqlite3_close (db);
+  if (n.done && !resume) {
+    fprintf (stderr,
+             "%s campaign: night '%s' of %s already has %zu trials in %s: "
+             "--resume finishes it, --run-id starts another\n",
+             fd_progname, run_id, fd_campaign_name (c), n.done, n.db_path);
+    free (n.todo);
+    fd_campaign_free (c);
+    return 2;
+  }
+  fprintf (stderr,
+           "%s campaign: %s, night %s: %zu trials (shard %" PRIu64 "/%" PRIu64
+           ": %zu), %zu recorded before, %zu to run, %" PRIu64
+           " at a time, into %s\n",
+           fd_progname, fd_campaign_name (c), run_id, total, shard_i, shard_n,
+           n.done + n.ntodo, n.done, n.ntodo, n.jobs, n.db_path);
+  {
+    /* The children run this very binary. */
+    ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+    if (len < 0) {
+      fprintf (stderr, "%s campaign: /proc/self/exe: %s\n", fd_progname,
+               fd_strerror (errno));
+      free (n.todo);
+      fd_campaign_free (c);
+      return 1;
+    }
+    self[len] = '\0';
+  }
+  n.self = self;
+  snprintf (n.work, sizeof n.work, "/var/tmp/futuredisk-campaign.XXXXXX");
+  if (mkdtemp (n.work) == NULL) {
+    fprintf (stderr, "%s campaign: mkdtemp: %s\n", fd_progname,
+             fd_strerror (errno));
+    free (n.todo);
+    fd_campaign_free (c);
+    return 1;
+  }
+  n.tty = isatty (2);
+  n.t0 = fd_now_s ();
+  n.done = 0;
+  ret = run_night (&n, (double)budget_ns / 1e9, &err);
+  if (ret == -1)
+    fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
+  rmdir (n.work); /* kept when a trial's log is kept */
+  fprintf (stderr,
+           "%s campaign: %s night %s: %zu of %zu trials run in %.0f s; %zu "
+           "not recorded, %zu recorded with errors, %zu lost data; "
+           "database %s\n",
+           fd_progname, fd_campaign_name (c), run_id, n.done, n.ntodo,
+           fd_now_s () - n.t0, n.failed, n.recorded_errors, n.lost_trials,
+           n.db_path);
+  if (n.failed)
+    fprintf (stderr, "%s campaign: logs of the trials not recorded are in %s\n",
+             fd_progname, n.work);
+  free (n.todo);
+  fd_campaign_free (c);
+  if (fd_interrupted) {
+    fprintf (stderr,
+             "%s campaign: interrupted; the trials recorded are kept, "
+             "--resume --run-id %s runs the rest\n",
+             fd_progname, run_id);
+    return 130;
+  }
+  if (ret == -1 || n.failed)
+    return 1;
+  if (ret == 1 || n.next < n.ntodo) {
+    fprintf (stderr,
+             "%s campaign: budget spent with %zu trials left: --resume "
+             "--run-id %s runs them\n",
+             fd_progname, n.ntodo - n.next, run_id);
+    return 3;
+  }
+  return 0;
+
+usage_err:
+  fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
+  fd_campaign_free (c);
+  return 2;
+}

@@ -1,0 +1,179 @@
+/* futuredisk — harness: `futuredisk demo`, the demo campaign and its
+ * report: what `./futuredisk demo` shows a new user in a few minutes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "faultmodels/units.h"
+#include "commands.h"
+#include "db.h"
+#include "errmsg.h"
+#include "report.h"
+
+/* Where the shipped campaign files are: $FUTUREDISK_CAMPAIGNS, the
+ * source tree this binary was built from, or the installed copies.
+ */
+static const char *
+campaign_dir (void)
+{
+  const char *env = getenv ("FUTUREDISK_CAMPAIGNS");
+  struct stat st;
+
+  if (env && *env)
+    return env;
+#ifdef FD_CAMPAIGN_SOURCE_DIR
+  if (stat (FD_CAMPAIGN_SOURCE_DIR, &st) == 0)
+    return FD_CAMPAIGN_SOURCE_DIR;
+#endif
+  return FD_CAMPAIGN_INSTALL_DIR;
+}
+
+static void
+demo_usage (FILE *fp)
+{
+  fprintf (fp,
+           "Usage: %s demo [--jobs N] [--out DIR]\n"
+           "Run the demo campaign (%s/demo.ini: fsck time on the three "
+           "roadmap\ndisks, a bad block of each metadata type, fault "
+           "rates and a crash on\next4, xfs and btrfs; a few minutes) "
+           "and write DIR/report.html\n(default DIR: out).\n"
+           "\n"
+           "  --jobs N   trials at once (default: the number of CPUs)\n"
+           "  --out DIR  where demo.db and report.html go\n",
+           fd_progname, campaign_dir ());
+}
+
+/* One line of numbers from the night, by a query returning text. */
+static void
+summary_line (sqlite3 *db, const char *sql, const char *run_id)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK) {
+    fprintf (stderr, "%s demo: %s\n", fd_progname, sqlite3_errmsg (db));
+    return;
+  }
+  sqlite3_bind_text (st, 1, run_id, -1, SQLITE_STATIC);
+  if (sqlite3_step (st) == SQLITE_ROW && sqlite3_column_text (st, 0))
+    printf ("  %s\n", (const char *)sqlite3_column_text (st, 0));
+  sqlite3_finalize (st);
+}
+
+int
+cmd_demo (int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"jobs", required_argument, NULL, 'j'},
+      {"out", required_argument, NULL, 'o'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *out = "out";
+  char ini[PATH_MAX], db_path[PATH_MAX + 16], html[PATH_MAX + 16];
+  char jobs[32], name[96], run_id[96] = "";
+  uint64_t njobs = (uint64_t)sysconf (_SC_NPROCESSORS_ONLN);
+  struct fm_err err;
+  sqlite3 *db;
+  FILE *fp;
+  int c, rc;
+
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'h':
+        demo_usage (stdout);
+        return 0;
+      case 'j':
+        if (fm_parse_uint ("--jobs", optarg, 1, 256, &njobs, &err) == -1) {
+          fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        break;
+      case 'o':
+        out = optarg;
+        break;
+      default:
+        demo_usage (stderr);
+        return 2;
+    }
+  }
+  if (optind != argc) {
+    fprintf (stderr, "%s demo: unexpected argument '%s'\n", fd_progname,
+             argv[optind]);
+    return 2;
+  }
+  if (mkdir (out, 0755) == -1 && errno != EEXIST) {
+    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, out,
+             fd_strerror (errno));
+    return 1;
+  }
+  snprintf (ini, sizeof ini, "%s/demo.ini", campaign_dir ());
+  snprintf (db_path, sizeof db_path, "%s/demo.db", out);
+  snprintf (html, sizeof html, "%s/report.html", out);
+  snprintf (jobs, sizeof jobs, "%" PRIu64, njobs ? njobs : 1);
+  {
+    char *cargv[] = {(char *)"campaign",
+                     ini,
+                     (char *)"--db",
+                     db_path,
+                     (char *)"--jobs",
+                     jobs,
+                     NULL};
+    rc = cmd_campaign (6, cargv);
+  }
+  if (rc == 130 || rc == 2)
+    return rc;
+  if ((db = fd_db_open (db_path, false, &err)) == NULL ||
+      fd_report_view (db, &err) == -1 ||
+      fd_report_night (db, "demo", name, sizeof name, run_id, sizeof run_id,
+                       &err) == -1) {
+    fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
+    sqlite3_close (db);
+    return 1;
+  }
+  if ((fp = fopen (html, "w")) == NULL ||
+      fd_report_write (db, name, run_id, fp) == -1 || fclose (fp) != 0) {
+    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, html,
+             fd_strerror (errno));
+    sqlite3_close (db);
+    return 1;
+  }
+  printf ("\nReport: %s\n", html);
+  summary_line (
+      db,
+      "SELECT 'fsck time, smallest to largest roadmap disk: ' || "
+      " group_concat(fs || ' ' || lo || ' -> ' || hi, ', ') FROM ("
+      " SELECT fs, printf('%.3g s', (SELECT check_s FROM t t2 WHERE "
+      "  t2.fs = t.fs AND t2.run_id = ?1 AND t2.target = '' AND t2.faults = "
+      "  '' AND t2.crash = 0 ORDER BY disk_bytes LIMIT 1)) AS lo, "
+      " printf('%.3g s', (SELECT check_s FROM t t2 WHERE t2.fs = t.fs AND "
+      "  t2.run_id = ?1 AND t2.target = '' AND t2.faults = '' AND "
+      "  t2.crash = 0 ORDER BY disk_bytes DESC LIMIT 1)) AS hi "
+      " FROM t WHERE run_id = ?1 AND campaign = 'demo' AND target = '' "
+      " AND faults = '' AND crash = 0 GROUP BY fs ORDER BY fs)",
+      run_id);
+  summary_line (db,
+                "SELECT 'one bad metadata block: ' || count(*) || ' trials, "
+                "' || sum(coalesce(check_outcome, '') != 'CLEAN') || ' noticed "
+                "by the check, ' || sum(lost > 0) || ' lost files, ' || "
+                "sum(error != '' OR coalesce(recheck_outcome, 'CLEAN') != "
+                "'CLEAN') || ' left unrepaired' FROM t WHERE run_id = ?1 AND "
+                "campaign = 'demo' AND target != ''",
+                run_id);
+  summary_line (db,
+                "SELECT 'fault rates and crashes: ' || count(*) || ' trials, "
+                "' || sum(lost > 0) || ' lost data (' || sum(lost) || ' "
+                "files)' FROM t WHERE run_id = ?1 AND campaign = 'demo' AND "
+                "target = '' AND (faults != '' OR crash)",
+                run_id);
+  sqlite3_close (db);
+  return rc;
+}

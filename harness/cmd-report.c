@@ -1,0 +1,797 @@
+/* futuredisk — harness: `futuredisk report`, one self-contained HTML page
+ * of a campaign night: fsck time per disk generation, per-pass times,
+ * the IRON fingerprint (fault kind x block type), data lost per fault
+ * spec, and the trend over nights.  The queries read the schema of
+ * harness/SCHEMA.md; the charts are inline SVG (svg.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "db.h"
+#include "errmsg.h"
+#include "report.h"
+#include "robust.h"
+#include "svg.h"
+
+/* One row per trial with what every section needs. */
+static const char trial_view[] =
+    "CREATE TEMP VIEW t AS SELECT tr.id, tr.campaign, tr.run_id, "
+    " tr.scenario, tr.fs, tr.profile, tr.size, tr.faults, tr.target, "
+    " tr.crash, tr.meta_only, tr.error, tr.files, tr.seed, "
+    " coalesce(json_extract(tr.record, '$.disk.size'), 0) AS disk_bytes, "
+    " tr.profile || ' ' || CASE "
+    "  WHEN json_extract(tr.record, '$.disk.size') >= 1e12 "
+    "  THEN printf('%.3g TB', json_extract(tr.record, '$.disk.size') / 1e12) "
+    "  WHEN json_extract(tr.record, '$.disk.size') > 0 "
+    "  THEN printf('%.3g GB', json_extract(tr.record, '$.disk.size') / 1e9) "
+    "  ELSE tr.size END AS disk, "
+    " CASE WHEN tr.target = '' THEN '' WHEN instr(tr.target, ':') "
+    "  THEN substr(tr.target, 1, instr(tr.target, ':') - 1) "
+    "  ELSE tr.target END AS ttype, "
+    " CASE WHEN tr.target = '' THEN '' "
+    "  WHEN tr.target LIKE '%:%:%' THEN substr(tr.target, "
+    "   instr(tr.target, ':') + instr(substr(tr.target, "
+    "   instr(tr.target, ':') + 1), ':') + 1) ELSE 'ure' END AS tkind, "
+    " (SELECT virtual_s FROM phases p WHERE p.trial_id = tr.id "
+    "  AND p.name = 'check') AS check_s, "
+    " (SELECT outcome FROM phases p WHERE p.trial_id = tr.id "
+    "  AND p.name = 'check') AS check_outcome, "
+    " (SELECT outcome FROM phases p WHERE p.trial_id = tr.id "
+    "  AND p.name = 'recheck') AS recheck_outcome, "
+    " (SELECT coalesce(sum(files), 0) FROM audit a WHERE a.trial_id = tr.id "
+    "  AND a.class NOT IN ('intact', 'extra')) AS lost "
+    "FROM trials tr;";
+
+int
+fd_report_view (struct sqlite3 *db, struct fm_err *err)
+{
+  if (sqlite3_exec (db, trial_view, NULL, NULL, NULL) != SQLITE_OK) {
+    snprintf (err->msg, sizeof err->msg, "report view: %s",
+              sqlite3_errmsg (db));
+    return -1;
+  }
+  return 0;
+}
+
+int
+fd_report_night (struct sqlite3 *db, const char *campaign, char *name,
+                 size_t nlen, char *run_id, size_t rlen, struct fm_err *err)
+{
+  sqlite3_stmt *st;
+  int found = 0;
+
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT campaign, run_id FROM trials WHERE "
+                          "(?1 IS NULL OR campaign = ?1) AND (?2 = '' OR "
+                          "run_id = ?2) ORDER BY id DESC LIMIT 1",
+                          -1, &st, NULL) != SQLITE_OK) {
+    snprintf (err->msg, sizeof err->msg, "%s", sqlite3_errmsg (db));
+    return -1;
+  }
+  if (campaign)
+    sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
+  if (sqlite3_step (st) == SQLITE_ROW) {
+    found = 1;
+    snprintf (name, nlen, "%s", (const char *)sqlite3_column_text (st, 0));
+    snprintf (run_id, rlen, "%s", (const char *)sqlite3_column_text (st, 1));
+  }
+  sqlite3_finalize (st);
+  if (!found) {
+    snprintf (err->msg, sizeof err->msg, "no trials%s%s%s%s",
+              campaign ? " of campaign " : "", campaign ? campaign : "",
+              run_id[0] ? " in night " : "", run_id);
+    return -1;
+  }
+  return 0;
+}
+
+/* Strings collected from query results, freed together. */
+struct strs {
+  char **v;
+  size_t n;
+};
+
+static size_t
+strs_index (struct strs *s, const char *x)
+{
+  size_t i;
+  char **nv;
+
+  for (i = 0; i < s->n; i++)
+    if (strcmp (s->v[i], x) == 0)
+      return i;
+  nv = realloc (s->v, (s->n + 1) * sizeof *nv);
+  if (nv == NULL || (nv[s->n] = strdup (x)) == NULL) {
+    if (nv)
+      s->v = nv;
+    return (size_t)-1;
+  }
+  s->v = nv;
+  return s->n++;
+}
+
+static void
+strs_free (struct strs *s)
+{
+  size_t i;
+
+  for (i = 0; i < s->n; i++)
+    free (s->v[i]);
+  free (s->v);
+  memset (s, 0, sizeof *s);
+}
+
+static sqlite3_stmt *
+prepare (sqlite3 *db, const char *sql, const char *campaign, const char *run_id)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK) {
+    fprintf (stderr, "report: %s\n", sqlite3_errmsg (db));
+    return NULL;
+  }
+  sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
+  if (sqlite3_bind_parameter_count (st) >= 2)
+    sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
+  return st;
+}
+
+static const char *
+col (sqlite3_stmt *st, int i)
+{
+  const unsigned char *s = sqlite3_column_text (st, i);
+  return s ? (const char *)s : "";
+}
+
+/* The trials that measure fsck time: no target, no faults, no crash. */
+#define PLAIN "target = '' AND faults IN ('', 'none') AND crash = 0"
+
+/* 1. fsck time per disk generation, one line per file system. */
+static void
+section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT fs, disk, max(disk_bytes), check_s FROM t "
+      "WHERE campaign = ?1 AND run_id = ?2 AND check_s IS NOT NULL AND " PLAIN
+      " GROUP BY fs, profile, size, id ORDER BY 3, 2, 1",
+      c, r);
+  struct strs fs = {0}, disks = {0};
+  double *val = NULL;
+  size_t *cnt = NULL, nval = 0, i, j;
+
+  fputs ("<h2>fsck time by disk generation</h2>\n"
+         "<p>The read-only check's time on the emulated disk's virtual "
+         "clock (median over seeds) for trials with no faults: the "
+         "workshop's question, measured.</p>\n",
+         fp);
+  /* Collect (fs, disk) -> list of times; medians computed below. */
+  struct cell {
+    size_t f, d;
+    double *v;
+    size_t n;
+  } *cells = NULL;
+  size_t ncells = 0;
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    size_t f = strs_index (&fs, col (st, 0));
+    size_t d = strs_index (&disks, col (st, 1));
+    struct cell *cl = NULL;
+    if (f == (size_t)-1 || d == (size_t)-1)
+      break;
+    for (i = 0; i < ncells; i++)
+      if (cells[i].f == f && cells[i].d == d)
+        cl = &cells[i];
+    if (cl == NULL) {
+      struct cell *nc = realloc (cells, (ncells + 1) * sizeof *nc);
+      if (nc == NULL)
+        break;
+      cells = nc;
+      cl = &cells[ncells++];
+      cl->f = f, cl->d = d, cl->v = NULL, cl->n = 0;
+    }
+    {
+      double *nv = realloc (cl->v, (cl->n + 1) * sizeof *nv);
+      if (nv == NULL)
+        break;
+      cl->v = nv;
+      cl->v[cl->n++] = sqlite3_column_double (st, 3);
+    }
+  }
+  sqlite3_finalize (st);
+  if (ncells == 0) {
+    fputs ("<p class=\"none\">No trials without faults in this night.</p>\n",
+           fp);
+    goto out;
+  }
+  nval = fs.n * disks.n;
+  val = malloc (nval * sizeof *val);
+  cnt = calloc (nval, sizeof *cnt);
+  if (val == NULL || cnt == NULL)
+    goto out;
+  for (i = 0; i < nval; i++)
+    val[i] = NAN;
+  for (i = 0; i < ncells; i++) {
+    val[cells[i].f * disks.n + cells[i].d] = fd_median (cells[i].v, cells[i].n);
+    cnt[cells[i].f * disks.n + cells[i].d] = cells[i].n;
+  }
+  {
+    struct fd_series *series = calloc (fs.n, sizeof *series);
+    if (series) {
+      for (i = 0; i < fs.n; i++) {
+        series[i].name = fs.v[i];
+        series[i].y = val + i * disks.n;
+      }
+      fd_svg_lines (fp, "fsck time by disk generation", "s",
+                    (const char *const *)disks.v, disks.n, series, fs.n);
+      free (series);
+    }
+  }
+  fputs ("<table><tr><th>disk</th>", fp);
+  for (i = 0; i < fs.n; i++) {
+    fputs ("<th>", fp);
+    fd_html (fp, fs.v[i]);
+    fputs (" (s)</th>", fp);
+  }
+  fputs ("</tr>\n", fp);
+  for (j = 0; j < disks.n; j++) {
+    fputs ("<tr><td>", fp);
+    fd_html (fp, disks.v[j]);
+    fputs ("</td>", fp);
+    for (i = 0; i < fs.n; i++)
+      if (isnan (val[i * disks.n + j]))
+        fputs ("<td>-</td>", fp);
+      else
+        fprintf (fp, "<td>%.3g <small>(%zu)</small></td>", val[i * disks.n + j],
+                 cnt[i * disks.n + j]);
+    fputs ("</tr>\n", fp);
+  }
+  fputs ("</table>\n", fp);
+out:
+  for (i = 0; i < ncells; i++)
+    free (cells[i].v);
+  free (cells);
+  free (val);
+  free (cnt);
+  strs_free (&fs);
+  strs_free (&disks);
+}
+
+/* 2. Per-pass times as stacked bars, one bar per file system and disk. */
+static void
+section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT t.fs || ' ' || t.disk, ps.pass, "
+      " avg(ps.seconds / nullif(tot.s, 0) * t.check_s), max(t.disk_bytes) "
+      "FROM t JOIN passes ps ON ps.trial_id = t.id AND ps.phase = 'check' "
+      "JOIN (SELECT trial_id, sum(seconds) AS s FROM passes "
+      "      WHERE phase = 'check' GROUP BY trial_id) tot "
+      "  ON tot.trial_id = t.id "
+      "WHERE t.campaign = ?1 AND t.run_id = ?2 AND " PLAIN
+      " GROUP BY 1, 2 ORDER BY t.fs, 4, 1, 2",
+      c, r);
+  struct strs bars = {0}, segs = {0};
+  double *v = NULL;
+  struct {
+    size_t b, s;
+    double x;
+  } *rows = NULL;
+  size_t nrows = 0, i;
+
+  fputs ("<h2>Where the check spends its time</h2>\n"
+         "<p>Each pass's share of the time the checker reports for itself "
+         "(e2fsck -tt, xfs_repair -v), scaled to the check's virtual time; "
+         "mean over seeds.  btrfs check does not time its passes.</p>\n",
+         fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    void *nr = realloc (rows, (nrows + 1) * sizeof *rows);
+    if (nr == NULL)
+      break;
+    rows = nr;
+    rows[nrows].b = strs_index (&bars, col (st, 0));
+    rows[nrows].s = strs_index (&segs, col (st, 1));
+    rows[nrows].x = sqlite3_column_double (st, 2);
+    if (rows[nrows].b == (size_t)-1 || rows[nrows].s == (size_t)-1)
+      break;
+    nrows++;
+  }
+  sqlite3_finalize (st);
+  if (nrows && (v = calloc (bars.n * segs.n, sizeof *v)) != NULL) {
+    for (i = 0; i < nrows; i++)
+      v[rows[i].b * segs.n + rows[i].s] = rows[i].x;
+    fd_svg_bars (fp, "check time per pass", "virtual seconds",
+                 (const char *const *)bars.v, bars.n,
+                 (const char *const *)segs.v, segs.n, v);
+  } else
+    fputs ("<p class=\"none\">No pass times in this night.</p>\n", fp);
+  free (v);
+  free (rows);
+  strs_free (&bars);
+  strs_free (&segs);
+}
+
+/* 3. The IRON fingerprint: per file system, block type x fault kind,
+ * coloured by the worst thing that happened.
+ */
+static const char *const iron_classes[] = {
+    "tolerated (check clean, nothing lost)",
+    "detected and repaired",
+    "repaired, files lost",
+    "silent: check clean, files lost",
+    "unrepaired (recheck dirty or unmountable)",
+};
+
+static int
+iron_class (const char *check, const char *recheck, double lost,
+            const char *error)
+{
+  bool clean = strcmp (check, "CLEAN") == 0;
+
+  if (error[0] || (recheck[0] && strcmp (recheck, "CLEAN") != 0))
+    return 4;
+  if (clean)
+    return lost > 0 ? 3 : 0;
+  return lost > 0 ? 2 : 1;
+}
+
+static void
+section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st =
+      prepare (db,
+               "SELECT fs, ttype, tkind, coalesce(check_outcome, ''), "
+               " coalesce(recheck_outcome, ''), lost, error FROM t "
+               "WHERE campaign = ?1 AND run_id = ?2 AND ttype != '' "
+               "ORDER BY fs, ttype, tkind",
+               c, r);
+  struct strs fss = {0};
+  struct row {
+    char fs[32], type[32], kind[16];
+    int cls;
+  } *rows = NULL;
+  size_t nrows = 0, f;
+
+  fputs ("<h2>IRON fingerprint: what each file system does with a bad "
+         "block</h2>\n"
+         "<p>Trials that fault one block of a type (rows) with a kind of "
+         "fault (columns): ure = unreadable, lse = latent sector error, rot "
+         "= one bit flipped at rest.  A cell shows the worst outcome over "
+         "its trials; hover for counts.</p>\n",
+         fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    void *nr = realloc (rows, (nrows + 1) * sizeof *rows);
+    if (nr == NULL)
+      break;
+    rows = nr;
+    snprintf (rows[nrows].fs, sizeof rows[nrows].fs, "%s", col (st, 0));
+    snprintf (rows[nrows].type, sizeof rows[nrows].type, "%s", col (st, 1));
+    snprintf (rows[nrows].kind, sizeof rows[nrows].kind, "%s", col (st, 2));
+    rows[nrows].cls = iron_class (col (st, 3), col (st, 4),
+                                  sqlite3_column_double (st, 5), col (st, 6));
+    strs_index (&fss, rows[nrows].fs);
+    nrows++;
+  }
+  sqlite3_finalize (st);
+  if (nrows == 0)
+    fputs ("<p class=\"none\">No targeted trials in this night.</p>\n", fp);
+  for (f = 0; f < fss.n; f++) {
+    static const char *const kinds[] = {"ure", "lse", "rot"};
+    struct strs types = {0};
+    int *cls;
+    char **tips;
+    size_t i, nt, k;
+    char title[96];
+
+    for (i = 0; i < nrows; i++)
+      if (strcmp (rows[i].fs, fss.v[f]) == 0)
+        strs_index (&types, rows[i].type);
+    nt = types.n;
+    cls = malloc (nt * 3 * sizeof *cls);
+    tips = calloc (nt * 3, sizeof *tips);
+    if (cls == NULL || tips == NULL) {
+      free (cls);
+      free (tips);
+      strs_free (&types);
+      break;
+    }
+    for (i = 0; i < nt * 3; i++) {
+      size_t counts[5] = {0}, total = 0, j;
+      const char *type = types.v[i / 3], *kind = kinds[i % 3];
+      cls[i] = -1;
+      for (j = 0; j < nrows; j++)
+        if (strcmp (rows[j].fs, fss.v[f]) == 0 &&
+            strcmp (rows[j].type, type) == 0 &&
+            strcmp (rows[j].kind, kind) == 0) {
+          counts[rows[j].cls]++;
+          total++;
+          if (rows[j].cls > cls[i])
+            cls[i] = rows[j].cls;
+        }
+      if (total) {
+        char tip[256];
+        int len =
+            snprintf (tip, sizeof tip, "%s, %s: %zu trials", type, kind, total);
+        for (k = 0; k < 5; k++)
+          if (counts[k] && len > 0 && (size_t)len < sizeof tip)
+            len += snprintf (tip + len, sizeof tip - len, "; %zu %s", counts[k],
+                             iron_classes[k]);
+        tips[i] = strdup (tip);
+      }
+    }
+    snprintf (title, sizeof title, "IRON fingerprint of %s", fss.v[f]);
+    fputs ("<h3>", fp);
+    fd_html (fp, fss.v[f]);
+    fputs ("</h3>\n", fp);
+    fd_svg_heat (fp, title, (const char *const *)types.v, nt, kinds, 3, cls,
+                 (const char *const *)tips, iron_classes, 5);
+    for (i = 0; i < nt * 3; i++)
+      free (tips[i]);
+    free (tips);
+    free (cls);
+    strs_free (&types);
+  }
+  free (rows);
+  strs_free (&fss);
+}
+
+/* 4. Data lost per fault spec: files per audit class, mean per trial. */
+static void
+section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  static const char *const classes[] = {"lost_found", "partial", "corrupted",
+                                        "unreadable", "missing"};
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT t.fs || ' | ' || CASE WHEN t.faults = '' THEN 'no faults' "
+      " ELSE t.faults END || CASE WHEN t.crash THEN ' | crash' ELSE '' END, "
+      " a.class, avg(a.files) FROM t JOIN audit a ON a.trial_id = t.id "
+      "WHERE t.campaign = ?1 AND t.run_id = ?2 AND t.ttype = '' "
+      " AND t.meta_only = 0 GROUP BY 1, 2 ORDER BY 1",
+      c, r);
+  struct strs bars = {0};
+  double *v = NULL;
+  size_t nv = 0, k, b;
+
+  fputs ("<h2>Files lost per fault spec</h2>\n"
+         "<p>The audit's classes of damaged files, mean per trial, for "
+         "trials with written data and no targeted block (fault rates, "
+         "crashes, and none for comparison).</p>\n",
+         fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    b = strs_index (&bars, col (st, 0));
+    if (b == (size_t)-1)
+      break;
+    if (bars.n * 5 > nv) {
+      double *n2 = realloc (v, bars.n * 5 * sizeof *n2);
+      if (n2 == NULL)
+        break;
+      v = n2;
+      for (k = nv; k < bars.n * 5; k++)
+        v[k] = 0;
+      nv = bars.n * 5;
+    }
+    for (k = 0; k < 5; k++)
+      if (strcmp (col (st, 1), classes[k]) == 0)
+        v[b * 5 + k] = sqlite3_column_double (st, 2);
+  }
+  sqlite3_finalize (st);
+  if (bars.n && v)
+    fd_svg_bars (fp, "files lost per fault spec", "files per trial",
+                 (const char *const *)bars.v, bars.n, classes, 5, v);
+  else
+    fputs ("<p class=\"none\">No audited untargeted trials in this "
+           "night.</p>\n",
+           fp);
+  free (v);
+  strs_free (&bars);
+}
+
+/* 5. Night over night: fsck time and the share of trials losing data. */
+static void
+section_trends (FILE *fp, sqlite3 *db, const char *c)
+{
+  sqlite3_stmt *st;
+  struct strs nights = {0}, lines = {0}, fss = {0};
+  double *ck = NULL, *loss = NULL;
+  size_t i;
+  struct fd_series *series = NULL;
+
+  fputs ("<h2>Night over night</h2>\n", fp);
+  st = prepare (db,
+                "SELECT run_id FROM t WHERE campaign = ?1 GROUP BY run_id "
+                "ORDER BY min(id) DESC LIMIT 30",
+                c, NULL);
+  while (st && sqlite3_step (st) == SQLITE_ROW)
+    strs_index (&nights, col (st, 0));
+  sqlite3_finalize (st);
+  if (nights.n < 2) {
+    fputs ("<p class=\"none\">One night so far: trends start with the "
+           "second.</p>\n",
+           fp);
+    strs_free (&nights);
+    return;
+  }
+  /* Oldest first, as a time axis reads. */
+  for (i = 0; i < nights.n / 2; i++) {
+    char *x = nights.v[i];
+    nights.v[i] = nights.v[nights.n - 1 - i];
+    nights.v[nights.n - 1 - i] = x;
+  }
+  st = prepare (db,
+                "SELECT fs || ' ' || disk, run_id, "
+                " check_s FROM t WHERE campaign = ?1 AND check_s IS NOT NULL"
+                " AND " PLAIN " ORDER BY 1",
+                c, NULL);
+  {
+    struct acc {
+      size_t line, night;
+      double *v;
+      size_t n;
+    } *acc = NULL;
+    size_t nacc = 0, a;
+    while (st && sqlite3_step (st) == SQLITE_ROW) {
+      size_t l, nn;
+      for (nn = 0; nn < nights.n && strcmp (nights.v[nn], col (st, 1)); nn++)
+        ;
+      if (nn == nights.n ||
+          (l = strs_index (&lines, col (st, 0))) == (size_t)-1)
+        continue;
+      for (a = 0; a < nacc && (acc[a].line != l || acc[a].night != nn); a++)
+        ;
+      if (a == nacc) {
+        void *na = realloc (acc, (nacc + 1) * sizeof *acc);
+        if (na == NULL)
+          break;
+        acc = na;
+        acc[nacc].line = l, acc[nacc].night = nn;
+        acc[nacc].v = NULL, acc[nacc].n = 0;
+        nacc++;
+      }
+      {
+        double *nv = realloc (acc[a].v, (acc[a].n + 1) * sizeof *nv);
+        if (nv == NULL)
+          break;
+        acc[a].v = nv;
+        acc[a].v[acc[a].n++] = sqlite3_column_double (st, 2);
+      }
+    }
+    sqlite3_finalize (st);
+    if (lines.n && (ck = malloc (lines.n * nights.n * sizeof *ck)) &&
+        (series = calloc (lines.n, sizeof *series))) {
+      for (i = 0; i < lines.n * nights.n; i++)
+        ck[i] = NAN;
+      for (a = 0; a < nacc; a++)
+        ck[acc[a].line * nights.n + acc[a].night] =
+            fd_median (acc[a].v, acc[a].n);
+      for (i = 0; i < lines.n; i++)
+        series[i].name = lines.v[i], series[i].y = ck + i * nights.n;
+      fd_svg_lines (fp, "median fsck time per night", "s",
+                    (const char *const *)nights.v, nights.n, series, lines.n);
+    }
+    for (a = 0; a < nacc; a++)
+      free (acc[a].v);
+    free (acc);
+    free (series);
+    series = NULL;
+  }
+  st = prepare (db,
+                "SELECT fs, run_id, avg(lost > 0 OR error != '') FROM t "
+                "WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",
+                c, NULL);
+  {
+    struct {
+      size_t f, n;
+      double x;
+    } *rows = NULL;
+    size_t nrows = 0;
+    while (st && sqlite3_step (st) == SQLITE_ROW) {
+      size_t nn;
+      void *nr;
+      for (nn = 0; nn < nights.n && strcmp (nights.v[nn], col (st, 1)); nn++)
+        ;
+      if (nn == nights.n ||
+          (nr = realloc (rows, (nrows + 1) * sizeof *rows)) == NULL)
+        continue;
+      rows = nr;
+      rows[nrows].f = strs_index (&fss, col (st, 0));
+      rows[nrows].n = nn;
+      rows[nrows].x = 100 * sqlite3_column_double (st, 2);
+      if (rows[nrows].f != (size_t)-1)
+        nrows++;
+    }
+    sqlite3_finalize (st);
+    if (fss.n && (loss = malloc (fss.n * nights.n * sizeof *loss)) &&
+        (series = calloc (fss.n, sizeof *series))) {
+      for (i = 0; i < fss.n * nights.n; i++)
+        loss[i] = NAN;
+      for (i = 0; i < nrows; i++)
+        loss[rows[i].f * nights.n + rows[i].n] = rows[i].x;
+      for (i = 0; i < fss.n; i++)
+        series[i].name = fss.v[i], series[i].y = loss + i * nights.n;
+      fd_svg_lines (fp, "trials losing data or failing, per night", "%",
+                    (const char *const *)nights.v, nights.n, series, fss.n);
+    }
+    free (rows);
+    free (series);
+  }
+  free (ck);
+  free (loss);
+  strs_free (&nights);
+  strs_free (&lines);
+  strs_free (&fss);
+}
+
+/* The night's errors, so nobody has to open the database to see them. */
+static void
+section_errors (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (db,
+                              "SELECT scenario, seed, error FROM t WHERE "
+                              "campaign = ?1 AND run_id = ?2 AND error != '' "
+                              "ORDER BY id",
+                              c, r);
+  size_t n = 0;
+
+  fputs ("<h2>Trials that ended in an error</h2>\n", fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    if (n++ == 0)
+      fputs ("<table><tr><th>scenario</th><th>seed</th><th>error</th></tr>\n",
+             fp);
+    fputs ("<tr><td>", fp);
+    fd_html (fp, col (st, 0));
+    fprintf (fp, "</td><td>%s</td><td>", col (st, 1));
+    fd_html (fp, col (st, 2));
+    fputs ("</td></tr>\n", fp);
+  }
+  sqlite3_finalize (st);
+  fputs (n ? "</table>\n" : "<p class=\"none\">None.</p>\n", fp);
+}
+
+int
+fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
+                 FILE *fp)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT count(*), sum(error != ''), sum(lost > 0), "
+      " count(DISTINCT scenario), min(id) FROM t WHERE campaign = ?1 AND "
+      " run_id = ?2",
+      campaign, run_id);
+  long long n = 0, errors = 0, lost = 0, scenarios = 0;
+
+  if (st && sqlite3_step (st) == SQLITE_ROW) {
+    n = sqlite3_column_int64 (st, 0);
+    errors = sqlite3_column_int64 (st, 1);
+    lost = sqlite3_column_int64 (st, 2);
+    scenarios = sqlite3_column_int64 (st, 3);
+  }
+  sqlite3_finalize (st);
+  fputs ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<title>futuredisk: ",
+         fp);
+  fd_html (fp, campaign);
+  fputs (" ", fp);
+  fd_html (fp, run_id);
+  fputs ("</title>\n<style>body{font-family:sans-serif;max-width:60em;"
+         "margin:1em auto;padding:0 1em;color:#222}"
+         "table{border-collapse:collapse;margin:.5em 0}"
+         "td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}"
+         "td:first-child,th:first-child{text-align:left}"
+         "svg{display:block;margin:.5em 0}.none{color:#777}"
+         "</style></head><body>\n<h1>futuredisk report: ",
+         fp);
+  fd_html (fp, campaign);
+  fputs ("</h1>\n<p>Night <b>", fp);
+  fd_html (fp, run_id);
+  fprintf (fp,
+           "</b>: %lld trials in %lld scenarios; %lld lost data, %lld ended "
+           "in an error.</p>\n",
+           n, scenarios, lost, errors);
+  section_generations (fp, db, campaign, run_id);
+  section_passes (fp, db, campaign, run_id);
+  section_iron (fp, db, campaign, run_id);
+  section_loss (fp, db, campaign, run_id);
+  section_trends (fp, db, campaign);
+  section_errors (fp, db, campaign, run_id);
+  fputs ("<p><small>Generated by futuredisk " FUTUREDISK_VERSION
+         " from the trial database (harness/SCHEMA.md).</small></p>\n"
+         "</body></html>\n",
+         fp);
+  return ferror (fp) ? -1 : 0;
+}
+
+static void
+report_usage (FILE *fp)
+{
+  fprintf (fp,
+           "Usage: %s report DB -o FILE [--campaign NAME] [--run-id ID]\n"
+           "Render a campaign night (default: the newest) as one "
+           "self-contained HTML\npage with inline SVG charts.\n"
+           "\n"
+           "  -o, --output FILE  where to write the page\n"
+           "  --campaign NAME    the campaign (default: the newest trial's)\n"
+           "  --run-id ID        the night (default: the campaign's "
+           "newest)\n",
+           fd_progname);
+}
+
+int
+cmd_report (int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"output", required_argument, NULL, 'o'},
+      {"campaign", required_argument, NULL, 'c'},
+      {"run-id", required_argument, NULL, 'r'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *out = NULL, *campaign = NULL;
+  char name[96], run_id[96] = "", tmp[4096];
+  struct fm_err err;
+  sqlite3 *db;
+  FILE *fp;
+  int c, ret = 0;
+
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "ho:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'h':
+        report_usage (stdout);
+        return 0;
+      case 'o':
+        out = optarg;
+        break;
+      case 'c':
+        campaign = optarg;
+        break;
+      case 'r':
+        snprintf (run_id, sizeof run_id, "%s", optarg);
+        break;
+      default:
+        report_usage (stderr);
+        return 2;
+    }
+  }
+  if (optind + 1 != argc || out == NULL) {
+    fprintf (stderr, "%s report: %s\n", fd_progname,
+             optind + 1 != argc ? "one database DB is required"
+                                : "-o FILE is required");
+    report_usage (stderr);
+    return 2;
+  }
+  if ((db = fd_db_open (argv[optind], false, &err)) == NULL ||
+      fd_report_view (db, &err) == -1 ||
+      fd_report_night (db, campaign, name, sizeof name, run_id, sizeof run_id,
+                       &err) == -1) {
+    fprintf (stderr, "%s report: %s\n", fd_progname, err.msg);
+    sqlite3_close (db);
+    return 1;
+  }
+  /* Written aside and renamed, so a reader never sees half a page. */
+  snprintf (tmp, sizeof tmp, "%s.tmp", out);
+  if ((fp = fopen (tmp, "w")) == NULL) {
+    fprintf (stderr, "%s report: %s: %s\n", fd_progname, tmp,
+             fd_strerror (errno));
+    sqlite3_close (db);
+    return 1;
+  }
+  if (fd_report_write (db, name, run_id, fp) == -1 || fclose (fp) != 0 ||
+      rename (tmp, out) == -1) {
+    fprintf (stderr, "%s report: %s: %s\n", fd_progname, out,
+             fd_strerror (errno));
+    unlink (tmp);
+    ret = 1;
+  } else
+    printf ("%s\n", out);
+  sqlite3_close (db);
+  return ret;
+}

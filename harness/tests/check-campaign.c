@@ -1,0 +1,239 @@
+/* futuredisk — harness: unit tests for campaign files: the expansion's
+ * order and content, continuation lines, every error naming file, line
+ * and key, shard specs, and the shipped campaigns.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign.h"
+#include "check-main.h"
+
+const char *fd_progname = "futuredisk";
+
+/* Write text to a fresh file; its path in path. */
+static void
+write_ini (const char *text, char *path, size_t len)
+{
+  FILE *fp;
+  int fd;
+
+  snprintf (path, len, "/tmp/check-campaign.XXXXXX");
+  fd = mkstemp (path);
+  ck_assert_int_ge (fd, 0);
+  fp = fdopen (fd, "w");
+  ck_assert_ptr_nonnull (fp);
+  fputs (text, fp);
+  fclose (fp);
+}
+
+static struct fd_campaign *
+load_text (const char *text, struct fm_err *err)
+{
+  char path[64];
+  struct fd_campaign *c;
+
+  write_ini (text, path, sizeof path);
+  c = fd_campaign_load (path, err);
+  unlink (path);
+  return c;
+}
+
+START_TEST (test_expand)
+{
+  struct fm_err err;
+  struct fd_campaign *c = load_text (
+      "# a comment\n"
+      "[campaign]\n"
+      "name = nightly-1\n"
+      "seeds = 1-2\n"
+      "size = 512M\n"
+      "\n"
+      "[matrix a]\n"
+      "fs = ext4 xfs\n"
+      "fill = 10 20\n"
+      "target = none inode:1:lse\n"
+      "faults = consumer,age=2y\n"
+      "[matrix b]\n"
+      "fs = btrfs\n"
+      "profile = roadmap-2013\n"
+      "size = full\n"
+      "crash = no yes\n"
+      "repetitions = 2\n"
+      "seeds = 7\n",
+      &err);
+  const struct fd_campaign_trial *t;
+
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_str_eq (fd_campaign_name (c), "nightly-1");
+  /* a: 2 fs x 2 fills x 2 targets x 2 seeds; b: 2 crash x 2 reps. */
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 16 + 4);
+  t = fd_campaign_trial (c, 0);
+  ck_assert_str_eq (t->matrix, "a");
+  ck_assert_str_eq (t->fs, "ext4");
+  ck_assert_str_eq (t->profile, "roadmap-2006");
+  ck_assert_str_eq (t->size, "512M");
+  ck_assert_str_eq (t->faults, "consumer,age=2y");
+  ck_assert_str_eq (t->target, "");
+  ck_assert_str_eq (t->time, "virtual");
+  ck_assert (t->fill == 10 && t->seed == 1 && t->rep == 0 && !t->crash);
+  ck_assert_uint_eq (fd_campaign_trial (c, 1)->seed, 2);
+  ck_assert_str_eq (fd_campaign_trial (c, 2)->target, "inode:1:lse");
+  ck_assert (fd_campaign_trial (c, 4)->fill == 20);
+  ck_assert_str_eq (fd_campaign_trial (c, 8)->fs, "xfs");
+  t = fd_campaign_trial (c, 16);
+  ck_assert_str_eq (t->matrix, "b");
+  ck_assert_str_eq (t->size, "full");
+  ck_assert_str_eq (t->faults, "");
+  ck_assert (t->seed == 7 && t->rep == 0 && !t->crash);
+  ck_assert (fd_campaign_trial (c, 17)->rep == 1);
+  ck_assert (fd_campaign_trial (c, 19)->crash);
+  ck_assert_ptr_null (fd_campaign_trial (c, 20));
+  fd_campaign_free (c);
+
+  /* A target type a file system lacks is skipped for that one. */
+  c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4 xfs btrfs\n"
+                 "target = gdt agf\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 2);
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
+  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "agf");
+  fd_campaign_free (c);
+}
+END_TEST
+
+START_TEST (test_continuation)
+{
+  struct fm_err err;
+  struct fd_campaign *c =
+      load_text ("[campaign]\nname = x\ndescription = two\n  lines\n"
+                 "[matrix m]\nfs = ext4\ntarget = data:1\n    inode:1\n"
+                 "\tdir\nfaults = none\nfaults = harsh\n",
+                 &err);
+
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 3 * 2);
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->faults, "none");
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->target, "data:1");
+  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "inode:1");
+  ck_assert_str_eq (fd_campaign_trial (c, 3)->faults, "harsh");
+  fd_campaign_free (c);
+}
+END_TEST
+
+START_TEST (test_errors)
+{
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"", "no [campaign] section"},
+      {"fs = ext4\n", ":1: expected [campaign] first"},
+      {"[campaign]\nfs = ext4\n", "[campaign] has no name"},
+      {"[campaign]\nname = a b\n", ":2: name 'a b'"},
+      {"[campaign]\nname = x\n", "no [matrix NAME] section"},
+      {"[campaign]\nname = x\n[matrix]\n", ":3: unknown section '[matrix]'"},
+      {"[campaign]\nname = x\n[matrix m\n", ":3: bad section"},
+      {"[campaign]\nname = x\n[nightly]\n", "unknown section '[nightly]'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\n[campaign]\n",
+       ":5: a second [campaign] section"},
+      {"[campaign]\nname = x\n[matrix m]\nfs ext4\n", ":4: expected KEY"},
+      {"[campaign]\nname = x\n[matrix m]\nfss = ext4\n",
+       ":4: unknown key 'fss'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfs = xfs\n",
+       ":5: 'fs' given twice (first on line 4)"},
+      {"[campaign]\nname = x\n[matrix m]\nfs =\n", ":4: 'fs' has no value"},
+      {"[campaign]\nname = x\n[matrix m]\nfill = 5\n",
+       ":3: [matrix m] has no 'fs'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext5\n",
+       ":4: [matrix m] unknown file system 'ext5'"},
+      {"[campaign]\nname = x\nfill = 120\n[matrix m]\nfs = ext4\n",
+       ":3: [matrix m] fill: 120 is out of range"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = xfs\nsize = 100M\n",
+       ":5: [matrix m] size 100M: xfs needs at least 300 MiB"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nsize = big\n",
+       ":5: [matrix m] size"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nprofile = floppy\n",
+       "unknown profile 'floppy'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data:1:melt\n",
+       ":5: [matrix m] target 'data:1:melt': kind 'melt'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data:0\n",
+       "target count"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = agf\n",
+       "target 'agf': no file system of the matrix has that type"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nseeds = one\n",
+       ":5: [matrix m] seeds"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash = maybe\n",
+       "crash 'maybe': no or yes"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = bogus=1\n",
+       ":5: [matrix m] unknown fault key 'bogus'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = harsh\n  ,x=1\n",
+       ":6: one fault spec per 'faults' line"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepetitions = 0\n",
+       "repetitions"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntime = fast\n",
+       "--time: 'fast'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nmeta-only = -3\n",
+       "meta-only"},
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct fm_err err;
+    struct fd_campaign *c = load_text (bad[i].text, &err);
+    ck_assert_msg (c == NULL, "case %zu loaded", i);
+    ck_assert_msg (strstr (err.msg, bad[i].msg) != NULL,
+                   "case %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
+    ck_assert_msg (strstr (err.msg, "/tmp/check-campaign.") == err.msg,
+                   "case %zu: '%s' does not name the file", i, err.msg);
+  }
+}
+END_TEST
+
+START_TEST (test_shards)
+{
+  static const char *const bad[] = {"", "1", "2/2", "-1/2", "0/0", "a/b",
+                                    "0/2x", "1/2/3"};
+  struct fm_err err;
+  uint64_t i, n;
+  size_t k;
+
+  ck_assert_int_eq (fd_campaign_parse_shard ("0/1", &i, &n, &err), 0);
+  ck_assert (i == 0 && n == 1);
+  ck_assert_int_eq (fd_campaign_parse_shard ("3/4", &i, &n, &err), 0);
+  ck_assert (i == 3 && n == 4);
+  for (k = 0; k < sizeof bad / sizeof bad[0]; k++)
+    ck_assert_msg (fd_campaign_parse_shard (bad[k], &i, &n, &err) == -1,
+                   "'%s' accepted", bad[k]);
+}
+END_TEST
+
+START_TEST (test_shipped)
+{
+  static const char *const files[] = {"demo.ini", "nightly.ini"};
+  size_t k;
+
+  for (k = 0; k < 2; k++) {
+    char path[512];
+    struct fm_err err;
+    struct fd_campaign *c;
+    snprintf (path, sizeof path, "%s/%s", CAMPAIGN_DIR, files[k]);
+    c = fd_campaign_load (path, &err);
+    ck_assert_msg (c != NULL, "%s", err.msg);
+    ck_assert_uint_gt (fd_campaign_ntrials (c), 10);
+    fd_campaign_free (c);
+  }
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"expand", test_expand},     {"continuation", test_continuation},
+      {"errors", test_errors},     {"shards", test_shards},
+      {"shipped", test_shipped},
+  };
+
+  return fd_check_main ("campaign", cases, sizeof cases / sizeof cases[0]);
+}
