@@ -58,6 +58,22 @@ fd_extents_of (const char *root, const char *path)
 }
 
 void
+fd_extents_map (struct fd_extents *x,
+                int (*map) (const char *dev, uint64_t addr, uint64_t *offset,
+                            struct fm_err *err),
+                const char *dev)
+{
+  struct fm_err err;
+  size_t i, kept = 0;
+
+  for (i = 0; x && i < x->n; i++)
+    if (map (dev, x->start[i], &x->start[kept], &err) == 0)
+      x->len[kept] = x->len[i], kept++;
+  if (x)
+    x->n = kept;
+}
+
+void
 fd_extents_free (struct fd_extents *x)
 {
   free (x);

@@ -3,9 +3,9 @@
  * While the file system is mounted, the physical extents of each damaged
  * file are read with FIEMAP; the fault log (the plugin's ground truth) is
  * then searched for faults overlapping them.  A file can only be
- * explained where its blocks can be found: a missing file, or a file
- * system whose FIEMAP addresses are not device offsets (btrfs), stays
- * unexplained, and the record says so with an empty cause.
+ * explained where its blocks can be found: a missing file stays
+ * unexplained, and the record says so with an empty cause.  btrfs's
+ * FIEMAP addresses are its own; its adapter maps them to the device.
  */
 #ifndef FUTUREDISK_ATTRIBUTE_H
 #define FUTUREDISK_ATTRIBUTE_H
@@ -13,11 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "faultmodels/error.h"
+
 struct fd_extents;
 
 /* The physical extents of root/path (NULL if it cannot be mapped). */
 extern struct fd_extents *fd_extents_of (const char *root, const char *path);
 extern void fd_extents_free (struct fd_extents *x);
+
+/* Translate each extent's start with map (a file system whose FIEMAP
+ * addresses are its own); an extent it cannot map is dropped.
+ */
+extern void fd_extents_map (struct fd_extents *x,
+                            int (*map) (const char *dev, uint64_t addr,
+                                        uint64_t *offset, struct fm_err *err),
+                            const char *dev);
 
 /* The kinds of the faults in the fault log overlapping the extents,
  * comma-separated and each once, into buf ("" if none).

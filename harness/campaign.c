@@ -25,7 +25,8 @@
   X (SEEDS, "seeds", "1")                                                      \
   X (REPS, "repetitions", "1")                                                 \
   X (TIMEOUT, "timeout", "3600")                                               \
-  X (TIME, "time", "virtual")
+  X (TIME, "time", "virtual")                                                  \
+  X (THINK, "think", "real")
 
 enum key {
 #define KEY_ENUM(id, name, dflt) K_##id,
@@ -497,6 +498,14 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
       k = K_TIME;
       goto bad;
     }
+  for (i = 0; i < v[K_THINK]->n; i++)
+    if (strcmp (v[K_THINK]->v[i], "real") &&
+        strcmp (v[K_THINK]->v[i], "zero")) {
+      snprintf (err->msg, sizeof err->msg, "think '%.32s': real or zero",
+                v[K_THINK]->v[i]);
+      k = K_THINK;
+      goto bad;
+    }
 
   /* The cross product, the last key varying fastest; seeds and
    * repetitions innermost.
@@ -539,6 +548,7 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
         t->faults = v[K_FAULTS]->v[ix[K_FAULTS]];
         t->target = target;
         t->time = v[K_TIME]->v[ix[K_TIME]];
+        t->think = v[K_THINK]->v[ix[K_THINK]];
         t->seed = seeds[s];
         t->rep = r;
         t->timeout = timeout;

@@ -31,6 +31,7 @@ struct fd_campaign_trial {
   const char *faults; /* a fault spec, or "" */
   const char *target; /* TYPE[:N[:KIND]], or "" */
   const char *time;   /* the disk's clock: virtual, real, scale:F */
+  const char *think;  /* does the client's time count: real, zero */
   uint64_t seed, rep;
   double timeout; /* seconds per checker */
 };

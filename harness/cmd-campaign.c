@@ -122,7 +122,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
           "SELECT id FROM trials WHERE campaign = ? AND run_id = ? AND fs = ?"
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
-          " AND seed = ? AND rep = ? ORDER BY id DESC LIMIT 1",
+          " AND think = ? AND seed = ? AND rep = ? ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
@@ -136,8 +136,9 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_text (st, 9, t->faults, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 10, t->target, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 11, t->time, -1, SQLITE_STATIC);
-  sqlite3_bind_int64 (st, 12, (sqlite3_int64)t->seed);
-  sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->rep);
+  sqlite3_bind_text (st, 12, t->think, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->seed);
+  sqlite3_bind_int64 (st, 14, (sqlite3_int64)t->rep);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -244,6 +245,8 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   }
   argv[a++] = "--time";
   argv[a++] = t->time;
+  argv[a++] = "--think";
+  argv[a++] = t->think;
   argv[a++] = "--seed";
   argv[a++] = seed;
   argv[a++] = "--timeout";
@@ -353,12 +356,19 @@ run_night (struct night *n, double budget_s, struct fm_err *err)
     pid_t pid;
 
     if (fd_interrupted) {
-      /* Each child takes its disk down and records nothing. */
+      /* Each child takes its disk down and records nothing; its log
+       * is of no use: the trial runs again on --resume.
+       */
       for (j = 0; j < n->jobs; j++)
         if (n->slots[j].pid > 0)
           kill (-n->slots[j].pid, SIGTERM);
-      while (waitpid (-1, NULL, 0) > 0 || errno == EINTR)
-        ;
+      for (j = 0; j < n->jobs; j++)
+        if (n->slots[j].pid > 0) {
+          while (waitpid (n->slots[j].pid, NULL, 0) == -1 && errno == EINTR)
+            ;
+          unlink (n->slots[j].log);
+          rmdir (n->slots[j].dir);
+        }
       break;
     }
     if (budget_s > 0 && fd_now_s () - n->t0 >= budget_s)

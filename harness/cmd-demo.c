@@ -161,18 +161,20 @@ cmd_demo (int argc, char **argv)
       " AND faults = '' AND crash = 0 GROUP BY fs ORDER BY fs)",
       run_id);
   summary_line (db,
-                "SELECT 'one bad metadata block: ' || count(*) || ' trials, "
-                "' || sum(coalesce(check_outcome, '') != 'CLEAN') || ' noticed "
-                "by the check, ' || sum(lost > 0) || ' lost files, ' || "
-                "sum(error != '' OR coalesce(recheck_outcome, 'CLEAN') != "
-                "'CLEAN') || ' left unrepaired' FROM t WHERE run_id = ?1 AND "
-                "campaign = 'demo' AND target != ''",
+                "SELECT 'one bad block: ' || count(*) || ' trials, ' || "
+                "coalesce(sum(coalesce(check_outcome, '') != 'CLEAN'), 0) || "
+                "' noticed by the check, ' || coalesce(sum(lost > 0), 0) || "
+                "' with files lost, ' || coalesce(sum(error != '' OR "
+                "coalesce(recheck_outcome, 'CLEAN') != 'CLEAN'), 0) || ' left "
+                "unrepaired' FROM t WHERE run_id = ?1 AND campaign = 'demo' "
+                "AND target != ''",
                 run_id);
   summary_line (db,
                 "SELECT 'fault rates and crashes: ' || count(*) || ' trials, "
-                "' || sum(lost > 0) || ' lost data (' || sum(lost) || ' "
-                "files)' FROM t WHERE run_id = ?1 AND campaign = 'demo' AND "
-                "target = '' AND (faults != '' OR crash)",
+                "' || coalesce(sum(lost > 0), 0) || ' lost data (' || "
+                "coalesce(sum(lost), 0) || ' files)' FROM t WHERE run_id = ?1 "
+                "AND campaign = 'demo' AND target = '' AND (faults != '' OR "
+                "crash)",
                 run_id);
   sqlite3_close (db);
   return rc;

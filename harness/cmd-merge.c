@@ -29,7 +29,7 @@ merge_usage (FILE *fp)
 #define TRIAL_COLUMNS                                                          \
   "recorded, fs, profile, size, seed, fill_pct, faults, target, "              \
   "targets_hit, files, bytes, write_probe, error, version, record, "           \
-  "campaign, run_id, rep, crash, meta_only, time_mode, scenario"
+  "campaign, run_id, rep, crash, meta_only, time_mode, think, scenario"
 
 static int
 merge_one (sqlite3 *db, const char *src, long long *added, long long *known)

@@ -30,9 +30,10 @@ run_usage (FILE *fp)
       "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
       "              [--fill PCT] [--meta-only N] [--crash] [--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--time MODE] [--json FILE] [--db FILE] [--dir DIR] "
-      "[--keep]\n"
-      "              [--timeout SECONDS] [--campaign NAME --run-id ID "
+      "              [--time MODE] [--think real|zero] [--json FILE] [--db "
+      "FILE]\n"
+      "              [--dir DIR] [--keep] [--timeout SECONDS]\n"
+      "               [--campaign NAME --run-id ID "
       "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
       "break the\ndisk, check and repair it, audit every file, and "
@@ -63,6 +64,10 @@ run_usage (FILE *fp)
       "  --time MODE      the disk's clock: virtual (default), real "
       "(requests\n"
       "                   take their modelled time), scale:F\n"
+      "  --think real|zero  does the checker's own time between requests "
+      "count\n"
+      "                   on the virtual clock (default real; zero: "
+      "device-bound)\n"
       "  --json FILE      append the trial record as one JSON line\n"
       "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
       "  --dir DIR        trial directory (default: a new one under "
@@ -99,13 +104,14 @@ cmd_run (int argc, char **argv)
       {"db", required_argument, NULL, 'D'},
       {"crash", no_argument, NULL, 'C'},
       {"time", required_argument, NULL, 'm'},
+      {"think", required_argument, NULL, 'K'},
       {"campaign", required_argument, NULL, 'c'},
       {"run-id", required_argument, NULL, 'r'},
       {"rep", required_argument, NULL, 'R'},
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
-  static char spec[4096], time_arg[80];
+  static char spec[4096], time_arg[80], think_arg[32];
   const char *fs = NULL, *dir = NULL, *db_path = NULL;
   struct fm_err err;
   int c, ret = 0;
@@ -177,6 +183,14 @@ cmd_run (int argc, char **argv)
           goto usage_err;
         t.time_mode = optarg;
         break;
+      case 'K':
+        if (strcmp (optarg, "real") && strcmp (optarg, "zero")) {
+          snprintf (err.msg, sizeof err.msg,
+                    "--think: '%.64s' is not real or zero", optarg);
+          goto usage_err;
+        }
+        t.think = optarg;
+        break;
       case 'c':
         t.campaign = optarg;
         break;
@@ -233,6 +247,14 @@ cmd_run (int argc, char **argv)
       goto usage_err;
     }
     t.extra[t.n_extra++] = time_arg;
+  }
+  if (t.think) {
+    snprintf (think_arg, sizeof think_arg, "think=%s", t.think);
+    if (t.n_extra == 64) {
+      snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
+      goto usage_err;
+    }
+    t.extra[t.n_extra++] = think_arg;
   }
   if (t.target) {
     char type[34];

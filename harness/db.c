@@ -40,7 +40,8 @@ static const char schema[] =
   "printf('fs=%s profile=%s size=%s fill=%g meta=%d crash=%d faults=%s "       \
   "target=%s', fs, profile, size, fill_pct, meta_only, crash, faults, "        \
   "target) || CASE WHEN time_mode = 'virtual' THEN '' "                        \
-  "ELSE ' time=' || time_mode END"
+  "ELSE ' time=' || time_mode END || CASE WHEN think = 'real' THEN '' "        \
+  "ELSE ' think=' || think END"
 
 static const char schema_v2[] =
     "ALTER TABLE trials ADD COLUMN campaign TEXT NOT NULL DEFAULT '';"
@@ -49,6 +50,7 @@ static const char schema_v2[] =
     "ALTER TABLE trials ADD COLUMN crash INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE trials ADD COLUMN meta_only INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE trials ADD COLUMN time_mode TEXT NOT NULL DEFAULT 'virtual';"
+    "ALTER TABLE trials ADD COLUMN think TEXT NOT NULL DEFAULT 'real';"
     "ALTER TABLE trials ADD COLUMN scenario TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE phases ADD COLUMN read_errors INTEGER;"
     "UPDATE trials SET crash = coalesce(json_extract(record, '$.crash'), 0);"
@@ -171,16 +173,17 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
   if (exec (db,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
             " target, targets_hit, files, bytes, error, version, record,"
-            " campaign, run_id, rep, crash, meta_only, time_mode)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiitttttiiit", t->fs->name, t->profile, t->size,
+            " campaign, run_id, rep, crash, meta_only, time_mode, think)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiitttttiiitt", t->fs->name, t->profile, t->size,
             (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
             t->target ? t->target : "", t->targets, (long long)t->m.n,
             (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
             t->campaign ? t->campaign : "", t->run_id ? t->run_id : "",
             (long long)t->rep, (long long)t->crash,
             (long long)(t->populate.meta_only ? t->populate.files : 0),
-            t->time_mode ? t->time_mode : "virtual") == -1)
+            t->time_mode ? t->time_mode : "virtual",
+            t->think ? t->think : "real") == -1)
     goto fail;
   id = sqlite3_last_insert_rowid (db);
   if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",

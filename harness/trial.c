@@ -268,12 +268,16 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
 
 /* While mounted: where each damaged file's blocks are (at most 200). */
 static void
-map_damaged (struct trial *t)
+map_damaged (struct trial *t, struct fd_disk *d)
 {
   size_t k;
 
-  for (k = 0; k < t->ndamaged && k < 200 && t->fs->fiemap_physical; k++)
+  for (k = 0; k < t->ndamaged && k < 200; k++) {
     t->damaged[k].extents = fd_extents_of (t->mnt, t->damaged[k].path);
+    if (t->fs->fiemap_to_device)
+      fd_extents_map (t->damaged[k].extents, t->fs->fiemap_to_device,
+                      fd_disk_device (d));
+  }
 }
 
 /* After the server wrote its last log line: the faults behind each. */
@@ -429,7 +433,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   if (r == -1)
     goto fail;
   t->audited = true;
-  map_damaged (t);
+  map_damaged (t, d);
   t->probe_ok = write_probe (t);
   if (fd_disk_detach (d, err) == -1)
     return -1;
@@ -498,6 +502,8 @@ fd_trial_record (const struct trial *t, FILE *fp)
            t->seed, t->fill, t->populate.meta_only ? t->populate.files : 0,
            t->crash ? "true" : "false");
   fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
+  fprintf (fp, ", \"think\": ");
+  fd_json_string (fp, t->think ? t->think : "real");
   fprintf (fp, ", \"campaign\": ");
   fd_json_string (fp, t->campaign ? t->campaign : "");
   fprintf (fp, ", \"run_id\": ");

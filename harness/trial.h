@@ -50,6 +50,7 @@ struct trial {
   const char *campaign, *run_id; /* the campaign night it belongs to */
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
+  const char *think;             /* the plugin's think=, or NULL */
   const char *extra[64];
   size_t n_extra;
   uint64_t seed;

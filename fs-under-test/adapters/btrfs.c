@@ -103,7 +103,7 @@ parse_tree (const char *out, size_t *n)
 
 /* Logical address -> device offset (mirror 1). */
 static int
-map_logical (const char *dev, unsigned long long logical, uint64_t *phys,
+map_logical (const char *dev, uint64_t logical, uint64_t *phys,
              struct fm_err *err)
 {
   char l[32], *out;
@@ -112,7 +112,7 @@ map_logical (const char *dev, unsigned long long logical, uint64_t *phys,
   const char *p;
   unsigned long long y;
 
-  snprintf (l, sizeof l, "%llu", logical);
+  snprintf (l, sizeof l, "%" PRIu64, logical);
   if (fd_run_capture (argv, 600, &out, err) == -1)
     return -1;
   if ((p = strstr (out, "physical ")) == NULL ||
@@ -276,6 +276,7 @@ const struct fd_fs fd_fs_btrfs = {
     .outcome = btrfs_outcome,
     .passes = btrfs_passes,
     .locate = btrfs_locate,
+    .fiemap_to_device = map_logical,
     .target_types = "data inode dir superblock root-tree chunk-tree "
                     "extent-tree dev-tree fs-tree csum-tree free-space-tree",
 };

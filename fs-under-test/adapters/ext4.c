@@ -184,7 +184,6 @@ const struct fd_fs fd_fs_ext4 = {
     .outcome = ext4_outcome,
     .passes = ext4_passes,
     .locate = ext4_locate,
-    .fiemap_physical = true,
     .target_types = "data inode dir journal superblock gdt block-bitmap "
                     "inode-bitmap",
 };

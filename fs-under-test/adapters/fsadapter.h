@@ -69,10 +69,13 @@ struct fd_fs {
                  uint64_t *offset, uint64_t *length, struct fm_err *err);
   /* The types locate knows, space-separated (the block-type map). */
   const char *target_types;
-  /* FIEMAP gives device offsets (ext4, xfs), not addresses of the file
-   * system's own (btrfs): losses can be matched to the fault log.
+  /* FIEMAP gives ext4's and xfs's device offsets, but btrfs's own
+   * logical addresses: this maps one of those to a device offset (the
+   * first copy; NULL where FIEMAP is physical already), so losses can be
+   * matched to the fault log.
    */
-  bool fiemap_physical;
+  int (*fiemap_to_device) (const char *dev, uint64_t addr, uint64_t *offset,
+                           struct fm_err *err);
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */

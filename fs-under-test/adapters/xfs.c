@@ -268,7 +268,6 @@ const struct fd_fs fd_fs_xfs = {
     .outcome = xfs_outcome,
     .passes = xfs_passes,
     .locate = xfs_locate,
-    .fiemap_physical = true,
     .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
                     "refcountbt inobt finobt",
 };

@@ -46,13 +46,10 @@ def test_all_builtins_by_default(run):
     assert ideal["random_4k_ms"] == 0 and ideal["random_4k_iops"] is None
 
 
-def test_table_and_demo(run):
+def test_table(run):
     out = run("model", "-p", "roadmap-2006", "--samples", "2000",
               check=0).stdout
     assert "min full read" in out and "roadmap-2006" in out
-    demo = run("demo", check=0).stdout
-    for name in ROADMAP:
-        assert name in demo
 
 
 def test_help_explains_every_column(run):

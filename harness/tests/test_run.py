@@ -134,10 +134,9 @@ def test_known_damage_per_file_system(run, tmp_path, fs, rot_class):
         assert p.returncode == 0, (p.stdout, p.stderr)
         rec = json.loads(out.read_text().splitlines()[-1])
         path = rec["targets_hit"].split(" ")[2]
-        # btrfs's FIEMAP addresses are its own, not the device's: the
-        # loss is counted but cannot be matched to the log.
-        cause = "" if fs == "btrfs" else target.split(":")[2:] or ["ure"]
-        cause = cause if isinstance(cause, str) else cause[0]
+        # Every loss is matched to the logged fault on its blocks (btrfs's
+        # FIEMAP addresses are its own: its adapter maps them).
+        cause = (target.split(":")[2:] or ["ure"])[0]
         assert rec["damaged"] == [{"class": cls, "path": path,
                                    "cause": cause}], rec["damaged"]
         assert phase(rec, "recheck")["outcome"] == "CLEAN"
@@ -220,6 +219,7 @@ def test_db_records_match_json(run, tmp_path):
     for table, col in [("trials", "campaign"), ("trials", "run_id"),
                        ("trials", "rep"), ("trials", "crash"),
                        ("trials", "meta_only"), ("trials", "time_mode"),
+                       ("trials", "think"),
                        ("trials", "scenario"),
                        ("phases", "read_errors")]:
         if col == "campaign":

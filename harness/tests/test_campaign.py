@@ -1,0 +1,301 @@
+"""`futuredisk campaign`, `merge`, `compare`, `report` and `demo`, end to
+end on small ext4 disks: every trial recorded once, interruption and
+--resume lose and repeat nothing, shards from Slurm and Kubernetes
+environments merge into one night, compare finds doctored regressions,
+and the report renders in a headless browser."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import leftovers
+
+CAMPAIGN = """[campaign]
+name = t
+size = 256M
+fill = 5
+seeds = 1-{seeds}
+# device-bound times: the machine's load does not move them
+think = zero
+
+[matrix m]
+fs = ext4
+target = none data:1
+"""
+
+
+def campaign_file(tmp_path, seeds=3, name="t.ini"):
+    path = tmp_path / name
+    path.write_text(CAMPAIGN.format(seeds=seeds))
+    return str(path)
+
+
+def env_without_shards(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLURM_", "JOB_COMPLETION", "FUTUREDISK_RUN",
+                                "FUTUREDISK_SHARD"))}
+    env.update(extra)
+    return env
+
+
+def fd(futuredisk, *args, env=None, check=None, timeout=600):
+    p = subprocess.run([futuredisk, *args], capture_output=True, text=True,
+                       env=env or env_without_shards(), timeout=timeout)
+    if check is not None:
+        assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+def trials(db):
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT run_id, scenario, seed, rep FROM trials "
+                       "ORDER BY id").fetchall()
+    con.close()
+    return rows
+
+
+def listed(futuredisk, ini, *args, env=None):
+    out = fd(futuredisk, "campaign", ini, "--list", *args, env=env,
+             check=0).stdout
+    return [int(line.split()[0]) for line in out.splitlines()]
+
+
+def test_list_and_shards_partition_the_trials(futuredisk, tmp_path):
+    ini = campaign_file(tmp_path)
+    everything = listed(futuredisk, ini)
+    assert everything == list(range(6))
+    shards = [listed(futuredisk, ini, "--shard", f"{i}/4") for i in range(4)]
+    assert sorted(sum(shards, [])) == everything
+    assert shards[1] == [1, 5]
+    # A Slurm array 4-7 and a Kubernetes indexed Job map to the same.
+    slurm = env_without_shards(SLURM_ARRAY_TASK_ID="5",
+                               SLURM_ARRAY_TASK_MIN="4",
+                               SLURM_ARRAY_TASK_COUNT="4")
+    assert listed(futuredisk, ini, env=slurm) == shards[1]
+    k8s = env_without_shards(JOB_COMPLETION_INDEX="3",
+                             FUTUREDISK_SHARD_COUNT="4")
+    assert listed(futuredisk, ini, env=k8s) == shards[3]
+    p = fd(futuredisk, "campaign", ini, "--list",
+           env=env_without_shards(JOB_COMPLETION_INDEX="1"), check=2)
+    assert "JOB_COMPLETION_INDEX without FUTUREDISK_SHARD_COUNT" in p.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["campaign"], "a campaign FILE is required"),
+    (["campaign", "/nonexistent.ini"], "/nonexistent.ini: cannot open"),
+    (["campaign", "{ini}", "--shard", "2/2"], "--shard index"),
+    (["campaign", "{ini}", "--budget", "soon"], "--budget"),
+    (["campaign", "{ini}", "--jobs", "0"], "--jobs"),
+    (["campaign", "{bad}"], "bad.ini:10: [matrix m] unknown file system "
+     "'zfs'"),
+    (["merge", "{db}"], "DEST and at least one SRC are required"),
+    (["compare", "{db}"], "no trials"),
+    (["report", "{db}"], "-o FILE is required"),
+    (["report", "/nonexistent.db", "-o", "x.html"], "/nonexistent.db"),
+])
+def test_bad_arguments(futuredisk, tmp_path, args, message):
+    ini = campaign_file(tmp_path)
+    bad = tmp_path / "bad.ini"
+    bad.write_text(CAMPAIGN.format(seeds=1).replace("fs = ext4", "fs = zfs"))
+    db = tmp_path / "empty.db"
+    sqlite3.connect(db).close()
+    args = [a.format(ini=ini, bad=bad, db=db) for a in args]
+    p = fd(futuredisk, *args)
+    assert p.returncode in (1, 2), p
+    assert message in p.stderr, p.stderr
+
+
+def test_night_is_recorded_once(futuredisk, tmp_path):
+    ini = campaign_file(tmp_path)
+    db = str(tmp_path / "n.db")
+    p = fd(futuredisk, "campaign", ini, "--db", db, "--jobs", "2",
+           "--run-id", "night1", check=0)
+    assert "[6/6]" in p.stderr and "0 not recorded" in p.stderr
+    rows = trials(db)
+    assert len(rows) == len(set(rows)) == 6
+    assert {r[0] for r in rows} == {"night1"}
+    # The same night again is refused; --resume finds nothing to do.
+    p = fd(futuredisk, "campaign", ini, "--db", db, "--run-id", "night1",
+           check=2)
+    assert "already has 6 trials" in p.stderr
+    p = fd(futuredisk, "campaign", ini, "--db", db, "--resume", check=0)
+    assert "6 recorded before, 0 to run" in p.stderr
+    assert len(trials(db)) == 6
+    assert leftovers("futuredisk-campaign") == []
+
+
+def test_interrupted_night_resumes_without_repeats(futuredisk, tmp_path):
+    ini = campaign_file(tmp_path)
+    db = str(tmp_path / "i.db")
+    p = subprocess.Popen([futuredisk, "campaign", ini, "--db", db,
+                          "--run-id", "n"], env=env_without_shards(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(db) and len(trials(db)) >= 1:
+            break
+        time.sleep(0.2)
+    time.sleep(0.5)  # the second trial is under way
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "--resume --run-id n runs the rest" in err
+    assert leftovers("futuredisk-campaign") == []
+    done = len(trials(db))
+    assert 1 <= done < 6
+    p = fd(futuredisk, "campaign", ini, "--db", db, "--resume", check=0)
+    assert f"{done} recorded before, {6 - done} to run" in p.stderr
+    rows = trials(db)
+    assert len(rows) == len(set(rows)) == 6
+
+
+def test_budget_leaves_the_rest_for_resume(futuredisk, tmp_path):
+    ini = campaign_file(tmp_path, seeds=1)
+    db = str(tmp_path / "b.db")
+    p = fd(futuredisk, "campaign", ini, "--db", db, "--budget", "1s",
+           "--run-id", "b")
+    assert p.returncode == 3, p.stderr
+    assert "budget spent with 1 trials left" in p.stderr
+    assert len(trials(db)) == 1
+    fd(futuredisk, "campaign", ini, "--db", db, "--resume", check=0)
+    assert len(trials(db)) == 2
+
+
+@pytest.fixture(scope="module")
+def merged(futuredisk, tmp_path_factory):
+    """Night "slurm-77" run as two shards at once, one under a Slurm array
+    and one under a Kubernetes indexed Job, merged; then a second night."""
+    d = tmp_path_factory.mktemp("shards")
+    ini = campaign_file(d)
+    a, b, m = str(d / "a.db"), str(d / "b.db"), str(d / "m.db")
+    procs = [
+        subprocess.Popen([futuredisk, "campaign", ini, "--db", a],
+                         env=env_without_shards(SLURM_ARRAY_TASK_ID="0",
+                                                SLURM_ARRAY_TASK_COUNT="2",
+                                                SLURM_ARRAY_JOB_ID="77"),
+                         stderr=subprocess.PIPE, text=True),
+        subprocess.Popen([futuredisk, "campaign", ini, "--db", b],
+                         env=env_without_shards(JOB_COMPLETION_INDEX="1",
+                                                FUTUREDISK_SHARD_COUNT="2",
+                                                FUTUREDISK_RUN_ID="slurm-77"),
+                         stderr=subprocess.PIPE, text=True)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    assert len(trials(a)) == len(trials(b)) == 3
+    p = fd(futuredisk, "merge", m, a, b, check=0)
+    assert "a.db: 3 trials added, 0 already there" in p.stdout
+    p = fd(futuredisk, "merge", m, a, check=0)
+    assert "a.db: 0 trials added, 3 already there" in p.stdout
+    fd(futuredisk, "campaign", ini, "--db", m, "--jobs", "2", "--run-id",
+       "second", check=0)
+    return m
+
+
+def test_merged_shards_are_one_night(merged):
+    rows = trials(merged)
+    night = [r for r in rows if r[0] == "slurm-77"]
+    assert len(night) == len(set(night)) == 6
+    con = sqlite3.connect(merged)
+    for table in ("phases", "audit"):
+        orphans = con.execute(f"SELECT count(*) FROM {table} WHERE trial_id "
+                              "NOT IN (SELECT id FROM trials)").fetchone()
+        assert orphans == (0,)
+        per_trial = con.execute(f"SELECT count(DISTINCT trial_id) FROM "
+                                f"{table}").fetchone()
+        assert per_trial == (12,)
+    record = json.loads(con.execute(
+        "SELECT record FROM trials WHERE run_id = 'slurm-77' AND seed = 2 "
+        "AND target = ''").fetchone()[0])
+    assert record["run_id"] == "slurm-77" and record["campaign"] == "t"
+
+
+def test_compare_finds_doctored_regressions(futuredisk, merged, tmp_path):
+    junit = tmp_path / "ok.xml"
+    p = fd(futuredisk, "compare", merged, "--junit", str(junit), check=0)
+    assert "t night second" in p.stdout and "0 regressions" in p.stdout
+    xml = junit.read_text()
+    assert 'tests="2" failures="0"' in xml and "<failure" not in xml
+    # The second night, doctored: the plain check three times slower, and
+    # files missing where the baseline only ever lost one unreadable file.
+    bad = tmp_path / "bad.db"
+    with open(merged, "rb") as src, open(bad, "wb") as dst:
+        dst.write(src.read())
+    con = sqlite3.connect(bad)
+    con.execute("UPDATE phases SET virtual_s = virtual_s * 3 WHERE "
+                "name = 'check' AND trial_id IN (SELECT id FROM trials "
+                "WHERE run_id = 'second' AND target = '')")
+    con.execute("UPDATE audit SET files = 2 WHERE class = 'missing' AND "
+                "trial_id IN (SELECT id FROM trials WHERE run_id = 'second' "
+                "AND target = 'data:1' AND seed = 1)")
+    con.commit()
+    con.close()
+    junit = tmp_path / "bad.xml"
+    p = fd(futuredisk, "compare", str(bad), "--junit", str(junit), check=1)
+    assert "2 regressions" in p.stdout
+    assert "fsck time" in p.stdout and "new outcome audit:missing" in p.stdout
+    xml = junit.read_text()
+    assert 'tests="2" failures="2"' in xml
+    # The first night has no baseline: nothing to regress against.
+    p = fd(futuredisk, "compare", str(bad), "--run-id", "slurm-77", check=0)
+    assert "new scenario: no baseline" in p.stdout
+
+
+def png_is_not_blank(path):
+    from PIL import Image
+    img = Image.open(path).convert("RGB")
+    colours = img.getcolors(maxcolors=1 << 20) or []
+    inked = sum(n for n, c in colours if c != (255, 255, 255))
+    return len(colours) > 20 and inked > img.width * img.height // 50
+
+
+def test_report_renders_in_chromium(futuredisk, merged, tmp_path):
+    html = tmp_path / "r.html"
+    p = fd(futuredisk, "report", merged, "-o", str(html), check=0)
+    assert p.stdout.strip() == str(html)
+    page = html.read_text()
+    assert "<script" not in page and "http://" not in page.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")
+    for section in ("fsck time by disk generation", "IRON fingerprint",
+                    "Files lost per fault spec", "Night over night"):
+        assert section in page
+    browser = ["chromium-headless-shell", "--no-sandbox", "--disable-gpu",
+               "--hide-scrollbars", "--window-size=1000,2400"]
+    shot = tmp_path / "r.png"
+    subprocess.run([*browser, f"--screenshot={shot}", f"file://{html}"],
+                   capture_output=True, timeout=120, check=True)
+    assert png_is_not_blank(shot)
+    dom = subprocess.run([*browser, "--dump-dom", f"file://{html}"],
+                         capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    # Two nights: generation lines, pass bars, a heat map, loss bars, and
+    # the two trend charts.
+    assert dom.count('class="fd-lines"') == 3
+    assert dom.count('class="fd-heat"') == 1
+    assert dom.count('class="fd-bars"') == 2
+    assert dom.count("<circle") >= 2
+
+
+def test_demo_runs_its_campaign_and_writes_the_report(futuredisk, tmp_path):
+    camp = tmp_path / "campaigns"
+    camp.mkdir()
+    (camp / "demo.ini").write_text(
+        CAMPAIGN.format(seeds=1).replace("name = t", "name = demo"))
+    out = tmp_path / "out"
+    p = fd(futuredisk, "demo", "--out", str(out), "--jobs", "2",
+           env=env_without_shards(FUTUREDISK_CAMPAIGNS=str(camp)), check=0)
+    lines = p.stdout.strip().splitlines()
+    assert lines[0] == f"Report: {out}/report.html"
+    assert len(lines) == 4
+    assert lines[1].startswith("  fsck time, smallest to largest")
+    assert lines[2] == ("  one bad block: 1 trials, 0 noticed by the "
+                        "check, 1 with files lost, 0 left unrepaired")
+    assert lines[3] == "  fault rates and crashes: 0 trials, 0 lost data " \
+        "(0 files)"
+    assert (out / "report.html").stat().st_size > 1000
+    assert len(trials(str(out / "demo.db"))) == 2
