@@ -256,8 +256,18 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
     argv[n++] = (char *)o->extra[i];
   argv[n] = NULL;
   snprintf (daemon_log, sizeof daemon_log, "%s/nbdkit.log", d->dir);
-  if (fd_run_daemon (argv, daemon_log, TOOL_TIMEOUT, err) == -1)
+  if (fd_run_daemon (argv, daemon_log, TOOL_TIMEOUT, err) == -1) {
+    /* Interrupted while nbdkit was starting: its server may have forked
+     * already and will still write its pid file.  Wait for it a little,
+     * so detach can stop it.
+     */
+    if (fd_interrupted) {
+      struct fm_err ignored;
+      pid_t pid = wait_pidfile (d->pidfile, "nbdkit", 2, &ignored);
+      d->nbdkit_pid = pid > 0 ? pid : 0;
+    }
     return -1;
+  }
   d->nbdkit_pid = wait_pidfile (d->pidfile, "nbdkit", 30, err);
   return d->nbdkit_pid == -1 ? -1 : 0;
 }

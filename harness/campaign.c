@@ -6,6 +6,7 @@
 
 #include "faultmodels/profile.h"
 #include "faultmodels/units.h"
+#include "append.h"
 #include "attach.h"
 #include "campaign.h"
 #include "fsadapter.h"
@@ -71,14 +72,14 @@ struct fd_campaign {
 static int
 push (struct values *vs, const char *s, size_t len)
 {
-  char **nv = realloc (vs->v, (vs->n + 1) * sizeof *nv);
+  char *copy = strndup (s, len), **slot;
 
-  if (nv == NULL)
+  if (copy == NULL ||
+      (slot = fd_append (&vs->v, &vs->n, sizeof *slot)) == NULL) {
+    free (copy);
     return -1;
-  vs->v = nv;
-  if ((vs->v[vs->n] = strndup (s, len)) == NULL)
-    return -1;
-  vs->n++;
+  }
+  *slot = copy;
   return 0;
 }
 
@@ -91,19 +92,6 @@ values_free (struct values *vs)
     free (vs->v[i]);
   free (vs->v);
   memset (vs, 0, sizeof *vs);
-}
-
-static char *
-trim (char *s)
-{
-  char *e;
-
-  while (isspace ((unsigned char)*s))
-    s++;
-  e = s + strlen (s);
-  while (e > s && isspace ((unsigned char)e[-1]))
-    *--e = '\0';
-  return s;
 }
 
 /* key = value into m: words split on white space; `faults` lines add one
@@ -174,7 +162,7 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
                 line);
       return -1;
     }
-    s = trim (buf);
+    s = fm_trim (buf);
     if (*s == '\0' || *s == '#' || *s == ';')
       continue;
     if ((buf[0] == ' ' || buf[0] == '\t') && last_key[0]) {
@@ -191,13 +179,13 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
     last_key[0] = '\0';
     if (*s == '[') {
       char *end = strchr (s, ']');
-      if (end == NULL || trim (end + 1)[0]) {
+      if (end == NULL || fm_trim (end + 1)[0]) {
         snprintf (err->msg, sizeof err->msg, "%s:%d: bad section '%.64s'",
                   c->path, line, s);
         return -1;
       }
       *end = '\0';
-      s = trim (s + 1);
+      s = fm_trim (s + 1);
       if (strcmp (s, "campaign") == 0) {
         if (line != c->defaults.line && c->defaults.line) {
           snprintf (err->msg, sizeof err->msg,
@@ -214,16 +202,12 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
         cur = &c->defaults;
         in_campaign = true;
       } else if (strncmp (s, "matrix", 6) == 0 &&
-                 isspace ((unsigned char)s[6]) && *trim (s + 6)) {
-        struct matrix *nm = realloc (c->m, (c->nm + 1) * sizeof *nm);
-        if (nm == NULL) {
+                 isspace ((unsigned char)s[6]) && *fm_trim (s + 6)) {
+        if ((cur = fd_append (&c->m, &c->nm, sizeof *c->m)) == NULL) {
           snprintf (err->msg, sizeof err->msg, "out of memory");
           return -1;
         }
-        c->m = nm;
-        cur = &c->m[c->nm++];
-        memset (cur, 0, sizeof *cur);
-        snprintf (cur->name, sizeof cur->name, "%s", trim (s + 6));
+        snprintf (cur->name, sizeof cur->name, "%s", fm_trim (s + 6));
         cur->line = line;
         in_campaign = false;
       } else {
@@ -241,7 +225,7 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
     }
     *eq = '\0';
     {
-      char *key = trim (s), *value = trim (eq + 1);
+      char *key = fm_trim (s), *value = fm_trim (eq + 1);
       snprintf (last_key, sizeof last_key, "%s", key);
       if (in_campaign && strcmp (key, "name") == 0) {
         if (!*value || strlen (value) >= sizeof c->name ||
@@ -360,14 +344,13 @@ parse_seeds (const struct values *vs, uint64_t **out, size_t *n,
     else
       hi = lo;
     for (s = lo; s <= hi; s++) {
-      uint64_t *nv;
+      uint64_t *slot;
       if (*n >= MAX_TRIALS ||
-          (nv = realloc (*out, (*n + 1) * sizeof *nv)) == NULL) {
+          (slot = fd_append (out, n, sizeof *slot)) == NULL) {
         snprintf (err->msg, sizeof err->msg, "seeds: too many");
         return -1;
       }
-      *out = nv;
-      (*out)[(*n)++] = s;
+      *slot = s;
       if (s == UINT64_MAX)
         break;
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "faultmodels/units.h"
+#include "append.h"
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
@@ -94,23 +95,16 @@ load (sqlite3 *db, const char *campaign, const char *scenario,
     const char *recheck = (const char *)sqlite3_column_text (st, 2);
     const char *error = (const char *)sqlite3_column_text (st, 3);
     const char *audit = (const char *)sqlite3_column_text (st, 5);
+    double *x = fd_append (&s->check_s, &s->n, sizeof *s->check_s);
     char word[64];
     bool failed;
 
-    if (sqlite3_column_type (st, 0) != SQLITE_NULL) {
-      double *nv = realloc (s->check_s, (s->n + 1) * sizeof *nv);
-      if (nv == NULL)
-        break;
-      s->check_s = nv;
-      s->check_s[s->n] = sqlite3_column_double (st, 0);
-    } else {
-      double *nv = realloc (s->check_s, (s->n + 1) * sizeof *nv);
-      if (nv == NULL)
-        break;
-      s->check_s = nv;
-      s->check_s[s->n] = NAN;
-    }
-    s->n++;
+    if (x == NULL)
+      break;
+    /* NAN: a trial that never got to its check */
+    *x = sqlite3_column_type (st, 0) != SQLITE_NULL
+             ? sqlite3_column_double (st, 0)
+             : NAN;
     failed = (error && error[0]) || sqlite3_column_int64 (st, 4) > 0 ||
              (recheck && recheck[0] && strcmp (recheck, "CLEAN") != 0);
     s->failures += failed;
@@ -320,12 +314,10 @@ cmd_compare (int argc, char **argv)
   while (sqlite3_step (st) == SQLITE_ROW) {
     struct sample now, base;
     const char *scenario = (const char *)sqlite3_column_text (st, 0);
-    void *nfv = realloc (f, (nf + 1) * sizeof *f);
-    if (nfv == NULL)
+    struct finding *fi = fd_append (&f, &nf, sizeof *f);
+    if (fi == NULL)
       break;
-    f = nfv;
-    memset (&f[nf], 0, sizeof f[nf]);
-    snprintf (f[nf].scenario, sizeof f[nf].scenario, "%s", scenario);
+    snprintf (fi->scenario, sizeof fi->scenario, "%s", scenario);
     load (db, name, scenario, "run_id = ?2 AND ?3 = ?3", run_id, 0, &now);
     {
       char cond[256];
@@ -335,11 +327,10 @@ cmd_compare (int argc, char **argv)
                 (int)nbase);
       load (db, name, scenario, cond, "", night_pos, &base);
     }
-    compare_scenario (&now, &base, &f[nf]);
+    compare_scenario (&now, &base, fi);
     free (now.check_s);
     free (base.check_s);
-    regressions += f[nf].why[0] != '\0';
-    nf++;
+    regressions += fi->why[0] != '\0';
   }
   sqlite3_finalize (st);
   sqlite3_close (db);

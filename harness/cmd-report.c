@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "append.h"
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
@@ -103,19 +104,18 @@ static size_t
 strs_index (struct strs *s, const char *x)
 {
   size_t i;
-  char **nv;
+  char *copy, **slot;
 
   for (i = 0; i < s->n; i++)
     if (strcmp (s->v[i], x) == 0)
       return i;
-  nv = realloc (s->v, (s->n + 1) * sizeof *nv);
-  if (nv == NULL || (nv[s->n] = strdup (x)) == NULL) {
-    if (nv)
-      s->v = nv;
+  if ((copy = strdup (x)) == NULL ||
+      (slot = fd_append (&s->v, &s->n, sizeof *s->v)) == NULL) {
+    free (copy);
     return (size_t)-1;
   }
-  s->v = nv;
-  return s->n++;
+  *slot = copy;
+  return s->n - 1;
 }
 
 static void
@@ -127,6 +127,64 @@ strs_free (struct strs *s)
     free (s->v[i]);
   free (s->v);
   memset (s, 0, sizeof *s);
+}
+
+/* Values grouped by two indexes (file system and disk, line and night),
+ * for medians.
+ */
+struct groups {
+  struct group {
+    size_t a, b;
+    double *v;
+    size_t n;
+  } * g;
+  size_t n;
+};
+
+static int
+groups_add (struct groups *gs, size_t a, size_t b, double x)
+{
+  struct group *g = NULL;
+  double *slot;
+  size_t i;
+
+  for (i = 0; i < gs->n && !g; i++)
+    if (gs->g[i].a == a && gs->g[i].b == b)
+      g = &gs->g[i];
+  if (g == NULL) {
+    if ((g = fd_append (&gs->g, &gs->n, sizeof *gs->g)) == NULL)
+      return -1;
+    g->a = a, g->b = b;
+  }
+  if ((slot = fd_append (&g->v, &g->n, sizeof *g->v)) == NULL)
+    return -1;
+  *slot = x;
+  return 0;
+}
+
+/* The groups' medians as an na x nb grid (`empty` where no group). */
+static double *
+groups_medians (struct groups *gs, size_t na, size_t nb, double empty)
+{
+  double *m = malloc ((na * nb + 1) * sizeof *m);
+  size_t i;
+
+  for (i = 0; m && i < na * nb; i++)
+    m[i] = empty;
+  for (i = 0; m && i < gs->n; i++)
+    m[gs->g[i].a * nb + gs->g[i].b] = fd_median (gs->g[i].v, gs->g[i].n);
+  return m;
+}
+
+static void
+groups_free (struct groups *gs)
+{
+  size_t i;
+
+  for (i = 0; i < gs->n; i++)
+    free (gs->g[i].v);
+  free (gs->g);
+  memset (gs, 0, sizeof *gs);
 }
 
 static sqlite3_stmt *
@@ -165,63 +223,34 @@ section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
       " GROUP BY fs, profile, size, id ORDER BY 3, 2, 1",
       c, r);
   struct strs fs = {0}, disks = {0};
+  struct groups gs = {0};
   double *val = NULL;
-  size_t *cnt = NULL, nval = 0, i, j;
+  size_t *cnt = NULL, i, j;
 
   fputs ("<h2>fsck time by disk generation</h2>\n"
          "<p>The read-only check's time on the emulated disk's virtual "
          "clock (median over seeds) for trials with no faults: the "
          "workshop's question, measured.</p>\n",
          fp);
-  /* Collect (fs, disk) -> list of times; medians computed below. */
-  struct cell {
-    size_t f, d;
-    double *v;
-    size_t n;
-  } *cells = NULL;
-  size_t ncells = 0;
   while (st && sqlite3_step (st) == SQLITE_ROW) {
     size_t f = strs_index (&fs, col (st, 0));
     size_t d = strs_index (&disks, col (st, 1));
-    struct cell *cl = NULL;
-    if (f == (size_t)-1 || d == (size_t)-1)
+    if (f == (size_t)-1 || d == (size_t)-1 ||
+        groups_add (&gs, f, d, sqlite3_column_double (st, 3)) == -1)
       break;
-    for (i = 0; i < ncells; i++)
-      if (cells[i].f == f && cells[i].d == d)
-        cl = &cells[i];
-    if (cl == NULL) {
-      struct cell *nc = realloc (cells, (ncells + 1) * sizeof *nc);
-      if (nc == NULL)
-        break;
-      cells = nc;
-      cl = &cells[ncells++];
-      cl->f = f, cl->d = d, cl->v = NULL, cl->n = 0;
-    }
-    {
-      double *nv = realloc (cl->v, (cl->n + 1) * sizeof *nv);
-      if (nv == NULL)
-        break;
-      cl->v = nv;
-      cl->v[cl->n++] = sqlite3_column_double (st, 3);
-    }
   }
   sqlite3_finalize (st);
-  if (ncells == 0) {
+  if (gs.n == 0) {
     fputs ("<p class=\"none\">No trials without faults in this night.</p>\n",
            fp);
     goto out;
   }
-  nval = fs.n * disks.n;
-  val = malloc (nval * sizeof *val);
-  cnt = calloc (nval, sizeof *cnt);
+  val = groups_medians (&gs, fs.n, disks.n, NAN);
+  cnt = calloc (fs.n * disks.n, sizeof *cnt);
   if (val == NULL || cnt == NULL)
     goto out;
-  for (i = 0; i < nval; i++)
-    val[i] = NAN;
-  for (i = 0; i < ncells; i++) {
-    val[cells[i].f * disks.n + cells[i].d] = fd_median (cells[i].v, cells[i].n);
-    cnt[cells[i].f * disks.n + cells[i].d] = cells[i].n;
-  }
+  for (i = 0; i < gs.n; i++)
+    cnt[gs.g[i].a * disks.n + gs.g[i].b] = gs.g[i].n;
   {
     struct fd_series *series = calloc (fs.n, sizeof *series);
     if (series) {
@@ -255,9 +284,7 @@ section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
   }
   fputs ("</table>\n", fp);
 out:
-  for (i = 0; i < ncells; i++)
-    free (cells[i].v);
-  free (cells);
+  groups_free (&gs);
   free (val);
   free (cnt);
   strs_free (&fs);
@@ -280,12 +307,8 @@ section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
       " GROUP BY 1, 2 ORDER BY t.fs, 4, 1, 2",
       c, r);
   struct strs bars = {0}, segs = {0};
+  struct groups gs = {0};
   double *v = NULL;
-  struct {
-    size_t b, s;
-    double x;
-  } *rows = NULL;
-  size_t nrows = 0, i;
 
   fputs ("<h2>Where the check spends its time</h2>\n"
          "<p>Each pass's share of the time the checker reports for itself "
@@ -293,28 +316,22 @@ section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "mean over seeds.  btrfs check does not time its passes.</p>\n",
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
-    void *nr = realloc (rows, (nrows + 1) * sizeof *rows);
-    if (nr == NULL)
+    size_t b = strs_index (&bars, col (st, 0));
+    size_t k = strs_index (&segs, col (st, 1));
+    if (b == (size_t)-1 || k == (size_t)-1 ||
+        groups_add (&gs, b, k, sqlite3_column_double (st, 2)) == -1)
       break;
-    rows = nr;
-    rows[nrows].b = strs_index (&bars, col (st, 0));
-    rows[nrows].s = strs_index (&segs, col (st, 1));
-    rows[nrows].x = sqlite3_column_double (st, 2);
-    if (rows[nrows].b == (size_t)-1 || rows[nrows].s == (size_t)-1)
-      break;
-    nrows++;
   }
   sqlite3_finalize (st);
-  if (nrows && (v = calloc (bars.n * segs.n, sizeof *v)) != NULL) {
-    for (i = 0; i < nrows; i++)
-      v[rows[i].b * segs.n + rows[i].s] = rows[i].x;
+  /* 0 for a pass a checker did not run */
+  if (gs.n && (v = groups_medians (&gs, bars.n, segs.n, 0)) != NULL) {
     fd_svg_bars (fp, "check time per pass", "virtual seconds",
                  (const char *const *)bars.v, bars.n,
                  (const char *const *)segs.v, segs.n, v);
   } else
     fputs ("<p class=\"none\">No pass times in this night.</p>\n", fp);
   free (v);
-  free (rows);
+  groups_free (&gs);
   strs_free (&bars);
   strs_free (&segs);
 }
@@ -368,17 +385,15 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "its trials; hover for counts.</p>\n",
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
-    void *nr = realloc (rows, (nrows + 1) * sizeof *rows);
-    if (nr == NULL)
+    struct row *w = fd_append (&rows, &nrows, sizeof *rows);
+    if (w == NULL)
       break;
-    rows = nr;
-    snprintf (rows[nrows].fs, sizeof rows[nrows].fs, "%s", col (st, 0));
-    snprintf (rows[nrows].type, sizeof rows[nrows].type, "%s", col (st, 1));
-    snprintf (rows[nrows].kind, sizeof rows[nrows].kind, "%s", col (st, 2));
-    rows[nrows].cls = iron_class (col (st, 3), col (st, 4),
-                                  sqlite3_column_double (st, 5), col (st, 6));
-    strs_index (&fss, rows[nrows].fs);
-    nrows++;
+    snprintf (w->fs, sizeof w->fs, "%s", col (st, 0));
+    snprintf (w->type, sizeof w->type, "%s", col (st, 1));
+    snprintf (w->kind, sizeof w->kind, "%s", col (st, 2));
+    w->cls = iron_class (col (st, 3), col (st, 4),
+                         sqlite3_column_double (st, 5), col (st, 6));
+    strs_index (&fss, w->fs);
   }
   sqlite3_finalize (st);
   if (nrows == 0)
@@ -459,7 +474,8 @@ section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
       c, r);
   struct strs bars = {0};
   double *v = NULL;
-  size_t nv = 0, k, b;
+  struct groups gs = {0};
+  size_t k, b;
 
   fputs ("<h2>Files lost per fault spec</h2>\n"
          "<p>The audit's classes of damaged files, mean per trial, for "
@@ -468,23 +484,14 @@ section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
     b = strs_index (&bars, col (st, 0));
-    if (b == (size_t)-1)
+    for (k = 0; k < 5 && strcmp (col (st, 1), classes[k]); k++)
+      ;
+    if (b == (size_t)-1 ||
+        (k < 5 && groups_add (&gs, b, k, sqlite3_column_double (st, 2)) == -1))
       break;
-    if (bars.n * 5 > nv) {
-      double *n2 = realloc (v, bars.n * 5 * sizeof *n2);
-      if (n2 == NULL)
-        break;
-      v = n2;
-      for (k = nv; k < bars.n * 5; k++)
-        v[k] = 0;
-      nv = bars.n * 5;
-    }
-    for (k = 0; k < 5; k++)
-      if (strcmp (col (st, 1), classes[k]) == 0)
-        v[b * 5 + k] = sqlite3_column_double (st, 2);
   }
   sqlite3_finalize (st);
-  if (bars.n && v)
+  if (bars.n && (v = groups_medians (&gs, bars.n, 5, 0)) != NULL)
     fd_svg_bars (fp, "files lost per fault spec", "files per trial",
                  (const char *const *)bars.v, bars.n, classes, 5, v);
   else
@@ -492,7 +499,46 @@ section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
            "night.</p>\n",
            fp);
   free (v);
+  groups_free (&gs);
   strs_free (&bars);
+}
+
+/* One line per label over the nights: the median of the query's values
+ * (label, run_id, value) per label and night.
+ */
+static void
+trend_chart (FILE *fp, sqlite3 *db, const char *c, const char *sql,
+             const struct strs *nights, const char *title, const char *unit)
+{
+  sqlite3_stmt *st = prepare (db, sql, c, NULL);
+  struct strs lines = {0};
+  struct groups gs = {0};
+  struct fd_series *series = NULL;
+  double *m = NULL;
+  size_t i;
+
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    size_t l, nn;
+    for (nn = 0; nn < nights->n && strcmp (nights->v[nn], col (st, 1)); nn++)
+      ;
+    if (nn == nights->n)
+      continue;
+    if ((l = strs_index (&lines, col (st, 0))) == (size_t)-1 ||
+        groups_add (&gs, l, nn, sqlite3_column_double (st, 2)) == -1)
+      break;
+  }
+  sqlite3_finalize (st);
+  if (lines.n && (m = groups_medians (&gs, lines.n, nights->n, NAN)) &&
+      (series = calloc (lines.n, sizeof *series))) {
+    for (i = 0; i < lines.n; i++)
+      series[i].name = lines.v[i], series[i].y = m + i * nights->n;
+    fd_svg_lines (fp, title, unit, (const char *const *)nights->v, nights->n,
+                  series, lines.n);
+  }
+  free (series);
+  free (m);
+  groups_free (&gs);
+  strs_free (&lines);
 }
 
 /* 5. Night over night: fsck time and the share of trials losing data. */
@@ -500,10 +546,8 @@ static void
 section_trends (FILE *fp, sqlite3 *db, const char *c)
 {
   sqlite3_stmt *st;
-  struct strs nights = {0}, lines = {0}, fss = {0};
-  double *ck = NULL, *loss = NULL;
+  struct strs nights = {0};
   size_t i;
-  struct fd_series *series = NULL;
 
   fputs ("<h2>Night over night</h2>\n", fp);
   st = prepare (db,
@@ -526,108 +570,15 @@ section_trends (FILE *fp, sqlite3 *db, const char *c)
     nights.v[i] = nights.v[nights.n - 1 - i];
     nights.v[nights.n - 1 - i] = x;
   }
-  st = prepare (db,
-                "SELECT fs || ' ' || disk, run_id, "
-                " check_s FROM t WHERE campaign = ?1 AND check_s IS NOT NULL"
-                " AND " PLAIN " ORDER BY 1",
-                c, NULL);
-  {
-    struct acc {
-      size_t line, night;
-      double *v;
-      size_t n;
-    } *acc = NULL;
-    size_t nacc = 0, a;
-    while (st && sqlite3_step (st) == SQLITE_ROW) {
-      size_t l, nn;
-      for (nn = 0; nn < nights.n && strcmp (nights.v[nn], col (st, 1)); nn++)
-        ;
-      if (nn == nights.n ||
-          (l = strs_index (&lines, col (st, 0))) == (size_t)-1)
-        continue;
-      for (a = 0; a < nacc && (acc[a].line != l || acc[a].night != nn); a++)
-        ;
-      if (a == nacc) {
-        void *na = realloc (acc, (nacc + 1) * sizeof *acc);
-        if (na == NULL)
-          break;
-        acc = na;
-        acc[nacc].line = l, acc[nacc].night = nn;
-        acc[nacc].v = NULL, acc[nacc].n = 0;
-        nacc++;
-      }
-      {
-        double *nv = realloc (acc[a].v, (acc[a].n + 1) * sizeof *nv);
-        if (nv == NULL)
-          break;
-        acc[a].v = nv;
-        acc[a].v[acc[a].n++] = sqlite3_column_double (st, 2);
-      }
-    }
-    sqlite3_finalize (st);
-    if (lines.n && (ck = malloc (lines.n * nights.n * sizeof *ck)) &&
-        (series = calloc (lines.n, sizeof *series))) {
-      for (i = 0; i < lines.n * nights.n; i++)
-        ck[i] = NAN;
-      for (a = 0; a < nacc; a++)
-        ck[acc[a].line * nights.n + acc[a].night] =
-            fd_median (acc[a].v, acc[a].n);
-      for (i = 0; i < lines.n; i++)
-        series[i].name = lines.v[i], series[i].y = ck + i * nights.n;
-      fd_svg_lines (fp, "median fsck time per night", "s",
-                    (const char *const *)nights.v, nights.n, series, lines.n);
-    }
-    for (a = 0; a < nacc; a++)
-      free (acc[a].v);
-    free (acc);
-    free (series);
-    series = NULL;
-  }
-  st = prepare (db,
-                "SELECT fs, run_id, avg(lost > 0 OR error != '') FROM t "
-                "WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",
-                c, NULL);
-  {
-    struct {
-      size_t f, n;
-      double x;
-    } *rows = NULL;
-    size_t nrows = 0;
-    while (st && sqlite3_step (st) == SQLITE_ROW) {
-      size_t nn;
-      void *nr;
-      for (nn = 0; nn < nights.n && strcmp (nights.v[nn], col (st, 1)); nn++)
-        ;
-      if (nn == nights.n ||
-          (nr = realloc (rows, (nrows + 1) * sizeof *rows)) == NULL)
-        continue;
-      rows = nr;
-      rows[nrows].f = strs_index (&fss, col (st, 0));
-      rows[nrows].n = nn;
-      rows[nrows].x = 100 * sqlite3_column_double (st, 2);
-      if (rows[nrows].f != (size_t)-1)
-        nrows++;
-    }
-    sqlite3_finalize (st);
-    if (fss.n && (loss = malloc (fss.n * nights.n * sizeof *loss)) &&
-        (series = calloc (fss.n, sizeof *series))) {
-      for (i = 0; i < fss.n * nights.n; i++)
-        loss[i] = NAN;
-      for (i = 0; i < nrows; i++)
-        loss[rows[i].f * nights.n + rows[i].n] = rows[i].x;
-      for (i = 0; i < fss.n; i++)
-        series[i].name = fss.v[i], series[i].y = loss + i * nights.n;
-      fd_svg_lines (fp, "trials losing data or failing, per night", "%",
-                    (const char *const *)nights.v, nights.n, series, fss.n);
-    }
-    free (rows);
-    free (series);
-  }
-  free (ck);
-  free (loss);
+  trend_chart (fp, db, c,
+               "SELECT fs || ' ' || disk, run_id, check_s FROM t WHERE "
+               "campaign = ?1 AND check_s IS NOT NULL AND " PLAIN " ORDER BY 1",
+               &nights, "median fsck time per night", "s");
+  trend_chart (fp, db, c,
+               "SELECT fs, run_id, 100.0 * avg(lost > 0 OR error != '') "
+               "FROM t WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",
+               &nights, "trials losing data or failing, per night", "%");
   strs_free (&nights);
-  strs_free (&lines);
-  strs_free (&fss);
 }
 
 /* The night's errors, so nobody has to open the database to see them. */

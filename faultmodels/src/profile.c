@@ -255,19 +255,6 @@ fm_profile_resize (struct fm_profile *p, uint64_t size, struct fm_err *err)
 
 /* ---- profile files ---- */
 
-static char *
-trim (char *s)
-{
-  char *e;
-
-  while (isspace ((unsigned char)*s))
-    s++;
-  e = s + strlen (s);
-  while (e > s && isspace ((unsigned char)e[-1]))
-    *--e = '\0';
-  return s;
-}
-
 /* Set key k from text v.  Messages are without the FILE:LINE: prefix. */
 static int
 set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
@@ -404,7 +391,7 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
     pos++; /* the newline */
     line[n] = '\0';
 
-    key = trim (line);
+    key = fm_trim (line);
     if (*key == '\0' || *key == '#')
       continue;
     eq = strchr (key, '=');
@@ -412,21 +399,21 @@ fm_profile_parse (const char *filename, const char *text, size_t len,
       return fm_fail (err, "%s:%d: expected 'key = value', got '%s'", filename,
                       lineno, key);
     *eq = '\0';
-    key = trim (key);
-    val = trim (eq + 1);
+    key = fm_trim (key);
+    val = fm_trim (eq + 1);
     if (*val == '"') {
       char *close = strchr (val + 1, '"');
       if (close == NULL)
         return fm_fail (err, "%s:%d: %s: unterminated quote", filename, lineno,
                         key);
-      if (*trim (close + 1) != '\0' && *trim (close + 1) != '#')
+      if (*fm_trim (close + 1) != '\0' && *fm_trim (close + 1) != '#')
         return fm_fail (err, "%s:%d: %s: text after the closing quote",
                         filename, lineno, key);
       *close = '\0';
       val++;
     } else if ((hash = strchr (val, '#')) != NULL) {
       *hash = '\0';
-      val = trim (val);
+      val = fm_trim (val);
     }
     if (*key == '\0')
       return fm_fail (err, "%s:%d: missing key before '='", filename, lineno);

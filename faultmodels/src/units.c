@@ -113,6 +113,19 @@ fm_parse_double (const char *what, const char *s, double min, double max,
   return 0;
 }
 
+char *
+fm_trim (char *s)
+{
+  char *e;
+
+  while (isspace ((unsigned char)*s))
+    s++;
+  e = s + strlen (s);
+  while (e > s && isspace ((unsigned char)e[-1]))
+    *--e = '\0';
+  return s;
+}
+
 int
 fm_parse_uint (const char *what, const char *s, uint64_t min, uint64_t max,
                uint64_t *out, struct fm_err *err)

@@ -29,6 +29,9 @@ extern int fm_parse_size (const char *what, const char *s, uint64_t *out,
 extern int fm_parse_double (const char *what, const char *s, double min,
                             double max, double *out, struct fm_err *err);
 
+/* s without its leading and trailing white space (ends it in place). */
+extern char *fm_trim (char *s);
+
 /* Parse an unsigned integer in [min, max] (decimal only). */
 extern int fm_parse_uint (const char *what, const char *s, uint64_t min,
                           uint64_t max, uint64_t *out, struct fm_err *err);
