@@ -2,6 +2,7 @@
  * order and content, continuation lines, every error naming file, line
  * and key, shard specs, and the shipped campaigns.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,26 +43,25 @@ load_text (const char *text, struct fm_err *err)
 START_TEST (test_expand)
 {
   struct fm_err err;
-  struct fd_campaign *c = load_text (
-      "# a comment\n"
-      "[campaign]\n"
-      "name = nightly-1\n"
-      "seeds = 1-2\n"
-      "size = 512M\n"
-      "\n"
-      "[matrix a]\n"
-      "fs = ext4 xfs\n"
-      "fill = 10 20\n"
-      "target = none inode:1:lse\n"
-      "faults = consumer,age=2y\n"
-      "[matrix b]\n"
-      "fs = btrfs\n"
-      "profile = roadmap-2013\n"
-      "size = full\n"
-      "crash = no yes\n"
-      "repetitions = 2\n"
-      "seeds = 7\n",
-      &err);
+  struct fd_campaign *c = load_text ("# a comment\n"
+                                     "[campaign]\n"
+                                     "name = nightly-1\n"
+                                     "seeds = 1-2\n"
+                                     "size = 512M\n"
+                                     "\n"
+                                     "[matrix a]\n"
+                                     "fs = ext4 xfs\n"
+                                     "fill = 10 20\n"
+                                     "target = none inode:1:lse\n"
+                                     "faults = consumer,age=2y\n"
+                                     "[matrix b]\n"
+                                     "fs = btrfs\n"
+                                     "profile = roadmap-2013\n"
+                                     "size = full\n"
+                                     "crash = no yes\n"
+                                     "repetitions = 2\n"
+                                     "seeds = 7\n",
+                                     &err);
   const struct fd_campaign_trial *t;
 
   ck_assert_msg (c != NULL, "%s", err.msg);
@@ -192,8 +192,8 @@ END_TEST
 
 START_TEST (test_shards)
 {
-  static const char *const bad[] = {"", "1", "2/2", "-1/2", "0/0", "a/b",
-                                    "0/2x", "1/2/3"};
+  static const char *const bad[] = {"",    "1",   "2/2",  "-1/2",
+                                    "0/0", "a/b", "0/2x", "1/2/3"};
   struct fm_err err;
   uint64_t i, n;
   size_t k;
@@ -226,13 +226,86 @@ START_TEST (test_shipped)
 }
 END_TEST
 
+/* Mangled campaign files (seeded byte flips, cuts, spliced lines) either
+ * load or fail with a message: never a crash, a hang or an out-of-bounds
+ * access (the sanitizer build runs this too).
+ */
+START_TEST (test_fuzz)
+{
+  static const char seed_text[] =
+      "[campaign]\nname = f\nseeds = 1-3\nsize = 512M\n"
+      "description = x\n  y\n"
+      "[matrix a]\nfs = ext4 xfs\nfill = 10 20\n"
+      "target = none inode:1:lse superblock\n  data:1:rot\n"
+      "faults = consumer,age=2y\nfaults = none\n"
+      "[matrix b]\nfs = btrfs\nsize = full\ncrash = no yes\n"
+      "think = zero\ntime = scale:0.5\nrepetitions = 2\n";
+  static const char alphabet[] = "[]=#;: \t\n-,.0123456789abcdefxyz";
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  char text[2048], path[64];
+  int round, loaded = 0;
+
+  for (round = 0; round < 3000; round++) {
+    size_t len = sizeof seed_text - 1, k, edits;
+    memcpy (text, seed_text, len + 1);
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    edits = 1 + (state >> 33) % 6;
+    for (k = 0; k < edits; k++) {
+      size_t at;
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      at = (state >> 20) % len;
+      switch ((state >> 8) % 4) {
+        case 0: /* replace a byte */
+          text[at] = alphabet[(state >> 40) % (sizeof alphabet - 1)];
+          break;
+        case 1: /* cut the file short */
+          len = at;
+          text[len] = '\0';
+          break;
+        case 2: /* delete a byte */
+          memmove (text + at, text + at + 1, len - at);
+          len--;
+          break;
+        default: /* repeat a stretch */
+          if (len + 40 < sizeof text) {
+            memmove (text + at + 40, text + at, len - at + 1);
+            memmove (text + at, text + (at > 40 ? at - 40 : 0), 40);
+            len += 40;
+          }
+      }
+      if (len == 0)
+        break;
+    }
+    {
+      struct fm_err err;
+      struct fd_campaign *c;
+      write_ini (text, path, sizeof path);
+      err.msg[0] = '\0';
+      c = fd_campaign_load (path, &err);
+      unlink (path);
+      if (c) {
+        size_t i;
+        loaded++;
+        for (i = 0; i < fd_campaign_ntrials (c); i++)
+          ck_assert_ptr_nonnull (fd_campaign_trial (c, i)->fs);
+        fd_campaign_free (c);
+      } else
+        ck_assert_msg (err.msg[0] != '\0', "round %d: no message", round);
+    }
+  }
+  /* Some mutations leave a valid file: the loader was really exercised. */
+  ck_assert_int_gt (loaded, 10);
+  ck_assert_int_lt (loaded, 3000);
+}
+END_TEST
+
 int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"expand", test_expand},     {"continuation", test_continuation},
-      {"errors", test_errors},     {"shards", test_shards},
-      {"shipped", test_shipped},
+      {"expand", test_expand},   {"continuation", test_continuation},
+      {"errors", test_errors},   {"shards", test_shards},
+      {"shipped", test_shipped}, {"fuzz", test_fuzz},
   };
 
   return fd_check_main ("campaign", cases, sizeof cases / sizeof cases[0]);
