@@ -337,7 +337,8 @@ cmd_compare (int argc, char **argv)
 
   printf ("%s night %s against up to %" PRIu64 " nights before it: %zu "
           "scenarios, %zu regressions\n",
-          name, run_id, nbase, nf, regressions);
+          name[0] ? name : "(no campaign)", run_id[0] ? run_id : "(none)",
+          nbase, nf, regressions);
   for (i = 0; i < nf; i++) {
     if (f[i].why[0])
       printf ("REGRESSION  %s\n            %s\n", f[i].scenario, f[i].why);

@@ -618,6 +618,9 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
       " run_id = ?2",
       campaign, run_id);
   long long n = 0, errors = 0, lost = 0, scenarios = 0;
+  /* Trials recorded by `futuredisk run --db` belong to no campaign. */
+  const char *title = campaign[0] ? campaign : "trials outside campaigns";
+  const char *night = run_id[0] ? run_id : "(none)";
 
   if (st && sqlite3_step (st) == SQLITE_ROW) {
     n = sqlite3_column_int64 (st, 0);
@@ -629,9 +632,9 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
   fputs ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<title>futuredisk: ",
          fp);
-  fd_html (fp, campaign);
+  fd_html (fp, title);
   fputs (" ", fp);
-  fd_html (fp, run_id);
+  fd_html (fp, night);
   fputs ("</title>\n<style>body{font-family:sans-serif;max-width:60em;"
          "margin:1em auto;padding:0 1em;color:#222}"
          "table{border-collapse:collapse;margin:.5em 0}"
@@ -640,9 +643,9 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
          "svg{display:block;margin:.5em 0}.none{color:#777}"
          "</style></head><body>\n<h1>futuredisk report: ",
          fp);
-  fd_html (fp, campaign);
+  fd_html (fp, title);
   fputs ("</h1>\n<p>Night <b>", fp);
-  fd_html (fp, run_id);
+  fd_html (fp, night);
   fprintf (fp,
            "</b>: %lld trials in %lld scenarios; %lld lost data, %lld ended "
            "in an error.</p>\n",
