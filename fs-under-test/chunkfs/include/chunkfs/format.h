@@ -1,0 +1,177 @@
+/* chunkfs — the on-disk format of FORMAT.md as C: the structures, the
+ * geometry, and encoders and decoders that write and verify checksums.
+ * Decoders never trust a block: tag, version, chunk index and crc32c are
+ * checked before any field is used.
+ */
+#ifndef CHUNKFS_FORMAT_H
+#define CHUNKFS_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "chunkfs/io.h"
+
+#define CFS_VERSION          1
+#define CFS_SUPER_BLOCK      0  /* the primary superblock */
+#define CFS_FIRST_CHUNK      16 /* blocks 1..15 are reserved */
+#define CFS_INODE_SIZE       256
+#define CFS_INODES_PER_BLOCK (CFS_BLOCK / CFS_INODE_SIZE)
+#define CFS_HEADER_SIZE      24 /* the block header of most metadata blocks */
+#define CFS_BITS_PER_BITMAP  ((CFS_BLOCK - CFS_HEADER_SIZE - 4) * 8)
+#define CFS_NDIRECT          12
+#define CFS_ROOT_INO         1
+#define CFS_LOST_FOUND_INO   2
+#define CFS_MIN_CHUNK_BLOCKS 4096u    /* 16 MiB */
+#define CFS_MAX_CHUNK_BLOCKS 1048576u /* 4 GiB */
+
+/* Block kinds (the magic of their tag). */
+#define CFS_MAGIC_SUPER    "CHKS"
+#define CFS_MAGIC_HEADER   "CHKH"
+#define CFS_MAGIC_BITMAP   "CHKM"
+#define CFS_MAGIC_INDIRECT "CHKX"
+#define CFS_MAGIC_DIR      "CHKD"
+#define CFS_MAGIC_BACKREF  "CHKB"
+
+enum cfs_chunk_state {
+  CFS_UNINIT = 0,
+  CFS_CLEAN = 1,
+  CFS_DIRTY = 2,
+  CFS_DAMAGED = 3,
+};
+
+struct cfs_super {
+  uint8_t uuid[16];
+  uint64_t device_blocks;
+  uint32_t chunk_blocks, chunks, inodes_per_chunk;
+  uint32_t root_chunk, root_ino, features;
+  uint64_t mkfs_time;
+  char label[32]; /* NUL-padded; 31 characters at most */
+};
+
+struct cfs_chunk_header {
+  uint32_t index;
+  enum cfs_chunk_state state;
+  uint64_t generation;
+  uint32_t free_blocks, free_inodes;
+  uint64_t checked, cleaned;
+  uint32_t backref_block, backref_blocks;
+  struct cfs_super super; /* the copy */
+};
+
+/* Inode flags. */
+#define CFS_INODE_CONT     1u /* a continuation */
+#define CFS_INODE_HAS_CONT 2u /* continues in another chunk */
+#define CFS_INODE_INLINE   4u /* an inline symlink */
+
+struct cfs_inode {
+  uint16_t mode, flags;
+  uint32_t links, uid, gid;
+  uint64_t size, atime, mtime, ctime;
+  uint32_t generation, chunk;
+  uint64_t offset; /* continuation: file offset; directory: parent */
+  uint64_t head, next, mapped;
+  uint32_t direct[CFS_NDIRECT], indirect, dindirect;
+  char symlink[108];
+};
+
+/* Little-endian fields. */
+static inline void
+cfs_put16 (unsigned char *p, uint16_t v)
+{
+  p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
+}
+static inline void
+cfs_put32 (unsigned char *p, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> 8 * i);
+}
+static inline void
+cfs_put64 (unsigned char *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = (unsigned char)(v >> 8 * i);
+}
+static inline uint16_t
+cfs_get16 (const unsigned char *p)
+{
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t
+cfs_get32 (const unsigned char *p)
+{
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+static inline uint64_t
+cfs_get64 (const unsigned char *p)
+{
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* (chunk, inode) packed as in head, next and parent fields. */
+static inline uint64_t
+cfs_ref (uint32_t chunk, uint32_t ino)
+{
+  return (uint64_t)chunk << 32 | ino;
+}
+
+/* Where a chunk's parts are, in chunk-local blocks. */
+struct cfs_geometry {
+  uint32_t chunk_blocks, inodes;
+  uint32_t block_bitmap, block_bitmap_blocks; /* from 1 */
+  uint32_t inode_bitmap, inode_bitmap_blocks;
+  uint32_t inode_table, inode_table_blocks;
+  uint32_t first_data; /* the first block files may use */
+};
+
+extern void cfs_geometry (const struct cfs_super *s, struct cfs_geometry *g);
+
+/* The absolute block of chunk-local block b of chunk c. */
+extern uint64_t cfs_block (const struct cfs_super *s, uint32_t c, uint32_t b);
+
+/* crc32c (Castagnoli), continuing from crc (start with ~0 and invert the
+ * result, or use cfs_block_crc).
+ */
+extern uint32_t cfs_crc32c (uint32_t crc, const void *buf, size_t len);
+
+/* The checksum of a metadata region seeded with the file system's UUID. */
+extern uint32_t cfs_meta_crc (const uint8_t uuid[16], const void *buf,
+                              size_t len);
+
+extern void cfs_super_encode (const struct cfs_super *s, void *blk);
+/* -1 with err unless blk is a valid superblock of this version. */
+extern int cfs_super_decode (const void *blk, struct cfs_super *s,
+                             struct cfs_err *err);
+
+extern void cfs_header_encode (const struct cfs_chunk_header *h, void *blk);
+/* 0 and h for a valid header of chunk `index` of the file system `uuid`;
+ * an all-zero block is a valid uninitialised chunk.  -1 with err.
+ */
+extern int cfs_header_decode (const void *blk, const uint8_t uuid[16],
+                              uint32_t index, struct cfs_chunk_header *h,
+                              struct cfs_err *err);
+
+/* Inode slots (256 bytes).  An all-zero slot decodes as a free inode. */
+extern void cfs_inode_encode (const uint8_t uuid[16],
+                              const struct cfs_inode *in, void *slot);
+extern int cfs_inode_decode (const void *slot, const uint8_t uuid[16],
+                             uint32_t chunk, struct cfs_inode *in,
+                             struct cfs_err *err);
+
+/* The block header of bitmap, indirect, directory and back-reference
+ * blocks: write it (and later the checksum), or check both.
+ */
+extern void cfs_meta_begin (void *blk, const char magic[4], uint16_t flags,
+                            uint32_t chunk, uint64_t generation);
+extern void cfs_meta_seal (const uint8_t uuid[16], void *blk);
+extern int cfs_meta_check (const void *blk, const uint8_t uuid[16],
+                           const char magic[4], uint32_t chunk,
+                           uint64_t max_generation, struct cfs_err *err);
+
+#endif

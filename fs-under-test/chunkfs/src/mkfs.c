@@ -1,0 +1,198 @@
+/* chunkfs — making a file system (mkfs.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "chunkfs/mkfs.h"
+
+static void
+set_bit (unsigned char *bitmap_blk, uint32_t bit)
+{
+  bitmap_blk[CFS_HEADER_SIZE + bit / 8] |= (unsigned char)(1u << bit % 8);
+}
+
+/* A directory block with one entry (or the empty entry when name is
+ * NULL) spanning the whole block.
+ */
+static void
+dir_block (const struct cfs_super *s, unsigned char *blk, uint32_t dir_ino,
+           const char *name, uint32_t ino, uint8_t type)
+{
+  unsigned char *e = blk + CFS_HEADER_SIZE + 8;
+  size_t span = CFS_BLOCK - 4 - (size_t)(e - blk);
+  size_t nlen = name ? strlen (name) : 0;
+
+  memset (blk, 0, CFS_BLOCK);
+  cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, 0, 1);
+  cfs_put32 (blk + CFS_HEADER_SIZE, dir_ino); /* then the block index, 0 */
+  /* entry: chunk, inode, generation, length, name length, type, name */
+  if (name) {
+    cfs_put32 (e + 4, ino);
+    cfs_put32 (e + 8, 1);
+  }
+  cfs_put16 (e + 12, (uint16_t)span);
+  e[14] = (unsigned char)nlen;
+  e[15] = type;
+  memcpy (e + 16, name ? name : "", nlen);
+  cfs_meta_seal (s->uuid, blk);
+}
+
+int
+cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
+          struct cfs_err *err)
+{
+  uint64_t chunk_bytes = o->chunk_bytes ? o->chunk_bytes : 128ull << 20;
+  uint64_t ratio = o->bytes_per_inode ? o->bytes_per_inode : 64ull << 10;
+  uint64_t blocks = cfs_blocks (io), now = o->time_ns;
+  struct cfs_geometry g;
+  struct cfs_chunk_header h;
+  struct cfs_inode root, lf;
+  unsigned char *blk;
+  uint32_t c, i;
+  int r = -1;
+
+  if (chunk_bytes < (uint64_t)CFS_MIN_CHUNK_BLOCKS * CFS_BLOCK ||
+      chunk_bytes > (uint64_t)CFS_MAX_CHUNK_BLOCKS * CFS_BLOCK ||
+      (chunk_bytes & (chunk_bytes - 1))) {
+    snprintf (err->msg, sizeof err->msg,
+              "chunk size %llu: a power of two from 16 MiB to 4 GiB",
+              (unsigned long long)chunk_bytes);
+    return -1;
+  }
+  if (ratio < CFS_BLOCK || ratio > chunk_bytes / 64) {
+    snprintf (err->msg, sizeof err->msg,
+              "inode ratio %llu: from 4096 bytes to a 64th of a chunk",
+              (unsigned long long)ratio);
+    return -1;
+  }
+  if (o->label && strlen (o->label) > 31) {
+    snprintf (err->msg, sizeof err->msg, "label '%.40s...': 31 bytes at most",
+              o->label);
+    return -1;
+  }
+  memset (s, 0, sizeof *s);
+  s->chunk_blocks = (uint32_t)(chunk_bytes / CFS_BLOCK);
+  if (blocks < CFS_FIRST_CHUNK + (uint64_t)s->chunk_blocks) {
+    snprintf (err->msg, sizeof err->msg,
+              "the device (%llu blocks) is smaller than one chunk of %llu "
+              "MiB",
+              (unsigned long long)blocks,
+              (unsigned long long)(chunk_bytes >> 20));
+    return -1;
+  }
+  if ((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks > UINT32_MAX - 1) {
+    snprintf (err->msg, sizeof err->msg, "too many chunks: use bigger ones");
+    return -1;
+  }
+  if (now == 0) {
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  }
+  if (o->uuid)
+    memcpy (s->uuid, o->uuid, 16);
+  else if (getrandom (s->uuid, 16, 0) != 16) {
+    snprintf (err->msg, sizeof err->msg, "getrandom: %s", strerror (errno));
+    return -1;
+  }
+  s->device_blocks = blocks;
+  s->chunks = (uint32_t)((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks);
+  s->inodes_per_chunk = (uint32_t)(chunk_bytes / ratio);
+  s->inodes_per_chunk -= s->inodes_per_chunk % CFS_INODES_PER_BLOCK;
+  s->root_chunk = 0;
+  s->root_ino = CFS_ROOT_INO;
+  s->mkfs_time = now;
+  if (o->label)
+    snprintf (s->label, sizeof s->label, "%s", o->label);
+  cfs_geometry (s, &g);
+
+  if ((blk = malloc (CFS_BLOCK)) == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return -1;
+  }
+  /* The old superblock goes first, so a crash part way leaves no file
+   * system that looks made; the new one is written last.
+   */
+  if (cfs_zero (io, CFS_SUPER_BLOCK, CFS_FIRST_CHUNK, err) == -1)
+    goto out;
+  /* Every chunk but 0 uninitialised: a zero header. */
+  for (c = 1; c < s->chunks; c++)
+    if (cfs_zero (io, cfs_block (s, c, 0), 1, err) == -1)
+      goto out;
+
+  /* Chunk 0: bitmaps, inode table, the root and lost+found. */
+  if (cfs_zero (io, cfs_block (s, 0, g.inode_table), g.inode_table_blocks,
+                err) == -1)
+    goto out;
+  for (i = 0; i < g.block_bitmap_blocks; i++) {
+    uint32_t b, first = i * CFS_BITS_PER_BITMAP;
+    cfs_meta_begin (blk, CFS_MAGIC_BITMAP, 0, 0, 1);
+    memset (blk + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    for (b = first; b < g.first_data + 2 && b < first + CFS_BITS_PER_BITMAP;
+         b++)
+      set_bit (blk, b - first);
+    cfs_meta_seal (s->uuid, blk);
+    if (cfs_write (io, cfs_block (s, 0, g.block_bitmap + i), 1, blk, false,
+                   err) == -1)
+      goto out;
+  }
+  for (i = 0; i < g.inode_bitmap_blocks; i++) {
+    cfs_meta_begin (blk, CFS_MAGIC_BITMAP, 1, 0, 1);
+    memset (blk + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    if (i == 0)
+      for (uint32_t b = 0; b <= CFS_LOST_FOUND_INO; b++)
+        set_bit (blk, b); /* inode 0 is never used */
+    cfs_meta_seal (s->uuid, blk);
+    if (cfs_write (io, cfs_block (s, 0, g.inode_bitmap + i), 1, blk, false,
+                   err) == -1)
+      goto out;
+  }
+  memset (&root, 0, sizeof root);
+  root.mode = 040755;
+  root.links = 3; /* itself, its own ".", lost+found's ".." */
+  root.size = root.mapped = CFS_BLOCK;
+  root.atime = root.mtime = root.ctime = now;
+  root.generation = 1;
+  root.offset = cfs_ref (0, CFS_ROOT_INO); /* its own parent */
+  root.direct[0] = g.first_data;
+  lf = root;
+  lf.mode = 040700;
+  lf.links = 2;
+  lf.direct[0] = g.first_data + 1;
+  memset (blk, 0, CFS_BLOCK);
+  cfs_inode_encode (s->uuid, &root, blk + CFS_ROOT_INO * CFS_INODE_SIZE);
+  cfs_inode_encode (s->uuid, &lf, blk + CFS_LOST_FOUND_INO * CFS_INODE_SIZE);
+  if (cfs_write (io, cfs_block (s, 0, g.inode_table), 1, blk, false, err) == -1)
+    goto out;
+  dir_block (s, blk, CFS_ROOT_INO, "lost+found", CFS_LOST_FOUND_INO, 4);
+  if (cfs_write (io, cfs_block (s, 0, g.first_data), 1, blk, false, err) == -1)
+    goto out;
+  dir_block (s, blk, CFS_LOST_FOUND_INO, NULL, 0, 0);
+  if (cfs_write (io, cfs_block (s, 0, g.first_data + 1), 1, blk, false, err) ==
+      -1)
+    goto out;
+  memset (&h, 0, sizeof h);
+  h.index = 0;
+  h.state = CFS_CLEAN;
+  h.generation = 1;
+  h.free_blocks = s->chunk_blocks - (g.first_data + 2);
+  h.free_inodes = s->inodes_per_chunk - (CFS_LOST_FOUND_INO + 1);
+  h.cleaned = now;
+  h.super = *s;
+  cfs_header_encode (&h, blk);
+  if (cfs_write (io, cfs_block (s, 0, 0), 1, blk, false, err) == -1 ||
+      cfs_flush (io, err) == -1)
+    goto out;
+  cfs_super_encode (s, blk);
+  if (cfs_write (io, CFS_SUPER_BLOCK, 1, blk, true, err) == -1 ||
+      cfs_flush (io, err) == -1)
+    goto out;
+  r = 0;
+out:
+  free (blk);
+  return r;
+}
