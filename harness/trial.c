@@ -465,6 +465,12 @@ fd_trial_clean (const struct trial *t, bool remove_dir)
   char path[PATH_MAX + 32];
   size_t i;
 
+  /* A store of more than 8 TiB continues in disk.store.1, .2, ... */
+  for (i = 1; i < 64; i++) {
+    snprintf (path, sizeof path, "%s/disk.store.%zu", t->dir, i);
+    if (unlink (path) == -1)
+      break;
+  }
   for (i = 0; files[i]; i++) {
     snprintf (path, sizeof path, "%s/%s", t->dir, files[i]);
     unlink (path);

@@ -6,6 +6,11 @@
  * SEEK_DATA / SEEK_HOLE.  The header records the disk size and profile so
  * that a restart with other parameters is refused instead of serving a
  * disk whose contents no longer mean what they meant.
+ *
+ * A disk larger than 8 TiB continues in FILE.1, FILE.2, ... (8 TiB of disk
+ * each, no header): ext4 refuses files beyond 16 TiB, and the 20 and 24 TB
+ * disks the project is about must fit on it.  Such a store is version 2;
+ * one of 8 TiB or less is the single file of version 1, as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +23,12 @@
 #include "errmsg.h"
 #include "store.h"
 
-#define HEADER_SIZE 4096
-#define MAGIC       "futuredisk-store"
-#define VERSION     1
+#define HEADER_SIZE  4096
+#define MAGIC        "futuredisk-store"
+#define VERSION      1 /* one file */
+#define VERSION_SEG  2 /* FILE, FILE.1, ...: more than SEGMENT bytes */
+#define SEGMENT      (UINT64_C (1) << 43) /* disk bytes per file */
+#define MAX_SEGMENTS 64                   /* 512 TiB */
 
 struct header {
   char magic[16];   /* MAGIC, not NUL-terminated */
@@ -32,9 +40,24 @@ struct header {
 
 struct filestore {
   struct store s;
-  int fd;
+  int fd[MAX_SEGMENTS];
+  size_t nseg;
   char path[256];
 };
+
+/* The file holding disk offset `offset`, where in it, and how many of
+ * count bytes lie in it.
+ */
+static int
+span (const struct filestore *f, uint64_t offset, uint64_t count, off_t *at,
+      uint64_t *n)
+{
+  uint64_t k = offset / SEGMENT, in = offset % SEGMENT;
+
+  *at = (off_t)((k == 0 ? HEADER_SIZE : 0) + in);
+  *n = SEGMENT - in < count ? SEGMENT - in : count;
+  return f->fd[k < f->nseg ? k : f->nseg - 1];
+}
 
 static int
 fail (struct store *s, const char *what)
@@ -55,15 +78,18 @@ file_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
   char *p = buf;
 
   while (count > 0) {
-    ssize_t r = pread (f->fd, p, count, HEADER_SIZE + offset);
+    off_t at;
+    uint64_t n;
+    int fd = span (f, offset, count, &at, &n);
+    ssize_t r = pread (fd, p, n, at);
     if (r == -1) {
       if (errno == EINTR)
         continue;
       return fail (s, "read");
     }
     if (r == 0) { /* past the end: a short file reads as zeros */
-      memset (p, 0, count);
-      return 0;
+      memset (p, 0, n);
+      r = (ssize_t)n;
     }
     p += r;
     offset += r;
@@ -79,7 +105,10 @@ file_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
   const char *p = buf;
 
   while (count > 0) {
-    ssize_t r = pwrite (f->fd, p, count, HEADER_SIZE + offset);
+    off_t at;
+    uint64_t n;
+    int fd = span (f, offset, count, &at, &n);
+    ssize_t r = pwrite (fd, p, n, at);
     if (r == -1) {
       if (errno == EINTR)
         continue;
@@ -100,7 +129,18 @@ file_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
   int mode = punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
                    : FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
 
-  if (fallocate (f->fd, mode, HEADER_SIZE + offset, count) == 0)
+  uint64_t o = offset, c = count;
+
+  while (c > 0) {
+    off_t at;
+    uint64_t n;
+    int fd = span (f, o, c, &at, &n);
+    if (fallocate (fd, mode, at, (off_t)n) == -1)
+      break;
+    o += n;
+    c -= n;
+  }
+  if (c == 0)
     return 0;
   if (errno != EOPNOTSUPP)
     return fail (s, punch ? "punch hole" : "zero range");
@@ -119,9 +159,11 @@ static int
 file_flush (struct store *s)
 {
   struct filestore *f = (struct filestore *)s;
+  size_t k;
 
-  if (fdatasync (f->fd) == -1)
-    return fail (s, "fdatasync");
+  for (k = 0; k < f->nseg; k++)
+    if (fdatasync (f->fd[k]) == -1)
+      return fail (s, "fdatasync");
   return 0;
 }
 
@@ -133,26 +175,33 @@ file_extents (struct store *s, uint64_t count, uint64_t offset,
   uint64_t end = offset + count;
 
   while (offset < end) {
-    off_t data = lseek (f->fd, HEADER_SIZE + offset, SEEK_DATA);
-    uint64_t next;
+    off_t at, data;
+    uint64_t n, next, stop, base;
+    int fd = span (f, offset, end - offset, &at, &n);
     bool hole;
     int rc;
 
+    /* Within this file: disk offset = file offset - base. */
+    base = (uint64_t)at - offset;
+    stop = offset + n;
+    data = lseek (fd, at, SEEK_DATA);
     if (data == -1 && errno != ENXIO)
       return fail (s, "lseek SEEK_DATA");
-    if (data == -1 || (uint64_t)data - HEADER_SIZE >= end) {
-      next = end;
+    if (data == -1 || (uint64_t)data - base >= stop) {
+      next = stop;
       hole = true;
-    } else if ((uint64_t)data > HEADER_SIZE + offset) {
-      next = data - HEADER_SIZE;
+    } else if (data > at) {
+      next = (uint64_t)data - base;
       hole = true;
     } else {
-      off_t h = lseek (f->fd, HEADER_SIZE + offset, SEEK_HOLE);
+      off_t h = lseek (fd, at, SEEK_HOLE);
       if (h == -1)
         return fail (s, "lseek SEEK_HOLE");
-      next = (uint64_t)h - HEADER_SIZE;
+      next = (uint64_t)h - base;
       hole = false;
     }
+    if (next > stop)
+      next = stop;
     if (next > end)
       next = end;
     rc = fn (opaque, offset, next - offset, hole);
@@ -167,19 +216,24 @@ static uint64_t
 file_bytes_stored (struct store *s)
 {
   struct filestore *f = (struct filestore *)s;
+  uint64_t bytes = 0;
   struct stat st;
+  size_t k;
 
-  if (fstat (f->fd, &st) == -1)
-    return 0;
-  return (uint64_t)st.st_blocks * 512;
+  for (k = 0; k < f->nseg; k++)
+    if (fstat (f->fd[k], &st) == 0)
+      bytes += (uint64_t)st.st_blocks * 512;
+  return bytes;
 }
 
 static void
 file_close (struct store *s)
 {
   struct filestore *f = (struct filestore *)s;
+  size_t k;
 
-  close (f->fd);
+  for (k = 0; k < f->nseg; k++)
+    close (f->fd[k]);
   free (f);
 }
 
@@ -194,6 +248,30 @@ static const struct store_ops file_ops = {
     .close = file_close,
 };
 
+/* Open (creating: truncate) the files after the first: FILE.1, ... */
+static int
+open_segments (struct filestore *f, uint64_t size, bool create,
+               struct fm_err *err)
+{
+  size_t k;
+
+  for (k = 1; k < f->nseg; k++) {
+    char seg[sizeof f->path + 24];
+    uint64_t len = size - k * SEGMENT < SEGMENT ? size - k * SEGMENT : SEGMENT;
+
+    snprintf (seg, sizeof seg, "%s.%zu", f->path, k);
+    f->fd[k] =
+        open (seg, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    if (f->fd[k] == -1 || (create && ftruncate (f->fd[k], (off_t)len) == -1)) {
+      snprintf (err->msg, sizeof err->msg, "store: %s: %s%s", seg,
+                fd_strerror (errno),
+                create ? "" : " (a part of the store is missing)");
+      return -1;
+    }
+  }
+  return 0;
+}
+
 struct store *
 store_file_open (const char *path, uint64_t size, const char *profile,
                  struct fm_err *err)
@@ -202,6 +280,7 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   struct header h;
   struct stat st;
   ssize_t r;
+  size_t k;
 
   f = calloc (1, sizeof *f);
   if (f == NULL) {
@@ -211,8 +290,18 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   snprintf (f->path, sizeof f->path, "%s", path);
   f->s.ops = &file_ops;
   f->s.size = size;
-  f->fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (f->fd == -1 || fstat (f->fd, &st) == -1) {
+  f->nseg = size > SEGMENT ? (size + SEGMENT - 1) / SEGMENT : 1;
+  for (k = 0; k < MAX_SEGMENTS; k++)
+    f->fd[k] = -1;
+  if (f->nseg > MAX_SEGMENTS) {
+    snprintf (err->msg, sizeof err->msg,
+              "store: a %llu-byte disk is more than a store file holds "
+              "(%d x 8 TiB)",
+              (unsigned long long)size, MAX_SEGMENTS);
+    goto fail;
+  }
+  f->fd[0] = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (f->fd[0] == -1 || fstat (f->fd[0], &st) == -1) {
     snprintf (err->msg, sizeof err->msg, "store: %s: %s", path,
               fd_strerror (errno));
     goto fail;
@@ -220,19 +309,23 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   if (st.st_size == 0) {
     memset (&h, 0, sizeof h);
     memcpy (h.magic, MAGIC, sizeof h.magic);
-    h.version = VERSION;
+    h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
     h.header_size = HEADER_SIZE;
     h.size = size;
     snprintf (h.profile, sizeof h.profile, "%s", profile);
-    if (pwrite (f->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
-        ftruncate (f->fd, HEADER_SIZE + size) == -1) {
+    if (pwrite (f->fd[0], &h, sizeof h, 0) != (ssize_t)sizeof h ||
+        ftruncate (f->fd[0],
+                   (off_t)(HEADER_SIZE + (size < SEGMENT ? size : SEGMENT))) ==
+            -1) {
       snprintf (err->msg, sizeof err->msg, "store: %s: creating: %s", path,
                 fd_strerror (errno));
       goto fail;
     }
+    if (open_segments (f, size, true, err) == -1)
+      goto fail;
     return &f->s;
   }
-  r = pread (f->fd, &h, sizeof h, 0);
+  r = pread (f->fd[0], &h, sizeof h, 0);
   if (r != (ssize_t)sizeof h || memcmp (h.magic, MAGIC, sizeof h.magic)) {
     snprintf (err->msg, sizeof err->msg,
               "store: %s is not a futuredisk store (bad header); refusing "
@@ -240,10 +333,11 @@ store_file_open (const char *path, uint64_t size, const char *profile,
               path);
     goto fail;
   }
-  if (h.version != VERSION || h.header_size != HEADER_SIZE) {
+  if ((h.version != VERSION && h.version != VERSION_SEG) ||
+      h.header_size != HEADER_SIZE) {
     snprintf (err->msg, sizeof err->msg,
-              "store: %s has format version %u, this plugin reads %u", path,
-              h.version, VERSION);
+              "store: %s has format version %u, this plugin reads %u and %u",
+              path, h.version, VERSION, VERSION_SEG);
     goto fail;
   }
   h.profile[sizeof h.profile - 1] = '\0';
@@ -261,11 +355,24 @@ store_file_open (const char *path, uint64_t size, const char *profile,
               path, h.profile, profile);
     goto fail;
   }
+  if (h.version != (f->nseg > 1 ? VERSION_SEG : VERSION)) {
+    /* A single-file store of more than 8 TiB (made on a file system that
+     * allowed it, by a plugin before version 2): its layout differs.
+     */
+    snprintf (err->msg, sizeof err->msg,
+              "store: %s is a version %u store of a %llu-byte disk; make it "
+              "again",
+              path, h.version, (unsigned long long)size);
+    goto fail;
+  }
+  if (open_segments (f, size, false, err) == -1)
+    goto fail;
   return &f->s;
 
 fail:
-  if (f->fd >= 0)
-    close (f->fd);
+  for (k = 0; k < MAX_SEGMENTS; k++)
+    if (f->fd[k] >= 0)
+      close (f->fd[k]);
   free (f);
   return NULL;
 }

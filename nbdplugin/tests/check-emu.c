@@ -919,6 +919,8 @@ START_TEST (test_lse)
   ck_assert_msg (realloc > 0 && realloc < n, "%llu of %llu reallocated",
                  (unsigned long long)realloc, (unsigned long long)n);
   emu_free (e);
+  unlink (log); /* the next disk logs in a fresh directory */
+  rmdir (dir);
 
   /* Same seed, same sectors; another seed, others. */
   e = make_logged (&cfg, dir, log);
@@ -926,11 +928,15 @@ START_TEST (test_lse)
   failing_sectors (e, again);
   ck_assert (memcmp (bad, again, SIZE / 512) == 0);
   emu_free (e);
+  unlink (log); /* the next disk logs in a fresh directory */
+  rmdir (dir);
   cfg.seed = 32;
   e = make_logged (&cfg, dir, log);
   failing_sectors (e, other);
   ck_assert (memcmp (bad, other, SIZE / 512) != 0);
   emu_free (e);
+  unlink (log); /* the next disk logs in a fresh directory */
+  rmdir (dir);
   /* A disk that is not prone has none. */
   cfg.faults.lse = 0;
   e = make_logged (&cfg, dir, log);

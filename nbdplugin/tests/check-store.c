@@ -215,13 +215,70 @@ START_TEST (test_file_reopen)
 }
 END_TEST
 
+/* 24 TB in a file store on ext4, whose files stop at 16 TiB: the disk
+ * continues in DISK.1 and DISK.2 (8 TiB each).  Writes straddling a
+ * boundary, extents across it, the last byte, a reopen, and a missing
+ * part refused.
+ */
+START_TEST (test_file_large)
+{
+  const uint64_t cap = 24000000000000ULL, seg = 1ULL << 43;
+  char path[256], part[280], buf[2 * STORE_PAGE], back[2 * STORE_PAGE];
+  struct ext_list l = {.n = 0};
+  struct fm_err err;
+  struct store *s;
+  size_t i;
+
+  make_tmpdir ();
+  snprintf (path, sizeof path, "%s/disk", tmpdir);
+  s = store_file_open (path, cap, "cmr-20t-2024", &err);
+  ck_assert_msg (s != NULL, "%s", err.msg);
+  for (i = 0; i < sizeof buf; i++)
+    buf[i] = (char)(i * 7 + 1);
+  /* Across the first boundary, and at the very end. */
+  ck_assert_int_eq (s->ops->write (s, buf, sizeof buf, seg - STORE_PAGE), 0);
+  ck_assert_int_eq (s->ops->write (s, buf, 1, cap - 1), 0);
+  ck_assert_int_eq (s->ops->flush (s), 0);
+  ck_assert_int_eq (
+      s->ops->extents (s, 4 * STORE_PAGE, seg - 2 * STORE_PAGE, collect, &l),
+      0);
+  /* hole, the data (reported per file: one page on each side), hole */
+  ck_assert_int_eq (l.n, 4);
+  ck_assert (l.hole[0] && !l.hole[1] && !l.hole[2] && l.hole[3]);
+  ck_assert_uint_eq (l.off[1], seg - STORE_PAGE);
+  ck_assert_uint_eq (l.len[1] + l.len[2], 2 * STORE_PAGE);
+  ck_assert_uint_eq (l.off[3], seg + STORE_PAGE);
+  ck_assert_int_eq (s->ops->zero (s, STORE_PAGE, seg, true), 0);
+  s->ops->close (s);
+
+  s = store_file_open (path, cap, "cmr-20t-2024", &err);
+  ck_assert_msg (s != NULL, "%s", err.msg);
+  ck_assert_int_eq (s->ops->read (s, back, sizeof back, seg - STORE_PAGE), 0);
+  ck_assert_mem_eq (back, buf, STORE_PAGE);
+  memset (buf + STORE_PAGE, 0, STORE_PAGE); /* zeroed after the boundary */
+  ck_assert_mem_eq (back + STORE_PAGE, buf + STORE_PAGE, STORE_PAGE);
+  ck_assert_int_eq (s->ops->read (s, back, 1, cap - 1), 0);
+  ck_assert_int_eq (back[0], 1);
+  s->ops->close (s);
+
+  snprintf (part, sizeof part, "%s.2", path);
+  ck_assert_int_eq (unlink (part), 0);
+  ck_assert_ptr_null (store_file_open (path, cap, "cmr-20t-2024", &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "a part of the store is missing"));
+  unlink (path);
+  snprintf (part, sizeof part, "%s.1", path);
+  unlink (part);
+  rmdir (tmpdir);
+}
+END_TEST
+
 int
 main (void)
 {
   const struct fd_check_case cases[] = {
       {"ram_shadow", test_ram_shadow},   {"ram_extents", test_ram_extents},
       {"ram_sparse", test_ram_sparse},   {"file_shadow", test_file_shadow},
-      {"file_reopen", test_file_reopen},
+      {"file_reopen", test_file_reopen}, {"file_large", test_file_large},
   };
 
   return fd_check_main ("store", cases, sizeof cases / sizeof cases[0]);
