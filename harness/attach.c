@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 
 struct fd_disk {
   char dir[PATH_MAX];
+  char sockdir[64]; /* the sockets' own directory, when dir is too long */
   char sock[PATH_MAX], ctl[PATH_MAX], pidfile[PATH_MAX];
   char fusedir[PATH_MAX], fusefile[PATH_MAX], fusepid[PATH_MAX];
   char dev[64];
@@ -81,12 +83,16 @@ fd_fault_spec_check (const char *spec, struct fm_err *err)
   return 0;
 }
 
-/* Everything lives in d->dir, under fixed names. */
+/* Everything lives in d->dir, under fixed names; the sockets in
+ * d->sockdir when there is one.
+ */
 static void
 set_paths (struct fd_disk *d)
 {
-  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", d->dir);
-  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", d->dir);
+  const char *sd = d->sockdir[0] ? d->sockdir : d->dir;
+
+  snprintf (d->sock, sizeof d->sock, "%s/nbd.sock", sd);
+  snprintf (d->ctl, sizeof d->ctl, "%s/control.sock", sd);
   snprintf (d->pidfile, sizeof d->pidfile, "%s/nbdkit.pid", d->dir);
   snprintf (d->fusedir, sizeof d->fusedir, "%s/fuse", d->dir);
   snprintf (d->fusefile, sizeof d->fusefile, "%s/fuse/disk", d->dir);
@@ -389,7 +395,6 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     free (d);
     return NULL;
   }
-  set_paths (d);
   if (fs)
     snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
   if (fs)
@@ -407,6 +412,20 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     free (d);
     return NULL;
   }
+  /* A unix socket's path must fit sun_path (108 bytes): under a deep
+   * directory the sockets go to a short private one instead.
+   */
+  if (strlen (d->dir) + sizeof "/control.sock" >
+      sizeof ((struct sockaddr_un *)0)->sun_path) {
+    snprintf (d->sockdir, sizeof d->sockdir, "/tmp/futuredisk-sock.XXXXXX");
+    if (mkdtemp (d->sockdir) == NULL) {
+      snprintf (err->msg, sizeof err->msg, "%s: %s", d->sockdir,
+                fd_strerror (errno));
+      free (d);
+      return NULL;
+    }
+  }
+  set_paths (d);
   /* Leftovers of an earlier attach here (nbdkit leaves its socket). */
   unlink (d->pidfile);
   unlink (d->fusepid);
@@ -502,6 +521,8 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   /* nbdkit leaves its sockets behind when it is killed. */
   unlink (d->sock);
   unlink (d->ctl);
+  if (d->sockdir[0])
+    rmdir (d->sockdir);
   free (d);
   if (interrupted)
     fd_interrupted = interrupted;
@@ -536,10 +557,12 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
     return -1;
   }
   fprintf (fp,
-           "dir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\nfuse_mounted=%d\n"
-           "dev=%s\nmount=%s\nmounted=%d\nfstype=%s\nmount_opts=%s\n",
-           d->dir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid, d->fuse_mounted,
-           d->dev, d->mount, d->mounted, d->fstype, d->mount_opts);
+           "dir=%s\nsockdir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\n"
+           "fuse_mounted=%d\ndev=%s\nmount=%s\nmounted=%d\nfstype=%s\n"
+           "mount_opts=%s\n",
+           d->dir, d->sockdir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid,
+           d->fuse_mounted, d->dev, d->mount, d->mounted, d->fstype,
+           d->mount_opts);
   if (fclose (fp) == EOF) {
     snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
     return -1;
@@ -570,6 +593,8 @@ fd_disk_load (const char *path, struct fm_err *err)
     v[strcspn (v, "\n")] = '\0';
     if (strcmp (line, "dir") == 0)
       snprintf (d->dir, sizeof d->dir, "%s", v);
+    else if (strcmp (line, "sockdir") == 0)
+      snprintf (d->sockdir, sizeof d->sockdir, "%s", v);
     else if (strcmp (line, "nbdkit_pid") == 0)
       d->nbdkit_pid = (pid_t)atol (v);
     else if (strcmp (line, "nbdfuse_pid") == 0)

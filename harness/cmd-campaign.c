@@ -27,6 +27,7 @@
 #include "db.h"
 #include "errmsg.h"
 #include "proc.h"
+#include "trial.h"
 
 static void
 campaign_usage (FILE *fp)
@@ -581,7 +582,7 @@ cmd_campaign (int argc, char **argv)
     self[len] = '\0';
   }
   n.self = self;
-  snprintf (n.work, sizeof n.work, "/var/tmp/futuredisk-campaign.XXXXXX");
+  fd_scratch_template ("campaign", n.work, sizeof n.work);
   if (mkdtemp (n.work) == NULL) {
     fprintf (stderr, "%s campaign: mkdtemp: %s\n", fd_progname,
              fd_strerror (errno));

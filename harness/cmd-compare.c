@@ -216,12 +216,6 @@ compare_scenario (const struct sample *now, const struct sample *base,
   free (b);
 }
 
-static void
-xml (FILE *fp, const char *s)
-{
-  fd_html (fp, s);
-}
-
 int
 cmd_compare (int argc, char **argv)
 {
@@ -274,12 +268,9 @@ cmd_compare (int argc, char **argv)
     compare_usage (stderr);
     return 2;
   }
-  if ((db = fd_db_open (argv[optind], false, &err)) == NULL ||
-      fd_report_view (db, &err) == -1 ||
-      fd_report_night (db, campaign, name, sizeof name, run_id, sizeof run_id,
-                       &err) == -1) {
+  if ((db = fd_report_open (argv[optind], campaign, name, sizeof name, run_id,
+                            sizeof run_id, &err)) == NULL) {
     fprintf (stderr, "%s compare: %s\n", fd_progname, err.msg);
-    sqlite3_close (db);
     return 2;
   }
   /* Nights in the order they began; the baseline is the nbase before. */
@@ -355,23 +346,23 @@ cmd_compare (int argc, char **argv)
     }
     fprintf (fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<testsuite name=\"futuredisk compare ");
-    xml (fp, name);
+    fd_html (fp, name);
     fprintf (fp, " ");
-    xml (fp, run_id);
+    fd_html (fp, run_id);
     fprintf (fp, "\" tests=\"%zu\" failures=\"%zu\">\n", nf, regressions);
     for (i = 0; i < nf; i++) {
       fprintf (fp, "  <testcase classname=\"");
-      xml (fp, name);
+      fd_html (fp, name);
       fprintf (fp, "\" name=\"");
-      xml (fp, f[i].scenario);
+      fd_html (fp, f[i].scenario);
       fprintf (fp, "\">");
       if (f[i].why[0]) {
         fprintf (fp, "<failure message=\"");
-        xml (fp, f[i].why);
+        fd_html (fp, f[i].why);
         fprintf (fp, "\"/>");
       } else if (f[i].note[0]) {
         fprintf (fp, "<system-out>");
-        xml (fp, f[i].note);
+        fd_html (fp, f[i].note);
         fprintf (fp, "</system-out>");
       }
       fprintf (fp, "</testcase>\n");

@@ -131,12 +131,9 @@ cmd_demo (int argc, char **argv)
   }
   if (rc == 130 || rc == 2)
     return rc;
-  if ((db = fd_db_open (db_path, false, &err)) == NULL ||
-      fd_report_view (db, &err) == -1 ||
-      fd_report_night (db, "demo", name, sizeof name, run_id, sizeof run_id,
-                       &err) == -1) {
+  if ((db = fd_report_open (db_path, "demo", name, sizeof name, run_id,
+                            sizeof run_id, &err)) == NULL) {
     fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
-    sqlite3_close (db);
     return 1;
   }
   if ((fp = fopen (html, "w")) == NULL ||

@@ -179,7 +179,7 @@ cmd_predict (int argc, char **argv)
             files ? files
                   : (uint64_t)((double)per_tb * (double)p.capacity / 1e12) + 1,
         .progress = stderr};
-    snprintf (t.dir, sizeof t.dir, "/var/tmp/futuredisk-predict.XXXXXX");
+    fd_scratch_template ("predict", t.dir, sizeof t.dir);
     if (mkdtemp (t.dir) == NULL) {
       fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,
                fd_strerror (errno));

@@ -50,8 +50,8 @@ static const char trial_view[] =
     "  AND a.class NOT IN ('intact', 'extra')) AS lost "
     "FROM trials tr;";
 
-int
-fd_report_view (struct sqlite3 *db, struct fm_err *err)
+static int
+report_view (struct sqlite3 *db, struct fm_err *err)
 {
   if (sqlite3_exec (db, trial_view, NULL, NULL, NULL) != SQLITE_OK) {
     snprintf (err->msg, sizeof err->msg, "report view: %s",
@@ -61,9 +61,9 @@ fd_report_view (struct sqlite3 *db, struct fm_err *err)
   return 0;
 }
 
-int
-fd_report_night (struct sqlite3 *db, const char *campaign, char *name,
-                 size_t nlen, char *run_id, size_t rlen, struct fm_err *err)
+static int
+report_night (struct sqlite3 *db, const char *campaign, char *name, size_t nlen,
+              char *run_id, size_t rlen, struct fm_err *err)
 {
   sqlite3_stmt *st;
   int found = 0;
@@ -92,6 +92,21 @@ fd_report_night (struct sqlite3 *db, const char *campaign, char *name,
     return -1;
   }
   return 0;
+}
+
+struct sqlite3 *
+fd_report_open (const char *path, const char *campaign, char *name, size_t nlen,
+                char *run_id, size_t rlen, struct fm_err *err)
+{
+  sqlite3 *db = fd_db_open (path, false, err);
+
+  if (db &&
+      (report_view (db, err) == -1 ||
+       report_night (db, campaign, name, nlen, run_id, rlen, err) == -1)) {
+    sqlite3_close (db);
+    return NULL;
+  }
+  return db;
 }
 
 /* Strings collected from query results, freed together. */
@@ -722,12 +737,9 @@ cmd_report (int argc, char **argv)
     report_usage (stderr);
     return 2;
   }
-  if ((db = fd_db_open (argv[optind], false, &err)) == NULL ||
-      fd_report_view (db, &err) == -1 ||
-      fd_report_night (db, campaign, name, sizeof name, run_id, sizeof run_id,
-                       &err) == -1) {
+  if ((db = fd_report_open (argv[optind], campaign, name, sizeof name, run_id,
+                            sizeof run_id, &err)) == NULL) {
     fprintf (stderr, "%s report: %s\n", fd_progname, err.msg);
-    sqlite3_close (db);
     return 1;
   }
   /* Written aside and renamed, so a reader never sees half a page. */

@@ -280,7 +280,7 @@ cmd_run (int argc, char **argv)
     }
     snprintf (t.dir, sizeof t.dir, "%s", dir);
   } else {
-    snprintf (t.dir, sizeof t.dir, "/var/tmp/futuredisk-run.XXXXXX");
+    fd_scratch_template ("run", t.dir, sizeof t.dir);
     if (mkdtemp (t.dir) == NULL) {
       fprintf (stderr, "%s run: mkdtemp: %s\n", fd_progname,
                fd_strerror (errno));

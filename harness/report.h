@@ -11,20 +11,17 @@
 
 struct sqlite3;
 
-/* A temporary view "t" of the database: one row per trial with its
- * check time and outcomes, data lost, and target type and kind.  Reports
- * and comparisons query it.
+/* Open the database at path for reading a night: campaign (NULL: the
+ * newest trial's) and run_id ("": the campaign's newest), both written
+ * back, and a temporary view "t" with one row per trial (its check time
+ * and outcomes, data lost, target type and kind) that reports and
+ * comparisons query.  NULL with err if there is no such night.
  */
-extern int fd_report_view (struct sqlite3 *db, struct fm_err *err);
+extern struct sqlite3 *fd_report_open (const char *path, const char *campaign,
+                                       char *name, size_t nlen, char *run_id,
+                                       size_t rlen, struct fm_err *err);
 
-/* Which night: campaign (NULL: the newest trial's) and run_id (""): the
- * campaign's newest); both written back.  -1 with err if none.
- */
-extern int fd_report_night (struct sqlite3 *db, const char *campaign,
-                            char *name, size_t nlen, char *run_id, size_t rlen,
-                            struct fm_err *err);
-
-/* The whole page for one night (the view must exist). */
+/* The whole page for one night (of a database fd_report_open opened). */
 extern int fd_report_write (struct sqlite3 *db, const char *campaign,
                             const char *run_id, FILE *fp);
 

@@ -612,3 +612,12 @@ fd_trial_parse_time (const char *s, struct fm_err *err)
             "--time: '%.64s' is not virtual, real or scale:F", s);
   return -1;
 }
+
+void
+fd_scratch_template (const char *what, char *buf, size_t len)
+{
+  const char *dir = getenv ("TMPDIR");
+
+  snprintf (buf, len, "%s/futuredisk-%s.XXXXXX", dir && *dir ? dir : "/var/tmp",
+            what);
+}

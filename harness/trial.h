@@ -88,6 +88,12 @@ extern void fd_trial_summary (const struct trial *t);
 /* Remove what the trial left in t->dir (and the directory, if asked). */
 extern void fd_trial_clean (const struct trial *t, bool remove_dir);
 
+/* A mkdtemp template for a scratch directory of `what` ("run",
+ * "campaign"): $TMPDIR/futuredisk-WHAT.XXXXXX, /var/tmp without TMPDIR
+ * (disk stores are big and sparse; /tmp may be a small tmpfs).
+ */
+extern void fd_scratch_template (const char *what, char *buf, size_t len);
+
 /* Is s a time mode of the plugin's time= (virtual, real, scale:F)?  -1
  * with err naming it.
  */

@@ -112,8 +112,10 @@ def test_bad_arguments(futuredisk, tmp_path, args, message):
 def test_night_is_recorded_once(futuredisk, tmp_path):
     ini = campaign_file(tmp_path)
     db = str(tmp_path / "n.db")
+    # Trial directories under TMPDIR: leftovers are this test's alone.
+    env = env_without_shards(TMPDIR=str(tmp_path))
     p = fd(futuredisk, "campaign", ini, "--db", db, "--jobs", "2",
-           "--run-id", "night1", check=0)
+           "--run-id", "night1", env=env, check=0)
     assert "[6/6]" in p.stderr and "0 not recorded" in p.stderr
     rows = trials(db)
     assert len(rows) == len(set(rows)) == 6
@@ -125,14 +127,17 @@ def test_night_is_recorded_once(futuredisk, tmp_path):
     p = fd(futuredisk, "campaign", ini, "--db", db, "--resume", check=0)
     assert "6 recorded before, 0 to run" in p.stderr
     assert len(trials(db)) == 6
-    assert leftovers("futuredisk-campaign") == []
+    assert leftovers(str(tmp_path)) == []
+    assert not [f for f in os.listdir(tmp_path)
+                if f.startswith("futuredisk-campaign.")]
 
 
 def test_interrupted_night_resumes_without_repeats(futuredisk, tmp_path):
     ini = campaign_file(tmp_path)
     db = str(tmp_path / "i.db")
     p = subprocess.Popen([futuredisk, "campaign", ini, "--db", db,
-                          "--run-id", "n"], env=env_without_shards(),
+                          "--run-id", "n"],
+                         env=env_without_shards(TMPDIR=str(tmp_path)),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     deadline = time.time() + 120
@@ -145,7 +150,7 @@ def test_interrupted_night_resumes_without_repeats(futuredisk, tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130, err
     assert "--resume --run-id n runs the rest" in err
-    assert leftovers("futuredisk-campaign") == []
+    assert leftovers(str(tmp_path)) == []
     done = len(trials(db))
     assert 1 <= done < 6
     p = fd(futuredisk, "campaign", ini, "--db", db, "--resume", check=0)
