@@ -33,6 +33,8 @@ static const char trial_view[] =
     "  WHEN json_extract(tr.record, '$.disk.size') > 0 "
     "  THEN printf('%.3g GB', json_extract(tr.record, '$.disk.size') / 1e9) "
     "  ELSE tr.size END AS disk, "
+    " CASE WHEN tr.meta_only > 0 THEN printf('%d files', tr.meta_only) "
+    "  ELSE printf('fill %g%%', tr.fill_pct) END AS load, "
     " CASE WHEN tr.target = '' THEN '' WHEN instr(tr.target, ':') "
     "  THEN substr(tr.target, 1, instr(tr.target, ':') - 1) "
     "  ELSE tr.target END AS ttype, "
@@ -233,7 +235,7 @@ section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
   sqlite3_stmt *st = prepare (
       db,
-      "SELECT fs, disk, max(disk_bytes), check_s FROM t "
+      "SELECT fs || ', ' || load, disk, max(disk_bytes), check_s FROM t "
       "WHERE campaign = ?1 AND run_id = ?2 AND check_s IS NOT NULL AND " PLAIN
       " GROUP BY fs, profile, size, id ORDER BY 3, 2, 1",
       c, r);
@@ -312,7 +314,7 @@ section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
   sqlite3_stmt *st = prepare (
       db,
-      "SELECT t.fs || ' ' || t.disk, ps.pass, "
+      "SELECT t.fs || ' ' || t.disk || ', ' || t.load, ps.pass, "
       " avg(ps.seconds / nullif(tot.s, 0) * t.check_s), max(t.disk_bytes) "
       "FROM t JOIN passes ps ON ps.trial_id = t.id AND ps.phase = 'check' "
       "JOIN (SELECT trial_id, sum(seconds) AS s FROM passes "
@@ -585,10 +587,11 @@ section_trends (FILE *fp, sqlite3 *db, const char *c)
     nights.v[i] = nights.v[nights.n - 1 - i];
     nights.v[nights.n - 1 - i] = x;
   }
-  trend_chart (fp, db, c,
-               "SELECT fs || ' ' || disk, run_id, check_s FROM t WHERE "
-               "campaign = ?1 AND check_s IS NOT NULL AND " PLAIN " ORDER BY 1",
-               &nights, "median fsck time per night", "s");
+  trend_chart (
+      fp, db, c,
+      "SELECT fs || ' ' || disk || ', ' || load, run_id, check_s FROM t WHERE "
+      "campaign = ?1 AND check_s IS NOT NULL AND " PLAIN " ORDER BY 1",
+      &nights, "median fsck time per night", "s");
   trend_chart (fp, db, c,
                "SELECT fs, run_id, 100.0 * avg(lost > 0 OR error != '') "
                "FROM t WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",

@@ -107,8 +107,9 @@ fd_svg_lines (FILE *fp, const char *title, const char *yunit,
     fputs ("</text>\n", fp);
   }
   for (x = 0; x < nx; x++) {
+    /* Many categories: every other label a line lower, so none overlap. */
     fprintf (fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", XPOS (x),
-             top + ph + 18);
+             top + ph + 18 + (nx > 4 && x % 2 ? 16 : 0));
     fd_html (fp, xlabels[x]);
     fputs ("</text>\n", fp);
   }
@@ -151,7 +152,7 @@ fd_svg_lines (FILE *fp, const char *title, const char *yunit,
     fputs ("</text>\n", fp);
   }
   if (logy)
-    fprintf (fp, "<text x=\"%d\" y=\"%d\">(log scale)</text>\n", left, h - 10);
+    fprintf (fp, "<text x=\"4\" y=\"%d\">(log scale)</text>\n", top - 6);
   fputs ("</svg>\n", fp);
 #undef YPOS
 #undef XPOS
