@@ -226,6 +226,23 @@ col (sqlite3_stmt *st, int i)
   return s ? (const char *)s : "";
 }
 
+/* Rows of (row label, column label, ..., value at vcol) into groups
+ * indexed by the labels' positions in a and b; the statement finalized.
+ */
+static void
+grid_from (sqlite3_stmt *st, struct strs *a, struct strs *b, int vcol,
+           struct groups *gs)
+{
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    size_t i = strs_index (a, col (st, 0));
+    size_t j = strs_index (b, col (st, 1));
+    if (i == (size_t)-1 || j == (size_t)-1 ||
+        groups_add (gs, i, j, sqlite3_column_double (st, vcol)) == -1)
+      break;
+  }
+  sqlite3_finalize (st);
+}
+
 /* The trials that measure fsck time: no target, no faults, no crash. */
 #define PLAIN "target = '' AND faults IN ('', 'none') AND crash = 0"
 
@@ -249,14 +266,7 @@ section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "clock (median over seeds) for trials with no faults: the "
          "workshop's question, measured.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    size_t f = strs_index (&fs, col (st, 0));
-    size_t d = strs_index (&disks, col (st, 1));
-    if (f == (size_t)-1 || d == (size_t)-1 ||
-        groups_add (&gs, f, d, sqlite3_column_double (st, 3)) == -1)
-      break;
-  }
-  sqlite3_finalize (st);
+  grid_from (st, &fs, &disks, 3, &gs);
   if (gs.n == 0) {
     fputs ("<p class=\"none\">No trials without faults in this night.</p>\n",
            fp);
@@ -332,14 +342,7 @@ section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "(e2fsck -tt, xfs_repair -v), scaled to the check's virtual time; "
          "mean over seeds.  btrfs check does not time its passes.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    size_t b = strs_index (&bars, col (st, 0));
-    size_t k = strs_index (&segs, col (st, 1));
-    if (b == (size_t)-1 || k == (size_t)-1 ||
-        groups_add (&gs, b, k, sqlite3_column_double (st, 2)) == -1)
-      break;
-  }
-  sqlite3_finalize (st);
+  grid_from (st, &bars, &segs, 2, &gs);
   /* 0 for a pass a checker did not run */
   if (gs.n && (v = groups_medians (&gs, bars.n, segs.n, 0)) != NULL) {
     fd_svg_bars (fp, "check time per pass", "virtual seconds",
