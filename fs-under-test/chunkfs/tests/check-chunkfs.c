@@ -349,6 +349,55 @@ START_TEST (test_mkfs)
 }
 END_TEST
 
+/* mkfs stopped by a failed write at any point, over a disk that held a
+ * chunkfs before: what is left is the old file system untouched (failed
+ * at the first write) or no superblock at all, never a new superblock
+ * over a half-made chunk 0 (the old superblock goes first, the new one
+ * last).
+ */
+START_TEST (test_mkfs_interrupted)
+{
+  char path[64];
+  struct cfs_io *raw = image (path, sizeof path, 1ull << 30), *io;
+  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20, .uuid = uuid_a};
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_super s, t;
+  struct cfs_err err;
+  uint64_t reads, writes, n;
+
+  ck_assert_msg (cfs_mkfs (raw, &o, &s, &err) == 0, "%s", err.msg);
+  /* Count the writes a whole mkfs makes, through the test manager. */
+  io = cfs_test_io (raw, NULL);
+  o.uuid = uuid_b;
+  ck_assert_int_eq (cfs_mkfs (io, &o, &s, &err), 0);
+  cfs_test_io_counts (io, &reads, &writes);
+  ck_assert_uint_gt (writes, 60); /* the 63 zeroed headers and more */
+  for (n = 1; n <= writes; n++) {
+    struct cfs_test_faults f = {.fail_write = n};
+    cfs_test_io_set (io, &f);
+    ck_assert_int_eq (cfs_close (io, &err), 0);
+    raw = cfs_open (path, true, &err);
+    ck_assert_ptr_nonnull (raw);
+    io = cfs_test_io (raw, &f);
+    o.uuid = n % 2 ? uuid_a : uuid_b;
+    ck_assert_msg (cfs_mkfs (io, &o, &s, &err) == -1, "write %llu",
+                   (unsigned long long)n);
+    ck_assert (strstr (err.msg, "injected") != NULL);
+    ck_assert_int_eq (cfs_read (io, CFS_SUPER_BLOCK, 1, blk, &err), 0);
+    if (n == 1) {
+      /* Stopped before it changed anything: the old one, whole. */
+      ck_assert_int_eq (cfs_super_decode (blk, &t, &err), 0);
+      ck_assert_mem_eq (t.uuid, uuid_b, 16);
+    } else
+      ck_assert_msg (cfs_super_decode (blk, &t, &err) == -1,
+                     "a superblock survived a mkfs failing at write %llu",
+                     (unsigned long long)n);
+  }
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  unlink (path);
+}
+END_TEST
+
 START_TEST (test_mkfs_errors)
 {
   static const struct {
@@ -426,11 +475,17 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"crc32c", test_crc32c},       {"super", test_super},
-      {"header", test_header},       {"inode", test_inode},
-      {"meta", test_meta},           {"io_unix", test_io_unix},
-      {"io_faults", test_io_faults}, {"io_nbd", test_io_nbd},
-      {"mkfs", test_mkfs},           {"mkfs_errors", test_mkfs_errors},
+      {"crc32c", test_crc32c},
+      {"super", test_super},
+      {"header", test_header},
+      {"inode", test_inode},
+      {"meta", test_meta},
+      {"io_unix", test_io_unix},
+      {"io_faults", test_io_faults},
+      {"io_nbd", test_io_nbd},
+      {"mkfs", test_mkfs},
+      {"mkfs_errors", test_mkfs_errors},
+      {"mkfs_interrupted", test_mkfs_interrupted},
   };
 
   return fd_check_main ("chunkfs", cases, sizeof cases / sizeof cases[0]);
