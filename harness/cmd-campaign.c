@@ -146,29 +146,33 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   return id;
 }
 
-/* One number or string from a query with one int64 parameter. */
-static int
-query1 (sqlite3 *db, const char *sql, sqlite3_int64 arg, double *num,
-        char *text, size_t len)
+/* What the progress line says of a recorded trial, in one query: its
+ * error, the check's outcome and virtual seconds, the files it lost.
+ */
+static void
+summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
+            char *outcome, size_t olen, double *check_s, double *lost)
 {
   sqlite3_stmt *st;
-  int found = 0;
 
-  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
-    return 0;
-  sqlite3_bind_int64 (st, 1, arg);
+  if (sqlite3_prepare_v2 (
+          db,
+          "SELECT t.error, p.outcome, p.virtual_s, (SELECT coalesce(sum("
+          "a.files), 0) FROM audit a WHERE a.trial_id = t.id AND a.class "
+          "NOT IN ('intact', 'extra')) FROM trials t LEFT JOIN phases p ON "
+          "p.trial_id = t.id AND p.name = 'check' WHERE t.id = ?",
+          -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64 (st, 1, id);
   if (sqlite3_step (st) == SQLITE_ROW) {
-    found = 1;
-    if (num)
-      *num = sqlite3_column_double (st, 0);
-    if (text)
-      snprintf (text, len, "%s",
-                sqlite3_column_text (st, 0)
-                    ? (const char *)sqlite3_column_text (st, 0)
-                    : "");
+    if (sqlite3_column_text (st, 0))
+      snprintf (error, elen, "%s", (const char *)sqlite3_column_text (st, 0));
+    if (sqlite3_column_text (st, 1))
+      snprintf (outcome, olen, "%s", (const char *)sqlite3_column_text (st, 1));
+    *check_s = sqlite3_column_double (st, 2);
+    *lost = sqlite3_column_double (st, 3);
   }
   sqlite3_finalize (st);
-  return found;
 }
 
 /* "ext4 roadmap-2006 1G fill 30 faults consumer seed 2" */
@@ -292,22 +296,9 @@ finished (struct night *n, struct slot *s, int status)
   describe (t, what, sizeof what);
   if ((db = fd_db_open (n->db_path, false, &err)) != NULL) {
     id = recorded (db, fd_campaign_name (n->c), n->run_id, t);
-    if (id) {
-      query1 (db, "SELECT error FROM trials WHERE id = ?", id, NULL, error,
-              sizeof error);
-      query1 (db,
-              "SELECT outcome FROM phases WHERE trial_id = ? AND name = "
-              "'check'",
-              id, NULL, outcome, sizeof outcome);
-      query1 (db,
-              "SELECT virtual_s FROM phases WHERE trial_id = ? AND name = "
-              "'check'",
-              id, &check_s, NULL, 0);
-      query1 (db,
-              "SELECT coalesce(sum(files), 0) FROM audit WHERE trial_id = ?"
-              " AND class NOT IN ('intact', 'extra')",
-              id, &lost, NULL, 0);
-    }
+    if (id)
+      summary_of (db, id, error, sizeof error, outcome, sizeof outcome,
+                  &check_s, &lost);
     sqlite3_close (db);
   }
   if (id == 0) {

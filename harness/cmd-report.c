@@ -252,9 +252,9 @@ section_generations (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
   sqlite3_stmt *st = prepare (
       db,
-      "SELECT fs || ', ' || load, disk, max(disk_bytes), check_s FROM t "
+      "SELECT fs || ', ' || load, disk, disk_bytes, check_s FROM t "
       "WHERE campaign = ?1 AND run_id = ?2 AND check_s IS NOT NULL AND " PLAIN
-      " GROUP BY fs, profile, size, id ORDER BY 3, 2, 1",
+      " ORDER BY 3, 2, 1",
       c, r);
   struct strs fs = {0}, disks = {0};
   struct groups gs = {0};

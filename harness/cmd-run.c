@@ -111,7 +111,7 @@ cmd_run (int argc, char **argv)
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
-  static char spec[4096], time_arg[80], think_arg[32];
+  static char spec[4096], clock_args[2][80];
   const char *fs = NULL, *dir = NULL, *db_path = NULL;
   struct fm_err err;
   int c, ret = 0;
@@ -240,21 +240,20 @@ cmd_run (int argc, char **argv)
     snprintf (err.msg, sizeof err.msg, "--campaign and --run-id go together");
     goto usage_err;
   }
-  if (t.time_mode) {
-    snprintf (time_arg, sizeof time_arg, "time=%s", t.time_mode);
-    if (t.n_extra == 64) {
-      snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
-      goto usage_err;
-    }
-    t.extra[t.n_extra++] = time_arg;
-  }
-  if (t.think) {
-    snprintf (think_arg, sizeof think_arg, "think=%s", t.think);
-    if (t.n_extra == 64) {
-      snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
-      goto usage_err;
-    }
-    t.extra[t.n_extra++] = think_arg;
+  {
+    /* The plugin's clock parameters, after the fault keys. */
+    const char *const key[] = {"time", "think"},
+                      *val[] = {t.time_mode, t.think};
+    size_t k;
+    for (k = 0; k < 2; k++)
+      if (val[k]) {
+        if (t.n_extra == 64) {
+          snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
+          goto usage_err;
+        }
+        snprintf (clock_args[k], sizeof clock_args[k], "%s=%s", key[k], val[k]);
+        t.extra[t.n_extra++] = clock_args[k];
+      }
   }
   if (t.target) {
     char type[34];
