@@ -17,6 +17,19 @@
 #define OUT_MAX (16 << 20)
 
 volatile sig_atomic_t fd_interrupted;
+static int shield;
+
+void
+fd_shield_begin (void)
+{
+  shield++;
+}
+
+void
+fd_shield_end (void)
+{
+  shield--;
+}
 
 static void
 on_signal (int sig)
@@ -142,7 +155,7 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
     for (i = 0; i < 2; i++)
       if (sinks[i].fd != -1)
         fds[nf++] = (struct pollfd){.fd = sinks[i].fd, .events = POLLIN};
-    if (fd_interrupted) {
+    if (fd_interrupted && !shield) {
       kill (-pid, SIGKILL);
       break;
     }

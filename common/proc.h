@@ -63,6 +63,15 @@ extern pid_t fd_spawn (char *const argv[], const char *log, struct fm_err *err);
 extern volatile sig_atomic_t fd_interrupted;
 extern void fd_catch_signals (void);
 
+/* Between fd_shield_begin and fd_shield_end (they nest) a signal still
+ * sets fd_interrupted, but fd_run lets its command finish (timeouts
+ * still apply): taking a disk down, and losetup between attaching a
+ * device and naming it, must not be cut short by the signal that asked
+ * for them.
+ */
+extern void fd_shield_begin (void);
+extern void fd_shield_end (void);
+
 /* Monotonic seconds (for wall times). */
 extern double fd_now_s (void);
 

@@ -118,7 +118,9 @@ sleep_ms (int ms)
 {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 
-  nanosleep (&ts, NULL);
+  /* The whole time even if a signal arrives: retry loops count on it. */
+  while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
+    ;
 }
 
 /* Wait for a daemon's pid file; its pid, or -1 with err. */
@@ -312,17 +314,15 @@ start_loop (struct fd_disk *d, struct fm_err *err)
   char *argv[] = {(char *)"losetup", (char *)"--direct-io=on",
                   (char *)"-f",      (char *)"--show",
                   d->fusefile,       NULL};
-  sig_atomic_t interrupted = fd_interrupted;
   struct fd_proc p;
   int r;
 
   /* A signal must not kill losetup between attaching a device and
    * telling us which: that device would be lost to the detach.
    */
-  fd_interrupted = 0;
+  fd_shield_begin ();
   r = fd_run (argv, TOOL_TIMEOUT, &p, err);
-  if (interrupted)
-    fd_interrupted = interrupted; /* (a signal since is set already) */
+  fd_shield_end ();
   if (r == -1)
     return -1;
   if (p.status != 0 || strncmp (p.out, "/dev/", 5) != 0) {
@@ -452,16 +452,17 @@ fail:
 int
 fd_disk_detach (struct fd_disk *d, struct fm_err *err)
 {
-  sig_atomic_t interrupted = fd_interrupted;
   struct fm_err e;
   int ret = 0;
 
   if (d == NULL)
     return 0;
-  /* Taking down is never interrupted: a signal that stopped the trial
-   * must not also stop umount, losetup -d and fusermount3.
+  /* Taking down is never interrupted: a signal that stopped the trial,
+   * or one arriving now, must not also stop umount, losetup -d and
+   * fusermount3 (nbdfuse, stopped with its file still open, would
+   * unmount lazily and leave the loop device over a vanished file).
    */
-  fd_interrupted = 0;
+  fd_shield_begin ();
   if (fd_disk_unmount (d, &e) == -1 && ret == 0) {
     *err = e;
     ret = -1;
@@ -524,8 +525,7 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   if (d->sockdir[0])
     rmdir (d->sockdir);
   free (d);
-  if (interrupted)
-    fd_interrupted = interrupted;
+  fd_shield_end ();
   return ret;
 }
 
