@@ -146,7 +146,7 @@ check_geometry (const struct cfs_super *s, struct cfs_err *err)
       s->chunk_blocks > CFS_MAX_CHUNK_BLOCKS ||
       (s->chunk_blocks & (s->chunk_blocks - 1)))
     bad = "blocks per chunk";
-  else if (s->chunks == 0 ||
+  else if (s->chunks == 0 || s->chunks > CFS_MAX_CHUNKS ||
            CFS_FIRST_CHUNK + (uint64_t)s->chunks * s->chunk_blocks >
                s->device_blocks)
     bad = "chunk count";

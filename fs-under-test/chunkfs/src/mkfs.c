@@ -84,8 +84,13 @@ cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
               (unsigned long long)(chunk_bytes >> 20));
     return -1;
   }
-  if ((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks > UINT32_MAX - 1) {
-    snprintf (err->msg, sizeof err->msg, "too many chunks: use bigger ones");
+  if ((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks > CFS_MAX_CHUNKS) {
+    snprintf (
+        err->msg, sizeof err->msg,
+        "%llu chunks of %llu MiB: at most %u fit the dirty map; use "
+        "bigger chunks",
+        (unsigned long long)((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks),
+        (unsigned long long)(chunk_bytes >> 20), CFS_MAX_CHUNKS);
     return -1;
   }
   if (now == 0) {
@@ -119,6 +124,14 @@ cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
    */
   if (cfs_zero (io, CFS_SUPER_BLOCK, CFS_FIRST_CHUNK, err) == -1)
     goto out;
+  /* The dirty map: every chunk clean. */
+  for (i = 0; i < cfs_map_blocks (s); i++) {
+    cfs_meta_begin (blk, CFS_MAGIC_MAP, 0, CFS_NO_CHUNK, 0);
+    memset (blk + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    cfs_meta_seal (s->uuid, blk);
+    if (cfs_write (io, CFS_MAP_BLOCK + i, 1, blk, false, err) == -1)
+      goto out;
+  }
   /* Every chunk but 0 uninitialised: a zero header. */
   for (c = 1; c < s->chunks; c++)
     if (cfs_zero (io, cfs_block (s, c, 0), 1, err) == -1)

@@ -12,8 +12,10 @@
 #include "chunkfs/io.h"
 
 #define CFS_VERSION          1
-#define CFS_SUPER_BLOCK      0  /* the primary superblock */
-#define CFS_FIRST_CHUNK      16 /* blocks 1..15 are reserved */
+#define CFS_SUPER_BLOCK      0 /* the primary superblock */
+#define CFS_MAP_BLOCK        1 /* the dirty map: blocks 1..15 */
+#define CFS_MAP_BLOCKS       15
+#define CFS_FIRST_CHUNK      16
 #define CFS_INODE_SIZE       256
 #define CFS_INODES_PER_BLOCK (CFS_BLOCK / CFS_INODE_SIZE)
 #define CFS_HEADER_SIZE      24 /* the block header of most metadata blocks */
@@ -23,6 +25,8 @@
 #define CFS_LOST_FOUND_INO   2
 #define CFS_MIN_CHUNK_BLOCKS 4096u    /* 16 MiB */
 #define CFS_MAX_CHUNK_BLOCKS 1048576u /* 4 GiB */
+#define CFS_MAX_CHUNKS       (CFS_MAP_BLOCKS * CFS_BITS_PER_BITMAP)
+#define CFS_NO_CHUNK         0xFFFFFFFFu /* the dirty map's chunk index */
 
 /* Block kinds (the magic of their tag). */
 #define CFS_MAGIC_SUPER    "CHKS"
@@ -31,6 +35,7 @@
 #define CFS_MAGIC_INDIRECT "CHKX"
 #define CFS_MAGIC_DIR      "CHKD"
 #define CFS_MAGIC_BACKREF  "CHKB"
+#define CFS_MAGIC_MAP      "CHKY"
 
 enum cfs_chunk_state {
   CFS_UNINIT = 0,
@@ -134,6 +139,13 @@ extern void cfs_geometry (const struct cfs_super *s, struct cfs_geometry *g);
 
 /* The absolute block of chunk-local block b of chunk c. */
 extern uint64_t cfs_block (const struct cfs_super *s, uint32_t c, uint32_t b);
+
+/* How many dirty-map blocks the file system uses (1..15). */
+static inline uint32_t
+cfs_map_blocks (const struct cfs_super *s)
+{
+  return (s->chunks + CFS_BITS_PER_BITMAP - 1) / CFS_BITS_PER_BITMAP;
+}
 
 /* crc32c (Castagnoli), continuing from crc (start with ~0 and invert the
  * result, or use cfs_block_crc).

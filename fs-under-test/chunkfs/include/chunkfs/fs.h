@@ -1,0 +1,119 @@
+/* chunkfs — the file system itself: a mounted chunkfs and the operations
+ * the FUSE mount (and tests) call on it.  Inode-based, as FUSE's
+ * low-level API: an inode is named by cfs_ref (chunk, inode), and the
+ * root directory is cfs_ref (0, 1) = 1, FUSE's root.
+ *
+ * Operations return 0 or a negative errno.  -EIO means a block could not
+ * be read or failed its checksum: its chunk is then marked damaged, and
+ * cfs_fs_error says which block.  Single-threaded: the caller serialises.
+ */
+#ifndef CHUNKFS_FS_H
+#define CHUNKFS_FS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "chunkfs/format.h"
+#include "chunkfs/io.h"
+
+struct cfs_fs;
+
+struct cfs_attr {
+  uint64_t ino; /* cfs_ref (chunk, inode) */
+  uint32_t generation;
+  uint16_t mode;
+  uint32_t links, uid, gid;
+  uint64_t size;
+  uint64_t blocks; /* 4096-byte blocks allocated, indirect ones included */
+  uint64_t atime, mtime, ctime;
+};
+
+struct cfs_fsstat {
+  uint64_t blocks, free_blocks; /* 4096-byte blocks */
+  uint64_t inodes, free_inodes;
+  uint32_t chunks, dirty_chunks;
+};
+
+#define CFS_OPEN_WRITE 1u /* mount read-write */
+#define CFS_OPEN_FORCE 2u /* even with dirty or damaged chunks */
+
+/* Mount the chunkfs on io (which stays the caller's).  Reads the
+ * superblock (or the first good copy) and every chunk header.  -1 with
+ * err; a file system with dirty or damaged chunks is refused unless
+ * CFS_OPEN_FORCE ("check it first").
+ */
+extern struct cfs_fs *cfs_fs_open (struct cfs_io *io, unsigned flags,
+                                   struct cfs_err *err);
+
+/* Make everything durable and every touched chunk clean again. */
+extern int cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err);
+
+/* Sync (when writable) and free; -1 with err if the sync failed. */
+extern int cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err);
+
+extern const struct cfs_super *cfs_fs_super (const struct cfs_fs *fs);
+
+/* What the last -EIO was about. */
+extern const char *cfs_fs_error (const struct cfs_fs *fs);
+
+extern int cfs_getattr (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a);
+extern int cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
+                       struct cfs_attr *a);
+
+/* Create a regular file, directory or symlink (target) in dir. */
+extern int cfs_create (struct cfs_fs *fs, uint64_t dir, const char *name,
+                       uint16_t mode, uint32_t uid, uint32_t gid,
+                       struct cfs_attr *a);
+extern int cfs_mkdir (struct cfs_fs *fs, uint64_t dir, const char *name,
+                      uint16_t mode, uint32_t uid, uint32_t gid,
+                      struct cfs_attr *a);
+extern int cfs_symlink (struct cfs_fs *fs, uint64_t dir, const char *name,
+                        const char *target, uint32_t uid, uint32_t gid,
+                        struct cfs_attr *a);
+extern int cfs_readlink (struct cfs_fs *fs, uint64_t ino, char *buf,
+                         size_t len);
+extern int cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir,
+                     const char *name, struct cfs_attr *a);
+extern int cfs_unlink (struct cfs_fs *fs, uint64_t dir, const char *name);
+extern int cfs_rmdir (struct cfs_fs *fs, uint64_t dir, const char *name);
+
+#define CFS_RENAME_NOREPLACE 1u
+#define CFS_RENAME_EXCHANGE  2u /* refused: -EINVAL */
+extern int cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name,
+                       uint64_t newdir, const char *newname, unsigned flags);
+
+#define CFS_SET_MODE  1u
+#define CFS_SET_UID   2u
+#define CFS_SET_GID   4u
+#define CFS_SET_SIZE  8u
+#define CFS_SET_ATIME 16u
+#define CFS_SET_MTIME 32u
+extern int cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
+                        const struct cfs_attr *to, struct cfs_attr *a);
+
+/* Bytes read (short only at end of file), or a negative errno. */
+extern ssize_t cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf,
+                          size_t len, uint64_t off);
+extern ssize_t cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf,
+                           size_t len, uint64_t off);
+/* Allocate (zeroed) blocks for [off, off + len); keep_size: do not grow. */
+extern int cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off,
+                          uint64_t len, bool keep_size);
+
+/* Directory entries from cookie (0: the first; "." and ".." included),
+ * each given to fn with the cookie of the next; fn returns non-zero to
+ * stop (the entry it refused is given again next time).
+ */
+typedef int (*cfs_dirent_fn) (void *opaque, const char *name, uint64_t ino,
+                              uint16_t type_mode, uint64_t next);
+extern int cfs_readdir (struct cfs_fs *fs, uint64_t dir, uint64_t cookie,
+                        cfs_dirent_fn fn, void *opaque);
+
+/* Open files: an inode unlinked while open is freed at its last close. */
+extern void cfs_open_ref (struct cfs_fs *fs, uint64_t ino);
+extern int cfs_release (struct cfs_fs *fs, uint64_t ino);
+
+extern void cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st);
+
+#endif

@@ -1,0 +1,455 @@
+/* chunkfs — chunks: their headers, going dirty and clean, the dirty map,
+ * the bitmaps and allocation (fs-internal.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs-internal.h"
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int
+write_header (struct cfs_fs *fs, uint32_t c, bool fua)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+
+  fs->chunks[c].h.super = fs->sb;
+  cfs_header_encode (&fs->chunks[c].h, blk);
+  if (cfs_write (fs->io, cfs_block (&fs->sb, c, 0), 1, blk, fua, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  return 0;
+}
+
+static bool
+map_bit (const struct cfs_fs *fs, uint32_t c)
+{
+  const unsigned char *m = fs->map[c / CFS_BITS_PER_BITMAP];
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return m[CFS_HEADER_SIZE + bit / 8] >> bit % 8 & 1;
+}
+
+static void
+set_map_bit (struct cfs_fs *fs, uint32_t c, bool on)
+{
+  unsigned char *m = fs->map[c / CFS_BITS_PER_BITMAP];
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+  unsigned char mask = (unsigned char)(1u << bit % 8);
+
+  if (on == (bool)(m[CFS_HEADER_SIZE + bit / 8] & mask))
+    return;
+  if (on)
+    m[CFS_HEADER_SIZE + bit / 8] |= mask;
+  else
+    m[CFS_HEADER_SIZE + bit / 8] &= (unsigned char)~mask;
+  fs->map_changed[c / CFS_BITS_PER_BITMAP] = true;
+}
+
+static int
+write_map (struct cfs_fs *fs, uint32_t j, bool fua)
+{
+  struct cfs_err err;
+
+  cfs_meta_seal (fs->sb.uuid, fs->map[j]);
+  if (cfs_write (fs->io, CFS_MAP_BLOCK + j, 1, fs->map[j], fua, &err) == -1)
+    return cfs_fs_eio (fs, "dirty map: %s", err.msg);
+  fs->map_changed[j] = false;
+  return 0;
+}
+
+int
+cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err)
+{
+  unsigned char blk[CFS_BLOCK];
+  uint32_t c, j;
+
+  for (j = 0; j < cfs_map_blocks (&fs->sb); j++) {
+    struct cfs_err e;
+    if (cfs_read (fs->io, CFS_MAP_BLOCK + j, 1, fs->map[j], err) == -1)
+      return -1;
+    if (cfs_meta_check (fs->map[j], fs->sb.uuid, CFS_MAGIC_MAP, CFS_NO_CHUNK, 0,
+                        &e) == -1) {
+      /* Rebuilt from the headers below, written at the first sync. */
+      cfs_meta_begin (fs->map[j], CFS_MAGIC_MAP, 0, CFS_NO_CHUNK, 0);
+      memset (fs->map[j] + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+      fs->map_changed[j] = true;
+    }
+  }
+  for (c = 0; c < fs->sb.chunks; c++) {
+    struct chunk *k = &fs->chunks[c];
+    struct cfs_err e;
+
+    if (cfs_read (fs->io, cfs_block (&fs->sb, c, 0), 1, blk, &e) == -1 ||
+        cfs_header_decode (blk, fs->sb.uuid, c, &k->h, &e) == -1) {
+      k->bad = true;
+      k->h.index = c;
+      k->h.state = CFS_DAMAGED;
+      snprintf (fs->errmsg, sizeof fs->errmsg, "%s", e.msg);
+    }
+    if (k->h.state == CFS_DIRTY || k->h.state == CFS_DAMAGED)
+      set_map_bit (fs, c, true);
+    k->hint = 0;
+  }
+  return 0;
+}
+
+void
+cfs_damaged (struct cfs_fs *fs, uint32_t c)
+{
+  struct chunk *k = &fs->chunks[c];
+
+  if (k->h.state == CFS_DAMAGED || !fs->writable || k->bad)
+    return;
+  set_map_bit (fs, c, true);
+  write_map (fs, c / CFS_BITS_PER_BITMAP, true);
+  k->h.state = CFS_DAMAGED;
+  write_header (fs, c, true);
+}
+
+/* Bitmap bit b of chunk c (block bitmap, or inode bitmap if inodes). */
+static struct cblk *
+bitmap_block (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b)
+{
+  uint32_t first = inodes ? fs->g.inode_bitmap : fs->g.block_bitmap;
+
+  return cfs_cache_get (fs, c, first + b / CFS_BITS_PER_BITMAP, CBLK_META,
+                        CFS_MAGIC_BITMAP, false);
+}
+
+static int
+get_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool *v)
+{
+  struct cblk *blk = bitmap_block (fs, c, inodes, b);
+  uint32_t bit = b % CFS_BITS_PER_BITMAP;
+
+  if (blk == NULL)
+    return -EIO;
+  *v = blk->d[CFS_HEADER_SIZE + bit / 8] >> bit % 8 & 1;
+  return 0;
+}
+
+static int
+put_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool v)
+{
+  struct cblk *blk = bitmap_block (fs, c, inodes, b);
+  uint32_t bit = b % CFS_BITS_PER_BITMAP;
+  unsigned char mask = (unsigned char)(1u << bit % 8);
+
+  if (blk == NULL)
+    return -EIO;
+  if (v)
+    blk->d[CFS_HEADER_SIZE + bit / 8] |= mask;
+  else
+    blk->d[CFS_HEADER_SIZE + bit / 8] &= (unsigned char)~mask;
+  cfs_cache_dirty (fs, blk);
+  return 0;
+}
+
+/* An uninitialised chunk becomes an empty one: inode table zeroed first
+ * (so a crash never leaves a header over an old table), bitmaps with its
+ * metadata marked, then the header, dirty.
+ */
+static int
+init_chunk (struct cfs_fs *fs, uint32_t c)
+{
+  struct chunk *k = &fs->chunks[c];
+  struct cfs_err err;
+  uint32_t b, i;
+
+  if (cfs_zero (fs->io, cfs_block (&fs->sb, c, fs->g.inode_table),
+                fs->g.inode_table_blocks, &err) == -1 ||
+      cfs_flush (fs->io, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  memset (&k->h, 0, sizeof k->h);
+  k->h.index = c;
+  k->h.state = CFS_DIRTY;
+  k->h.generation = 1;
+  k->h.free_blocks = fs->g.chunk_blocks - fs->g.first_data;
+  k->h.free_inodes = fs->g.inodes - 1; /* inode 0 is never used */
+  for (i = 0; i < fs->g.block_bitmap_blocks; i++) {
+    struct cblk *blk = cfs_cache_get (fs, c, fs->g.block_bitmap + i, CBLK_META,
+                                      CFS_MAGIC_BITMAP, true);
+    if (blk == NULL)
+      return -EIO;
+    cfs_cache_dirty (fs, blk);
+  }
+  for (i = 0; i < fs->g.inode_bitmap_blocks; i++) {
+    struct cblk *blk = cfs_cache_get (fs, c, fs->g.inode_bitmap + i, CBLK_META,
+                                      CFS_MAGIC_BITMAP, true);
+    if (blk == NULL)
+      return -EIO;
+    cfs_put16 (blk->d + 6, 1); /* flag: the inode bitmap */
+    cfs_cache_dirty (fs, blk);
+  }
+  for (b = 0; b < fs->g.first_data; b++)
+    if (put_bit (fs, c, false, b, true) < 0)
+      return -EIO;
+  if (put_bit (fs, c, true, 0, true) < 0)
+    return -EIO;
+  k->touched = true;
+  return write_header (fs, c, true);
+}
+
+int
+cfs_touch (struct cfs_fs *fs, uint32_t c)
+{
+  struct chunk *k = &fs->chunks[c];
+  uint32_t j = c / CFS_BITS_PER_BITMAP;
+
+  if (!fs->writable)
+    return -EROFS;
+  if (k->bad)
+    return cfs_fs_eio (fs, "chunk %u: its header is unreadable", c);
+  if (k->touched)
+    return 0;
+  /* The map bit first: a checker must find every chunk that may be
+   * dirty, so it is durable before the header says so.
+   */
+  if (!map_bit (fs, c) || fs->map_changed[j]) {
+    set_map_bit (fs, c, true);
+    if (write_map (fs, j, true) < 0)
+      return -EIO;
+  }
+  if (k->h.state == CFS_UNINIT)
+    return init_chunk (fs, c);
+  if (k->h.state == CFS_CLEAN) {
+    k->h.state = CFS_DIRTY;
+    k->h.generation++;
+    if (write_header (fs, c, true) < 0)
+      return -EIO;
+  }
+  k->touched = true;
+  return 0;
+}
+
+bool
+cfs_has_room (struct cfs_fs *fs, uint32_t c, bool dir)
+{
+  const struct chunk *k = &fs->chunks[c];
+  uint32_t reserve = fs->g.chunk_blocks / (dir ? 4 : 16);
+
+  if (k->bad || k->h.state == CFS_DAMAGED)
+    return false;
+  if (k->h.state == CFS_UNINIT)
+    return true;
+  return k->h.free_inodes > 0 && k->h.free_blocks > reserve;
+}
+
+int
+cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir, uint32_t *out)
+{
+  uint32_t n = fs->sb.chunks, i;
+
+  if (cfs_has_room (fs, near, dir)) {
+    *out = near;
+    return 0;
+  }
+  /* Initialised chunks with room first (no new chunk dirtied), then any
+   * with a free inode at all.
+   */
+  for (i = 0; i < n; i++) {
+    uint32_t c = (fs->rotor + i) % n;
+    if (fs->chunks[c].h.state != CFS_UNINIT && cfs_has_room (fs, c, dir)) {
+      fs->rotor = c;
+      *out = c;
+      return 0;
+    }
+  }
+  for (i = 0; i < n; i++) {
+    uint32_t c = (near + 1 + i) % n;
+    if (cfs_has_room (fs, c, dir)) {
+      fs->rotor = c;
+      *out = c;
+      return 0;
+    }
+  }
+  for (i = 0; i < n; i++) {
+    const struct chunk *k = &fs->chunks[i];
+    if (!k->bad && k->h.state != CFS_DAMAGED && k->h.free_inodes > 0 &&
+        k->h.free_blocks > 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  return -ENOSPC;
+}
+
+static int
+find_free (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t from,
+           uint32_t limit, uint32_t *out)
+{
+  uint32_t n = limit - from, i;
+
+  for (i = 0; i < n; i++) {
+    uint32_t b = from + i;
+    struct cblk *blk = bitmap_block (fs, c, inodes, b);
+    uint32_t bit = b % CFS_BITS_PER_BITMAP;
+    unsigned char byte;
+
+    if (blk == NULL)
+      return -EIO;
+    byte = blk->d[CFS_HEADER_SIZE + bit / 8];
+    if (byte == 0xff && bit % 8 == 0 && i + 8 <= n) {
+      i += 7; /* a full byte */
+      continue;
+    }
+    if (!(byte >> bit % 8 & 1)) {
+      *out = b;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int
+cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t *local)
+{
+  struct chunk *k = &fs->chunks[c];
+  uint32_t first = fs->g.first_data, last = fs->g.chunk_blocks, b = 0;
+  int r;
+
+  *local = 0;
+  if (k->h.state != CFS_UNINIT && k->h.free_blocks == 0)
+    return 0;
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  if (goal < first || goal >= last)
+    goal = k->hint >= first && k->hint < last ? k->hint : first;
+  if ((r = find_free (fs, c, false, goal, last, &b)) == 0)
+    r = find_free (fs, c, false, first, goal, &b);
+  if (r < 0)
+    return r;
+  if (r == 0) {
+    k->h.free_blocks = 0; /* the count was wrong: trust the bitmap */
+    return 0;
+  }
+  if ((r = put_bit (fs, c, false, b, true)) < 0)
+    return r;
+  k->h.free_blocks--;
+  k->hint = b + 1;
+  cfs_cache_drop (fs, cfs_block (&fs->sb, c, b));
+  *local = b;
+  return 0;
+}
+
+int
+cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count, uint32_t *first)
+{
+  uint32_t b = fs->g.first_data, run = 0, i;
+  int r;
+
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  for (; b < fs->g.chunk_blocks; b++) {
+    bool used;
+    if ((r = get_bit (fs, c, false, b, &used)) < 0)
+      return r;
+    run = used ? 0 : run + 1;
+    if (run == count)
+      break;
+  }
+  if (run < count)
+    return -ENOSPC;
+  *first = b + 1 - count;
+  for (i = 0; i < count; i++)
+    if ((r = put_bit (fs, c, false, *first + i, true)) < 0)
+      return r;
+  fs->chunks[c].h.free_blocks -= count;
+  return 0;
+}
+
+int
+cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
+{
+  bool used;
+  int r;
+
+  if (local < fs->g.first_data || local >= fs->g.chunk_blocks)
+    return cfs_fs_eio (fs, "chunk %u: freeing block %u outside its data", c,
+                       local);
+  if ((r = cfs_touch (fs, c)) < 0 ||
+      (r = get_bit (fs, c, false, local, &used)) < 0)
+    return r;
+  if (!used)
+    return 0;
+  if ((r = put_bit (fs, c, false, local, false)) < 0)
+    return r;
+  fs->chunks[c].h.free_blocks++;
+  if (local < fs->chunks[c].hint)
+    fs->chunks[c].hint = local;
+  cfs_cache_drop (fs, cfs_block (&fs->sb, c, local));
+  return 0;
+}
+
+int
+cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i)
+{
+  int r;
+
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  if ((r = find_free (fs, c, true, 1, fs->g.inodes, i)) < 0)
+    return r;
+  if (r == 0) {
+    fs->chunks[c].h.free_inodes = 0;
+    return -ENOSPC;
+  }
+  if ((r = put_bit (fs, c, true, *i, true)) < 0)
+    return r;
+  fs->chunks[c].h.free_inodes--;
+  return 0;
+}
+
+int
+cfs_free_inode (struct cfs_fs *fs, uint32_t c, uint32_t i)
+{
+  int r;
+
+  if ((r = cfs_touch (fs, c)) < 0 || (r = put_bit (fs, c, true, i, false)) < 0)
+    return r;
+  fs->chunks[c].h.free_inodes++;
+  return 0;
+}
+
+int
+cfs_chunks_clean (struct cfs_fs *fs)
+{
+  struct cfs_err err;
+  uint64_t now = now_ns ();
+  uint32_t c, j;
+  int r = 0;
+
+  for (c = 0; c < fs->sb.chunks; c++) {
+    struct chunk *k = &fs->chunks[c];
+    if (!k->touched)
+      continue;
+    if (k->h.state == CFS_DIRTY) {
+      k->h.state = CFS_CLEAN;
+      k->h.cleaned = now;
+    }
+    if (write_header (fs, c, false) < 0)
+      r = -EIO;
+    k->touched = false;
+  }
+  if (cfs_flush (fs->io, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  for (c = 0; c < fs->sb.chunks; c++)
+    if (map_bit (fs, c) && fs->chunks[c].h.state == CFS_CLEAN)
+      set_map_bit (fs, c, false);
+  for (j = 0; j < cfs_map_blocks (&fs->sb); j++)
+    if (fs->map_changed[j] && write_map (fs, j, false) < 0)
+      r = -EIO;
+  if (cfs_flush (fs->io, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  return r;
+}

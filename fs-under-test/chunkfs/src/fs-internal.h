@@ -1,0 +1,193 @@
+/* chunkfs — the mounted file system's insides, shared by its parts:
+ * cache.c (metadata blocks), chunk.c (headers, dirtying, the dirty map,
+ * bitmaps, allocation), inode.c (inodes, block maps, continuation
+ * chains), dir.c (directory entries, back-references) and fs.c (mount,
+ * sync, the operations of fs.h).
+ */
+#ifndef CHUNKFS_FS_INTERNAL_H
+#define CHUNKFS_FS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "chunkfs/format.h"
+#include "chunkfs/fs.h"
+#include "chunkfs/io.h"
+
+#define CFS_PTRS_PER_BLOCK ((CFS_BLOCK - CFS_HEADER_SIZE - 4) / 4) /* 1017 */
+#define CFS_DIR_START      (CFS_HEADER_SIZE + 8)
+#define CFS_DIR_END        (CFS_BLOCK - 4)
+#define CFS_DIRENT_FIXED   16
+#define CFS_BACKREFS_PER_BLOCK                                                 \
+  ((CFS_BLOCK - CFS_HEADER_SIZE - 4 - 4) / 16) /* 254 */
+#define CFS_MAX_CHAIN (1u << 20) /* continuation links followed at most */
+
+/* A cached metadata block.  META blocks carry a block header and are
+ * sealed with their chunk's generation when written out; INODES blocks
+ * are inode-table blocks (each inode sealed on its own).
+ */
+enum cblk_kind {
+  CBLK_META,
+  CBLK_INODES
+};
+
+struct cblk {
+  uint64_t abs; /* absolute block number */
+  uint32_t chunk;
+  enum cblk_kind kind;
+  bool dirty;
+  struct cblk *next; /* hash chain */
+  unsigned char d[CFS_BLOCK];
+};
+
+struct backref {
+  uint32_t ino, src_chunk, src_dir, hash;
+};
+
+struct chunk {
+  struct cfs_chunk_header h;
+  bool bad;      /* header unreadable: nothing in it is used */
+  bool touched;  /* made dirty by this mount; cleaned at sync */
+  uint32_t hint; /* where the next block search starts */
+  struct backref *br;
+  uint32_t nbr, abr;
+  bool br_loaded, br_changed;
+};
+
+struct open_file {
+  uint64_t ino;
+  uint32_t count;
+  bool unlinked;
+};
+
+struct cfs_fs {
+  struct cfs_io *io;
+  struct cfs_super sb;
+  struct cfs_geometry g;
+  bool writable;
+  struct chunk *chunks;
+  unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK]; /* the dirty map */
+  bool map_changed[CFS_MAP_BLOCKS];
+  uint32_t rotor; /* where the search for a chunk with room goes on */
+  struct cblk **hash;
+  size_t nhash, ncached;
+  struct open_file *open;
+  size_t nopen, aopen;
+  char errmsg[256];
+};
+
+/* An inode and where it lives. */
+struct ino {
+  uint32_t c, i;
+  struct cfs_inode in;
+};
+
+static inline uint32_t
+ref_chunk (uint64_t ref)
+{
+  return (uint32_t)(ref >> 32);
+}
+static inline uint32_t
+ref_ino (uint64_t ref)
+{
+  return (uint32_t)ref;
+}
+
+/* Note what went wrong (for cfs_fs_error) and return -EIO. */
+extern int cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* ---- cache.c ---- */
+/* The block, read and checked (magic for META) unless `create` (then
+ * zeroed, with a block header of magic for META).  NULL with -EIO noted.
+ */
+extern struct cblk *cfs_cache_get (struct cfs_fs *fs, uint32_t chunk,
+                                   uint32_t local, enum cblk_kind kind,
+                                   const char *magic, bool create);
+/* Mark modified (its chunk must be touched already). */
+extern void cfs_cache_dirty (struct cfs_fs *fs, struct cblk *b);
+/* Forget a block that was freed (it may become file data). */
+extern void cfs_cache_drop (struct cfs_fs *fs, uint64_t abs);
+/* Write every modified block out; -EIO. */
+extern int cfs_cache_writeback (struct cfs_fs *fs);
+/* Write back when over the limit, then drop the clean blocks. */
+extern int cfs_cache_trim (struct cfs_fs *fs);
+extern void cfs_cache_free (struct cfs_fs *fs);
+
+/* ---- chunk.c ---- */
+extern int cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err);
+/* Make chunk c dirty on disk before its first change (initialising an
+ * uninitialised chunk); -EIO or -EROFS.
+ */
+extern int cfs_touch (struct cfs_fs *fs, uint32_t c);
+/* Mark chunk c damaged (best effort). */
+extern void cfs_damaged (struct cfs_fs *fs, uint32_t c);
+/* Does chunk c have room for a new inode (and some blocks)? */
+extern bool cfs_has_room (struct cfs_fs *fs, uint32_t c, bool dir);
+/* A chunk with room: `near` if it has, else the next one that has. */
+extern int cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir,
+                           uint32_t *c);
+/* A free block of c at or after goal (chunk-local), allocated, c
+ * touched: 0 with *local (0 when c is full), or -errno.
+ */
+extern int cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal,
+                            uint32_t *local);
+/* count contiguous blocks (for back-reference tables). */
+extern int cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count,
+                          uint32_t *first);
+extern int cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local);
+extern int cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i);
+extern int cfs_free_inode (struct cfs_fs *fs, uint32_t c, uint32_t i);
+/* Sync's last steps: headers clean, map bits cleared. */
+extern int cfs_chunks_clean (struct cfs_fs *fs);
+
+/* ---- inode.c ---- */
+extern int cfs_iget (struct cfs_fs *fs, uint64_t ref, struct ino *n);
+extern int cfs_iput (struct cfs_fs *fs, struct ino *n);
+/* The chunk-local block at index idx of n's own range (0: a hole); with
+ * alloc, allocated (*fresh: just now; ENOSPC when the chunk is full:
+ * *full set).
+ */
+extern int cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
+                     uint32_t goal, uint32_t *local, bool *full, bool *fresh);
+/* The absolute block of file block lblk of the file whose head is h (0:
+ * a hole).  With alloc, allocated, the chain extended as needed; h is
+ * updated in memory and on disk.  *fresh says it was just allocated.
+ */
+extern int cfs_file_block (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+                           bool alloc, uint64_t *abs, bool *fresh);
+/* Free the blocks of the file from byte `size` on (whole blocks), and
+ * continuations past it.  h is written.
+ */
+extern int cfs_truncate_blocks (struct cfs_fs *fs, struct ino *h,
+                                uint64_t size);
+/* Blocks allocated to the file (data and indirect, all continuations). */
+extern int cfs_count_blocks (struct cfs_fs *fs, struct ino *h,
+                             uint64_t *blocks);
+
+/* ---- dir.c ---- */
+struct dirent_loc {
+  uint64_t abs; /* the directory block */
+  uint32_t off; /* of the entry in it */
+  uint64_t target;
+  uint32_t generation;
+  uint8_t type;
+};
+extern int cfs_dir_find (struct cfs_fs *fs, struct ino *dir, const char *name,
+                         struct dirent_loc *loc);
+/* Add an entry (and the back-reference when the target is elsewhere). */
+extern int cfs_dir_add (struct cfs_fs *fs, struct ino *dir, const char *name,
+                        uint64_t target, uint32_t generation, uint8_t type);
+extern int cfs_dir_remove (struct cfs_fs *fs, struct ino *dir,
+                           const char *name);
+/* Point an existing entry at another target. */
+extern int cfs_dir_retarget (struct cfs_fs *fs, struct ino *dir,
+                             const char *name, uint64_t target,
+                             uint32_t generation, uint8_t type);
+extern int cfs_dir_is_empty (struct cfs_fs *fs, struct ino *dir);
+extern int cfs_dir_iterate (struct cfs_fs *fs, struct ino *dir, uint64_t cookie,
+                            cfs_dirent_fn fn, void *opaque);
+extern int cfs_backrefs_load (struct cfs_fs *fs, uint32_t c);
+extern int cfs_backrefs_write (struct cfs_fs *fs, uint32_t c);
+
+#endif

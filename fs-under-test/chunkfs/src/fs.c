@@ -1,0 +1,972 @@
+/* chunkfs — mounting, syncing, and the file-system operations (fs.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "fs-internal.h"
+
+int
+cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (fs->errmsg, sizeof fs->errmsg, fmt, ap);
+  va_end (ap);
+  return -EIO;
+}
+
+const char *
+cfs_fs_error (const struct cfs_fs *fs)
+{
+  return fs->errmsg;
+}
+
+const struct cfs_super *
+cfs_fs_super (const struct cfs_fs *fs)
+{
+  return &fs->sb;
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The superblock, or the copy in chunk 0's header, or in chunk 1's
+ * (wherever chunk 1 starts for each possible chunk size).
+ */
+static int
+read_super (struct cfs_io *io, struct cfs_super *s, struct cfs_err *err)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_chunk_header h;
+  struct cfs_err e;
+  uint64_t cb;
+
+  if (cfs_read (io, CFS_SUPER_BLOCK, 1, blk, err) == 0 &&
+      cfs_super_decode (blk, s, err) == 0)
+    return 0;
+  for (cb = 0; cb <= CFS_MAX_CHUNK_BLOCKS;
+       cb = cb ? cb * 2 : CFS_MIN_CHUNK_BLOCKS) {
+    uint32_t c = cb ? 1 : 0;
+    if (cfs_read (io, CFS_FIRST_CHUNK + cb, 1, blk, &e) == -1 ||
+        memcmp (blk, CFS_MAGIC_HEADER, 4) != 0)
+      continue;
+    /* The UUID the checksum is seeded with is in the copy itself. */
+    if (cfs_header_decode (blk, blk + 56, c, &h, &e) == 0 &&
+        h.state != CFS_UNINIT && (c == 0 || h.super.chunk_blocks == cb)) {
+      *s = h.super;
+      return 0;
+    }
+  }
+  return -1; /* err says what was wrong with block 0 */
+}
+
+struct cfs_fs *
+cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
+{
+  struct cfs_fs *fs = calloc (1, sizeof *fs);
+  struct ino root;
+  uint32_t c, dirty = 0;
+
+  if (fs == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    return NULL;
+  }
+  fs->io = io;
+  fs->writable = flags & CFS_OPEN_WRITE;
+  if (read_super (io, &fs->sb, err) == -1)
+    goto fail;
+  if (fs->sb.device_blocks > cfs_blocks (io)) {
+    snprintf (err->msg, sizeof err->msg,
+              "the file system is %llu blocks, the device only %llu",
+              (unsigned long long)fs->sb.device_blocks,
+              (unsigned long long)cfs_blocks (io));
+    goto fail;
+  }
+  cfs_geometry (&fs->sb, &fs->g);
+  fs->nhash = 1 << 16;
+  fs->chunks = calloc (fs->sb.chunks, sizeof *fs->chunks);
+  fs->hash = calloc (fs->nhash, sizeof *fs->hash);
+  if (fs->chunks == NULL || fs->hash == NULL) {
+    snprintf (err->msg, sizeof err->msg, "out of memory");
+    goto fail;
+  }
+  if (cfs_chunks_load (fs, err) == -1)
+    goto fail;
+  for (c = 0; c < fs->sb.chunks; c++)
+    dirty += fs->chunks[c].h.state >= CFS_DIRTY;
+  if (fs->writable && dirty && !(flags & CFS_OPEN_FORCE)) {
+    snprintf (err->msg, sizeof err->msg,
+              "%u chunk%s dirty or damaged: check the file system first "
+              "(fsck.chunkfs), or mount it anyway with -o force",
+              dirty, dirty == 1 ? " is" : "s are");
+    goto fail;
+  }
+  if (cfs_iget (fs, cfs_ref (0, CFS_ROOT_INO), &root) < 0 ||
+      !S_ISDIR (root.in.mode)) {
+    snprintf (err->msg, sizeof err->msg, "the root directory is unreadable%s%s",
+              fs->errmsg[0] ? ": " : "", fs->errmsg);
+    goto fail;
+  }
+  return fs;
+fail:
+  cfs_cache_free (fs);
+  free (fs->chunks);
+  free (fs);
+  return NULL;
+}
+
+int
+cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
+{
+  struct cfs_err e;
+  uint32_t c;
+  int r = 0;
+
+  if (!fs->writable)
+    return 0;
+  for (c = 0; c < fs->sb.chunks; c++)
+    if (fs->chunks[c].br_changed && cfs_backrefs_write (fs, c) < 0)
+      r = -1;
+  if (cfs_cache_writeback (fs) < 0)
+    r = -1;
+  if (cfs_flush (fs->io, &e) == -1) {
+    cfs_fs_eio (fs, "%s", e.msg);
+    r = -1;
+  }
+  /* Only with everything durable may a chunk say it is clean. */
+  if (r == 0 && cfs_chunks_clean (fs) < 0)
+    r = -1;
+  if (r == -1)
+    snprintf (err->msg, sizeof err->msg, "sync: %s", fs->errmsg);
+  return r;
+}
+
+int
+cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
+{
+  int r = cfs_fs_sync (fs, err);
+  uint32_t c;
+
+  cfs_cache_free (fs);
+  for (c = 0; c < fs->sb.chunks; c++)
+    free (fs->chunks[c].br);
+  free (fs->chunks);
+  free (fs->open);
+  free (fs);
+  return r;
+}
+
+/* ---- helpers ---- */
+
+static uint32_t
+chunk_of (const struct cfs_fs *fs, uint64_t abs)
+{
+  return (uint32_t)((abs - CFS_FIRST_CHUNK) / fs->sb.chunk_blocks);
+}
+
+static int
+attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
+{
+  int r;
+
+  memset (a, 0, sizeof *a);
+  a->ino = cfs_ref (n->c, n->i);
+  a->generation = n->in.generation;
+  a->mode = n->in.mode;
+  a->links = n->in.links;
+  a->uid = n->in.uid;
+  a->gid = n->in.gid;
+  a->size = n->in.size;
+  a->atime = n->in.atime;
+  a->mtime = n->in.mtime;
+  a->ctime = n->in.ctime;
+  if ((r = cfs_count_blocks (fs, n, &a->blocks)) < 0)
+    return r;
+  return 0;
+}
+
+/* An inode in use (not a continuation, not free). */
+static int
+get_file (struct cfs_fs *fs, uint64_t ref, struct ino *n)
+{
+  int r;
+
+  if ((r = cfs_iget (fs, ref, n)) < 0)
+    return r;
+  if (n->in.mode == 0 || (n->in.flags & CFS_INODE_CONT))
+    return -ESTALE;
+  return 0;
+}
+
+static int
+get_dir (struct cfs_fs *fs, uint64_t ref, struct ino *n)
+{
+  int r;
+
+  if ((r = get_file (fs, ref, n)) < 0)
+    return r;
+  return S_ISDIR (n->in.mode) ? 0 : -ENOTDIR;
+}
+
+static int
+check_name (const char *name)
+{
+  size_t n = strlen (name);
+
+  if (n == 0 || strchr (name, '/'))
+    return -EINVAL;
+  if (n > 255)
+    return -ENAMETOOLONG;
+  return 0;
+}
+
+static bool
+is_open (struct cfs_fs *fs, uint64_t ino, struct open_file **of)
+{
+  size_t i;
+
+  for (i = 0; i < fs->nopen; i++)
+    if (fs->open[i].ino == ino) {
+      if (of)
+        *of = &fs->open[i];
+      return true;
+    }
+  return false;
+}
+
+/* Free an inode with no names left: its blocks, continuations, slot. */
+static int
+free_file (struct cfs_fs *fs, struct ino *n)
+{
+  uint32_t gen = n->in.generation;
+  int r;
+
+  if ((r = cfs_truncate_blocks (fs, n, 0)) < 0)
+    return r;
+  memset (&n->in, 0, sizeof n->in);
+  n->in.generation = gen;
+  if ((r = cfs_iput (fs, n)) < 0)
+    return r;
+  return cfs_free_inode (fs, n->c, n->i);
+}
+
+/* One name fewer for n (whose entry is gone). */
+static int
+drop_link (struct cfs_fs *fs, struct ino *n)
+{
+  struct open_file *of;
+
+  if (S_ISDIR (n->in.mode) || n->in.links <= 1) {
+    n->in.links = 0;
+    if (is_open (fs, cfs_ref (n->c, n->i), &of)) {
+      of->unlinked = true;
+      n->in.ctime = now_ns ();
+      return cfs_iput (fs, n);
+    }
+    return free_file (fs, n);
+  }
+  n->in.links--;
+  n->in.ctime = now_ns ();
+  return cfs_iput (fs, n);
+}
+
+/* ---- operations ---- */
+
+int
+cfs_getattr (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a)
+{
+  struct ino n;
+  int r;
+
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  return attr_of (fs, &n, a);
+}
+
+int
+cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
+            struct cfs_attr *a)
+{
+  struct dirent_loc loc;
+  struct ino d, n;
+  int r;
+
+  if ((r = get_dir (fs, dir, &d)) < 0 || (r = check_name (name)) < 0)
+    return r;
+  if ((r = cfs_dir_find (fs, &d, name, &loc)) < 0)
+    return r;
+  if ((r = get_file (fs, loc.target, &n)) < 0)
+    return r == -ESTALE ? cfs_fs_eio (fs, "entry '%s' names a free inode", name)
+                        : r;
+  if (n.in.generation != loc.generation)
+    return cfs_fs_eio (fs, "entry '%s' names generation %u, the inode is %u",
+                       name, loc.generation, n.in.generation);
+  return attr_of (fs, &n, a);
+}
+
+static int
+make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
+           uint32_t uid, uint32_t gid, const char *target, struct cfs_attr *a)
+{
+  struct dirent_loc loc;
+  struct ino d, n;
+  uint32_t c, i, near;
+  uint64_t now = now_ns ();
+  bool isdir = S_ISDIR (mode);
+  int r;
+
+  if ((r = get_dir (fs, dir, &d)) < 0 || (r = check_name (name)) < 0)
+    return r;
+  if (!fs->writable)
+    return -EROFS;
+  if ((r = cfs_dir_find (fs, &d, name, &loc)) != -ENOENT)
+    return r == 0 ? -EEXIST : r;
+  if (isdir && d.in.links >= UINT32_MAX - 1)
+    return -EMLINK;
+  /* Top-level directories spread over the disk, as ext4's Orlov
+   * allocator spreads them over block groups; everything else stays near
+   * its parent.
+   */
+  near = d.c;
+  if (isdir && cfs_ref (d.c, d.i) == cfs_ref (0, CFS_ROOT_INO))
+    near = (~cfs_crc32c (~0u, name, strlen (name))) % fs->sb.chunks;
+  if ((r = cfs_pick_chunk (fs, near, isdir, &c)) < 0 ||
+      (r = cfs_alloc_inode (fs, c, &i)) < 0)
+    return r;
+  if ((r = cfs_iget (fs, cfs_ref (c, i), &n)) < 0)
+    return r;
+  {
+    uint32_t gen = n.in.generation + 1;
+    memset (&n.in, 0, sizeof n.in);
+    n.in.generation = gen;
+  }
+  n.in.mode = mode;
+  n.in.links = isdir ? 2 : 1;
+  n.in.uid = uid;
+  n.in.gid = gid;
+  n.in.atime = n.in.mtime = n.in.ctime = now;
+  if (isdir)
+    n.in.offset = cfs_ref (d.c, d.i);
+  if (target) {
+    size_t len = strlen (target);
+    n.in.size = len;
+    if (len < sizeof n.in.symlink) {
+      n.in.flags |= CFS_INODE_INLINE;
+      memcpy (n.in.symlink, target, len);
+    } else {
+      unsigned char blk[CFS_BLOCK] = {0};
+      struct cfs_err err;
+      uint64_t abs;
+      bool fresh;
+      if ((r = cfs_iput (fs, &n)) < 0 ||
+          (r = cfs_file_block (fs, &n, 0, true, &abs, &fresh)) < 0)
+        goto undo;
+      memcpy (blk, target, len);
+      if (cfs_write (fs->io, abs, 1, blk, false, &err) == -1) {
+        r = cfs_fs_eio (fs, "%s", err.msg);
+        goto undo;
+      }
+    }
+  }
+  if ((r = cfs_iput (fs, &n)) < 0)
+    goto undo;
+  d.in.mtime = d.in.ctime = now;
+  if (isdir)
+    d.in.links++;
+  if ((r = cfs_dir_add (fs, &d, name, cfs_ref (c, i), n.in.generation,
+                        (uint8_t)(mode >> 12))) < 0)
+    goto undo;
+  return attr_of (fs, &n, a);
+undo:
+  free_file (fs, &n);
+  return r;
+}
+
+int
+cfs_create (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
+            uint32_t uid, uint32_t gid, struct cfs_attr *a)
+{
+  if (!S_ISREG (mode))
+    return -EPERM; /* no device nodes, fifos or sockets */
+  return make_node (fs, dir, name, mode, uid, gid, NULL, a);
+}
+
+int
+cfs_mkdir (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
+           uint32_t uid, uint32_t gid, struct cfs_attr *a)
+{
+  return make_node (fs, dir, name, (uint16_t)(S_IFDIR | (mode & 07777)), uid,
+                    gid, NULL, a);
+}
+
+int
+cfs_symlink (struct cfs_fs *fs, uint64_t dir, const char *name,
+             const char *target, uint32_t uid, uint32_t gid, struct cfs_attr *a)
+{
+  if (strlen (target) >= CFS_BLOCK)
+    return -ENAMETOOLONG;
+  if (target[0] == '\0')
+    return -ENOENT;
+  return make_node (fs, dir, name, S_IFLNK | 0777, uid, gid, target, a);
+}
+
+int
+cfs_readlink (struct cfs_fs *fs, uint64_t ino, char *buf, size_t len)
+{
+  struct ino n;
+  size_t size;
+  int r;
+
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  if (!S_ISLNK (n.in.mode))
+    return -EINVAL;
+  if (n.in.size >= CFS_BLOCK)
+    return cfs_fs_eio (fs, "symlink (%u, %u): size %llu", n.c, n.i,
+                       (unsigned long long)n.in.size);
+  size = n.in.size < len - 1 ? n.in.size : len - 1;
+  if (n.in.flags & CFS_INODE_INLINE) {
+    if (n.in.size >= sizeof n.in.symlink)
+      return cfs_fs_eio (fs, "symlink (%u, %u): size %llu inline", n.c, n.i,
+                         (unsigned long long)n.in.size);
+    memcpy (buf, n.in.symlink, size);
+  } else {
+    unsigned char blk[CFS_BLOCK];
+    struct cfs_err err;
+    uint64_t abs;
+    bool fresh;
+    if ((r = cfs_file_block (fs, &n, 0, false, &abs, &fresh)) < 0)
+      return r;
+    if (abs == 0)
+      return cfs_fs_eio (fs, "symlink (%u, %u): no block", n.c, n.i);
+    if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
+      cfs_damaged (fs, n.c);
+      return cfs_fs_eio (fs, "%s", err.msg);
+    }
+    memcpy (buf, blk, size);
+  }
+  buf[size] = '\0';
+  return 0;
+}
+
+int
+cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir, const char *name,
+          struct cfs_attr *a)
+{
+  struct dirent_loc loc;
+  struct ino d, n;
+  int r;
+
+  if ((r = get_dir (fs, dir, &d)) < 0 || (r = check_name (name)) < 0 ||
+      (r = get_file (fs, ino, &n)) < 0)
+    return r;
+  if (!fs->writable)
+    return -EROFS;
+  if (S_ISDIR (n.in.mode))
+    return -EPERM;
+  if (n.in.links >= 65000)
+    return -EMLINK;
+  if ((r = cfs_dir_find (fs, &d, name, &loc)) != -ENOENT)
+    return r == 0 ? -EEXIST : r;
+  n.in.links++;
+  n.in.ctime = now_ns ();
+  if ((r = cfs_iput (fs, &n)) < 0)
+    return r;
+  d.in.mtime = d.in.ctime = n.in.ctime;
+  if ((r = cfs_dir_add (fs, &d, name, ino, n.in.generation,
+                        (uint8_t)(n.in.mode >> 12))) < 0)
+    return r;
+  return attr_of (fs, &n, a);
+}
+
+static int
+remove_name (struct cfs_fs *fs, uint64_t dir, const char *name, bool isdir)
+{
+  struct dirent_loc loc;
+  struct ino d, n;
+  int r;
+
+  if ((r = get_dir (fs, dir, &d)) < 0 || (r = check_name (name)) < 0)
+    return r;
+  if (!fs->writable)
+    return -EROFS;
+  if ((r = cfs_dir_find (fs, &d, name, &loc)) < 0 ||
+      (r = get_file (fs, loc.target, &n)) < 0)
+    return r;
+  if (isdir && !S_ISDIR (n.in.mode))
+    return -ENOTDIR;
+  if (!isdir && S_ISDIR (n.in.mode))
+    return -EISDIR;
+  if (isdir && (r = cfs_dir_is_empty (fs, &n)) <= 0)
+    return r == 0 ? -ENOTEMPTY : r;
+  if ((r = cfs_dir_remove (fs, &d, name)) < 0)
+    return r;
+  d.in.mtime = d.in.ctime = now_ns ();
+  if (isdir)
+    d.in.links--;
+  if ((r = cfs_iput (fs, &d)) < 0)
+    return r;
+  return drop_link (fs, &n);
+}
+
+int
+cfs_unlink (struct cfs_fs *fs, uint64_t dir, const char *name)
+{
+  return remove_name (fs, dir, name, false);
+}
+
+int
+cfs_rmdir (struct cfs_fs *fs, uint64_t dir, const char *name)
+{
+  return remove_name (fs, dir, name, true);
+}
+
+/* Is `anc` an ancestor of (or) directory `d`?  Up the parent fields. */
+static int
+is_ancestor (struct cfs_fs *fs, uint64_t anc, uint64_t d)
+{
+  uint32_t steps = 0;
+  struct ino n;
+  int r;
+
+  while (steps++ < CFS_MAX_CHAIN) {
+    if (d == anc)
+      return 1;
+    if (d == cfs_ref (0, CFS_ROOT_INO))
+      return 0;
+    if ((r = get_dir (fs, d, &n)) < 0)
+      return r;
+    d = n.in.offset;
+  }
+  return cfs_fs_eio (fs, "directory parents loop");
+}
+
+int
+cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
+            const char *newname, unsigned flags)
+{
+  struct dirent_loc sloc, dloc;
+  struct ino d1, d2, src, dst, *nd;
+  bool exists, same_dir = dir == newdir;
+  uint64_t now = now_ns ();
+  int r;
+
+  if (flags & CFS_RENAME_EXCHANGE || flags & ~CFS_RENAME_NOREPLACE)
+    return -EINVAL;
+  if ((r = get_dir (fs, dir, &d1)) < 0 || (r = get_dir (fs, newdir, &d2)) < 0 ||
+      (r = check_name (name)) < 0 || (r = check_name (newname)) < 0)
+    return r;
+  if (!fs->writable)
+    return -EROFS;
+  nd = same_dir ? &d1 : &d2;
+  if ((r = cfs_dir_find (fs, &d1, name, &sloc)) < 0 ||
+      (r = get_file (fs, sloc.target, &src)) < 0)
+    return r;
+  r = cfs_dir_find (fs, nd, newname, &dloc);
+  if (r < 0 && r != -ENOENT)
+    return r;
+  exists = r == 0;
+  if (exists) {
+    if (flags & CFS_RENAME_NOREPLACE)
+      return -EEXIST;
+    if (dloc.target == sloc.target)
+      return 0; /* two names of one file: nothing to do */
+    if ((r = get_file (fs, dloc.target, &dst)) < 0)
+      return r;
+    if (S_ISDIR (src.in.mode) && !S_ISDIR (dst.in.mode))
+      return -ENOTDIR;
+    if (!S_ISDIR (src.in.mode) && S_ISDIR (dst.in.mode))
+      return -EISDIR;
+    if (S_ISDIR (dst.in.mode) && (r = cfs_dir_is_empty (fs, &dst)) <= 0)
+      return r == 0 ? -ENOTEMPTY : r;
+  }
+  if (S_ISDIR (src.in.mode) && !same_dir &&
+      (r = is_ancestor (fs, sloc.target, newdir)) != 0)
+    return r < 0 ? r : -EINVAL;
+
+  if (exists) {
+    if ((r = cfs_dir_retarget (fs, nd, newname, sloc.target, src.in.generation,
+                               sloc.type)) < 0)
+      return r;
+  } else if ((r = cfs_dir_add (fs, nd, newname, sloc.target, src.in.generation,
+                               sloc.type)) < 0)
+    return r;
+  if ((r = cfs_dir_remove (fs, &d1, name)) < 0)
+    return r;
+  d1.in.mtime = d1.in.ctime = nd->in.mtime = nd->in.ctime = now;
+  if (S_ISDIR (src.in.mode) && !same_dir) {
+    d1.in.links--;
+    if (!exists)
+      d2.in.links++; /* a replaced directory's ".." goes as this one's comes */
+    src.in.offset = newdir;
+  }
+  if (exists && S_ISDIR (dst.in.mode) && same_dir)
+    d1.in.links--; /* the replaced directory's ".." */
+  src.in.ctime = now;
+  if ((r = cfs_iput (fs, &d1)) < 0 ||
+      (!same_dir && (r = cfs_iput (fs, &d2)) < 0) ||
+      (r = cfs_iput (fs, &src)) < 0)
+    return r;
+  if (exists)
+    return drop_link (fs, &dst);
+  return 0;
+}
+
+/* Zero bytes [from, end of its block) of the file's block at `from`. */
+static int
+zero_tail (struct cfs_fs *fs, struct ino *h, uint64_t from)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  uint64_t abs;
+  bool fresh;
+  int r;
+
+  if (from % CFS_BLOCK == 0)
+    return 0;
+  if ((r = cfs_file_block (fs, h, from / CFS_BLOCK, false, &abs, &fresh)) < 0)
+    return r;
+  if (abs == 0)
+    return 0;
+  if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
+    cfs_damaged (fs, chunk_of (fs, abs));
+    return cfs_fs_eio (fs, "%s", err.msg);
+  }
+  memset (blk + from % CFS_BLOCK, 0, CFS_BLOCK - from % CFS_BLOCK);
+  if ((r = cfs_touch (fs, chunk_of (fs, abs))) < 0)
+    return r;
+  if (cfs_write (fs->io, abs, 1, blk, false, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  return 0;
+}
+
+int
+cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
+             const struct cfs_attr *to, struct cfs_attr *a)
+{
+  struct ino n;
+  int r;
+
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  if (set && !fs->writable)
+    return -EROFS;
+  if (set & CFS_SET_SIZE) {
+    if (!S_ISREG (n.in.mode))
+      return S_ISDIR (n.in.mode) ? -EISDIR : -EINVAL;
+    if (to->size < n.in.size) {
+      if ((r = zero_tail (fs, &n, to->size)) < 0 ||
+          (r = cfs_truncate_blocks (fs, &n, to->size)) < 0)
+        return r;
+    }
+    n.in.size = to->size;
+    n.in.mtime = now_ns ();
+  }
+  if (set & CFS_SET_MODE)
+    n.in.mode = (uint16_t)((n.in.mode & S_IFMT) | (to->mode & 07777));
+  if (set & CFS_SET_UID)
+    n.in.uid = to->uid;
+  if (set & CFS_SET_GID)
+    n.in.gid = to->gid;
+  if (set & CFS_SET_ATIME)
+    n.in.atime = to->atime;
+  if (set & CFS_SET_MTIME)
+    n.in.mtime = to->mtime;
+  if (set) {
+    n.in.ctime = now_ns ();
+    if ((r = cfs_iput (fs, &n)) < 0)
+      return r;
+  }
+  return attr_of (fs, &n, a);
+}
+
+/* Read or write whole blocks [first, first + count) of the file at buf,
+ * one request per run of consecutive disk blocks.
+ */
+struct run {
+  uint64_t abs;
+  uint32_t count;
+  unsigned char *buf;
+};
+
+static int
+run_flush (struct cfs_fs *fs, struct run *run, bool write)
+{
+  uint32_t chunk = chunk_of (fs, run->abs);
+  struct cfs_err err;
+  int r;
+
+  if (run->count == 0)
+    return 0;
+  r = write ? cfs_write (fs->io, run->abs, run->count, run->buf, false, &err)
+            : cfs_read (fs->io, run->abs, run->count, run->buf, &err);
+  run->count = 0;
+  if (r == -1) {
+    cfs_damaged (fs, chunk);
+    return cfs_fs_eio (fs, "%s", err.msg);
+  }
+  return 0;
+}
+
+ssize_t
+cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
+{
+  unsigned char *out = buf, blk[CFS_BLOCK];
+  struct run run = {0};
+  struct ino h;
+  uint64_t end, pos;
+  int r;
+
+  if ((r = get_file (fs, ino, &h)) < 0)
+    return r;
+  if (S_ISDIR (h.in.mode))
+    return -EISDIR;
+  if (off >= h.in.size)
+    return 0;
+  end = off + len < h.in.size ? off + len : h.in.size;
+  for (pos = off; pos < end;) {
+    uint64_t lblk = pos / CFS_BLOCK, abs;
+    size_t in = pos % CFS_BLOCK, n = CFS_BLOCK - in;
+    bool fresh;
+    if (n > end - pos)
+      n = end - pos;
+    if ((r = cfs_file_block (fs, &h, lblk, false, &abs, &fresh)) < 0)
+      return r;
+    if (abs && in == 0 && n == CFS_BLOCK) {
+      if (run.count && run.abs + run.count == abs)
+        run.count++;
+      else {
+        if ((r = run_flush (fs, &run, false)) < 0)
+          return r;
+        run = (struct run){abs, 1, out + (pos - off)};
+      }
+    } else {
+      if ((r = run_flush (fs, &run, false)) < 0)
+        return r;
+      if (abs == 0)
+        memset (out + (pos - off), 0, n);
+      else {
+        struct cfs_err err;
+        if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
+          cfs_damaged (fs, chunk_of (fs, abs));
+          return cfs_fs_eio (fs, "%s", err.msg);
+        }
+        memcpy (out + (pos - off), blk + in, n);
+      }
+    }
+    pos += n;
+  }
+  if ((r = run_flush (fs, &run, false)) < 0)
+    return r;
+  return (ssize_t)(end - off);
+}
+
+ssize_t
+cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
+            uint64_t off)
+{
+  const unsigned char *src = buf;
+  unsigned char blk[CFS_BLOCK];
+  struct run run = {0};
+  struct ino h;
+  uint64_t pos;
+  int r;
+
+  if ((r = get_file (fs, ino, &h)) < 0)
+    return r;
+  if (!S_ISREG (h.in.mode))
+    return -EINVAL;
+  if (!fs->writable)
+    return -EROFS;
+  if (off + len < off || off + len > (1ull << 44))
+    return -EFBIG;
+  for (pos = off; pos < off + len;) {
+    uint64_t lblk = pos / CFS_BLOCK, abs;
+    size_t in = pos % CFS_BLOCK, n = CFS_BLOCK - in;
+    bool fresh;
+    if (n > off + len - pos)
+      n = off + len - pos;
+    if ((r = cfs_file_block (fs, &h, lblk, true, &abs, &fresh)) < 0)
+      break;
+    /* Overwriting a block of a clean chunk dirties it too. */
+    if ((r = cfs_touch (fs, chunk_of (fs, abs))) < 0)
+      break;
+    if (in == 0 && n == CFS_BLOCK) {
+      if (run.count && run.abs + run.count == abs)
+        run.count++;
+      else {
+        if ((r = run_flush (fs, &run, true)) < 0)
+          break;
+        run = (struct run){abs, 1, (unsigned char *)src + (pos - off)};
+      }
+    } else {
+      struct cfs_err err;
+      if ((r = run_flush (fs, &run, true)) < 0)
+        break;
+      if (fresh)
+        memset (blk, 0, CFS_BLOCK);
+      else if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
+        cfs_damaged (fs, chunk_of (fs, abs));
+        r = cfs_fs_eio (fs, "%s", err.msg);
+        break;
+      }
+      memcpy (blk + in, src + (pos - off), n);
+      if (cfs_write (fs->io, abs, 1, blk, false, &err) == -1) {
+        r = cfs_fs_eio (fs, "%s", err.msg);
+        break;
+      }
+    }
+    pos += n;
+  }
+  if (r >= 0)
+    r = run_flush (fs, &run, true);
+  else
+    run_flush (fs, &run, true);
+  /* What was written counts, even if the rest failed (ENOSPC). */
+  if (pos > off) {
+    int e;
+    if (pos > h.in.size)
+      h.in.size = pos;
+    h.in.mtime = h.in.ctime = now_ns ();
+    if ((e = cfs_iput (fs, &h)) < 0)
+      return e;
+    return (ssize_t)(pos - off);
+  }
+  return r;
+}
+
+int
+cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
+               bool keep_size)
+{
+  struct ino h;
+  uint64_t lblk, zstart = 0, zcount = 0;
+  struct cfs_err err;
+  int r;
+
+  if ((r = get_file (fs, ino, &h)) < 0)
+    return r;
+  if (!S_ISREG (h.in.mode))
+    return -ENODEV;
+  if (!fs->writable)
+    return -EROFS;
+  if (len == 0 || off + len < off || off + len > (1ull << 44))
+    return -EFBIG;
+  /* New blocks read as zeros: zeroed on the device (a trim where the
+   * device can, which is what keeps a metadata-only fill small).
+   */
+  for (lblk = off / CFS_BLOCK; lblk < (off + len + CFS_BLOCK - 1) / CFS_BLOCK;
+       lblk++) {
+    uint64_t abs;
+    bool fresh;
+    if ((r = cfs_file_block (fs, &h, lblk, true, &abs, &fresh)) < 0)
+      break;
+    if (!fresh)
+      continue;
+    if (zcount && zstart + zcount == abs && zcount < 65536) {
+      zcount++;
+      continue;
+    }
+    if (zcount && cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1) {
+      r = cfs_fs_eio (fs, "%s", err.msg);
+      break;
+    }
+    zstart = abs;
+    zcount = 1;
+  }
+  if (r >= 0 && zcount &&
+      cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1)
+    r = cfs_fs_eio (fs, "%s", err.msg);
+  if (r < 0)
+    return r;
+  if (!keep_size && off + len > h.in.size)
+    h.in.size = off + len;
+  h.in.ctime = now_ns ();
+  return cfs_iput (fs, &h);
+}
+
+int
+cfs_readdir (struct cfs_fs *fs, uint64_t dir, uint64_t cookie, cfs_dirent_fn fn,
+             void *opaque)
+{
+  struct ino d;
+  int r;
+
+  if ((r = get_dir (fs, dir, &d)) < 0)
+    return r;
+  return cfs_dir_iterate (fs, &d, cookie, fn, opaque);
+}
+
+void
+cfs_open_ref (struct cfs_fs *fs, uint64_t ino)
+{
+  struct open_file *of;
+
+  if (is_open (fs, ino, &of)) {
+    of->count++;
+    return;
+  }
+  if (fs->nopen == fs->aopen) {
+    size_t na = fs->aopen ? 2 * fs->aopen : 16;
+    struct open_file *no = realloc (fs->open, na * sizeof *no);
+    if (no == NULL)
+      return; /* then an unlinked open file is freed at once */
+    fs->open = no;
+    fs->aopen = na;
+  }
+  fs->open[fs->nopen++] = (struct open_file){ino, 1, false};
+}
+
+int
+cfs_release (struct cfs_fs *fs, uint64_t ino)
+{
+  struct open_file *of;
+  struct ino n;
+  bool unlinked;
+  int r;
+
+  if (!is_open (fs, ino, &of) || --of->count > 0)
+    return 0;
+  unlinked = of->unlinked;
+  *of = fs->open[--fs->nopen];
+  if (!unlinked)
+    return 0;
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  return n.in.links == 0 ? free_file (fs, &n) : 0;
+}
+
+void
+cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st)
+{
+  uint32_t data = fs->g.chunk_blocks - fs->g.first_data, c;
+
+  memset (st, 0, sizeof *st);
+  st->chunks = fs->sb.chunks;
+  st->blocks = (uint64_t)fs->sb.chunks * data;
+  st->inodes = (uint64_t)fs->sb.chunks * (fs->g.inodes - 1);
+  for (c = 0; c < fs->sb.chunks; c++) {
+    const struct chunk *k = &fs->chunks[c];
+    if (k->h.state == CFS_UNINIT) {
+      st->free_blocks += data;
+      st->free_inodes += fs->g.inodes - 1;
+      continue;
+    }
+    if (!k->bad) {
+      st->free_blocks += k->h.free_blocks;
+      st->free_inodes += k->h.free_inodes;
+    }
+    st->dirty_chunks += k->h.state >= CFS_DIRTY;
+  }
+}
