@@ -312,14 +312,19 @@ find_free (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t from,
 }
 
 int
-cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t *local)
+cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal, bool meta,
+                 uint32_t *local)
 {
   struct chunk *k = &fs->chunks[c];
   uint32_t first = fs->g.first_data, last = fs->g.chunk_blocks, b = 0;
   int r;
 
   *local = 0;
-  if (k->h.state != CFS_UNINIT && k->h.free_blocks == 0)
+  /* File data stops short of the last blocks: directories and the
+   * back-reference table must still find room in a full chunk.
+   */
+  if (k->h.state != CFS_UNINIT &&
+      k->h.free_blocks <= (meta ? 0 : CFS_META_RESERVE))
     return 0;
   if ((r = cfs_touch (fs, c)) < 0)
     return r;

@@ -20,7 +20,8 @@
 #define CFS_DIRENT_FIXED   16
 #define CFS_BACKREFS_PER_BLOCK                                                 \
   ((CFS_BLOCK - CFS_HEADER_SIZE - 4 - 4) / 16) /* 254 */
-#define CFS_MAX_CHAIN (1u << 20) /* continuation links followed at most */
+#define CFS_MAX_CHAIN    (1u << 20) /* continuation links followed at most */
+#define CFS_META_RESERVE 16 /* blocks of a chunk file data leaves free */
 
 /* A cached metadata block.  META blocks carry a block header and are
  * sealed with their chunk's generation when written out; INODES blocks
@@ -131,7 +132,7 @@ extern int cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir,
  * touched: 0 with *local (0 when c is full), or -errno.
  */
 extern int cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal,
-                            uint32_t *local);
+                            bool meta, uint32_t *local);
 /* count contiguous blocks (for back-reference tables). */
 extern int cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count,
                           uint32_t *first);

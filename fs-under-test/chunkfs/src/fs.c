@@ -135,9 +135,14 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
 
   if (!fs->writable)
     return 0;
-  for (c = 0; c < fs->sb.chunks; c++)
-    if (fs->chunks[c].br_changed && cfs_backrefs_write (fs, c) < 0)
+  for (c = 0; c < fs->sb.chunks; c++) {
+    int rc;
+    if (fs->chunks[c].br_changed && (rc = cfs_backrefs_write (fs, c)) < 0) {
+      if (rc != -EIO)
+        cfs_fs_eio (fs, "chunk %u: back-reference table: %s", c, strerror (-rc));
       r = -1;
+    }
+  }
   if (cfs_cache_writeback (fs) < 0)
     r = -1;
   if (cfs_flush (fs->io, &e) == -1) {
@@ -152,10 +157,9 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
   return r;
 }
 
-int
-cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
+void
+cfs_fs_abandon (struct cfs_fs *fs)
 {
-  int r = cfs_fs_sync (fs, err);
   uint32_t c;
 
   cfs_cache_free (fs);
@@ -164,6 +168,14 @@ cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
   free (fs->chunks);
   free (fs->open);
   free (fs);
+}
+
+int
+cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
+{
+  int r = cfs_fs_sync (fs, err);
+
+  cfs_fs_abandon (fs);
   return r;
 }
 

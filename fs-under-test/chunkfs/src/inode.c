@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fs-internal.h"
 
@@ -90,12 +91,13 @@ ind_put (struct cfs_fs *fs, uint32_t c, uint32_t local, uint32_t idx,
 }
 
 static int
-new_indirect (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t *local)
+new_indirect (struct cfs_fs *fs, uint32_t c, uint32_t goal, bool meta,
+              uint32_t *local)
 {
   struct cblk *b;
   int r;
 
-  if ((r = cfs_alloc_block (fs, c, goal, local)) < 0)
+  if ((r = cfs_alloc_block (fs, c, goal, meta, local)) < 0)
     return r;
   if (*local == 0)
     return -ENOSPC;
@@ -121,13 +123,14 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
 {
   const uint64_t P = CFS_PTRS_PER_BLOCK;
   uint32_t c = n->c, ind, v;
+  bool meta = S_ISDIR (n->in.mode); /* directories may use the reserve */
   int r;
 
   *local = 0;
   *full = *fresh = false;
   if (idx < CFS_NDIRECT) {
     if (n->in.direct[idx] == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, &v)) < 0)
+      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
         return r;
       if (v == 0) {
         *full = true;
@@ -143,7 +146,7 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
     if (n->in.indirect == 0) {
       if (!alloc)
         return 0;
-      if ((r = new_indirect (fs, c, goal, &ind)) < 0) {
+      if ((r = new_indirect (fs, c, goal, meta, &ind)) < 0) {
         *full = r == -ENOSPC;
         return r;
       }
@@ -154,7 +157,7 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
     if ((r = ind_get (fs, c, n->in.indirect, (uint32_t)idx, &v)) < 0)
       return r;
     if (v == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, &v)) < 0)
+      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
         return r;
       if (v == 0) {
         *full = true;
@@ -170,7 +173,7 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
     if (n->in.dindirect == 0) {
       if (!alloc)
         return 0;
-      if ((r = new_indirect (fs, c, goal, &ind)) < 0) {
+      if ((r = new_indirect (fs, c, goal, meta, &ind)) < 0) {
         *full = r == -ENOSPC;
         return r;
       }
@@ -183,7 +186,7 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
     if (mid == 0) {
       if (!alloc)
         return 0;
-      if ((r = new_indirect (fs, c, goal, &mid)) < 0) {
+      if ((r = new_indirect (fs, c, goal, meta, &mid)) < 0) {
         *full = r == -ENOSPC;
         return r;
       }
@@ -193,7 +196,7 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
     if ((r = ind_get (fs, c, mid, (uint32_t)(idx % P), &v)) < 0)
       return r;
     if (v == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, &v)) < 0)
+      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
         return r;
       if (v == 0) {
         *full = true;

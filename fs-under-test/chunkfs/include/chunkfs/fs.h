@@ -52,6 +52,9 @@ extern int cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err);
 /* Sync (when writable) and free; -1 with err if the sync failed. */
 extern int cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err);
 
+/* Free without writing anything: what a crash leaves (tests). */
+extern void cfs_fs_abandon (struct cfs_fs *fs);
+
 extern const struct cfs_super *cfs_fs_super (const struct cfs_fs *fs);
 
 /* What the last -EIO was about. */

@@ -1,0 +1,112 @@
+/* chunkfs — the checker's insides, shared by check.c (the driver, pass 0,
+ * raw block access, repairs in other chunks) and check-passes.c (passes
+ * 1 to 5 over one chunk).
+ */
+#ifndef CHUNKFS_CHECK_INTERNAL_H
+#define CHUNKFS_CHECK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "chunkfs/check.h"
+#include "chunkfs/format.h"
+#include "fs-internal.h" /* struct backref, CFS_PTRS_PER_BLOCK, ... */
+
+#define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
+#define CK_HCACHE         256        /* remote chunk headers remembered */
+
+/* An inode of the chunk being checked. */
+struct cino {
+  struct cfs_inode in;
+  bool used;      /* in use (mode != 0) and valid */
+  uint32_t found; /* entries naming it: local, and confirmed back-refs */
+  uint32_t subdirs;
+  uint64_t named_by; /* directories: the first directory naming it */
+  uint32_t *dblocks; /* directories: chunk-local block of each index */
+  uint32_t ndblocks;
+};
+
+struct pending {
+  uint32_t chunk;
+  struct backref br;
+};
+
+struct hcache {
+  uint32_t chunk;
+  bool valid, ok;
+  struct cfs_chunk_header h;
+};
+
+struct ck {
+  struct cfs_io *io;
+  const struct cfs_check_opts *o;
+  struct cfs_check_result *res;
+  struct cfs_super sb;
+  struct cfs_geometry g;
+  bool write; /* the mode may change the disk */
+  unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK];
+  bool map_dirty[CFS_MAP_BLOCKS];
+  uint8_t *queued; /* per chunk: 0x80 waiting on the work list; the low
+                    * bits count the checks (a chunk is rechecked when a
+                    * repair elsewhere changes it, four times at most)
+                    */
+  uint32_t *work;
+  size_t nwork, awork, next;
+  struct pending *pend;
+  size_t npend, apend;
+  struct hcache hc[CK_HCACHE];
+  int pass;
+  double pass_t0;
+  char errmsg[256];
+
+  /* The chunk being checked. */
+  uint32_t c;
+  struct cfs_chunk_header h;
+  struct cino *ino;
+  unsigned char *itab; /* its inode table */
+  uint8_t *itab_dirty; /* a byte per table block */
+  uint8_t *used;       /* the block bitmap, rebuilt */
+  struct backref *br;
+  uint32_t nbr, abr;
+  bool br_changed;
+  bool left; /* a problem here stays unfixed: write no bitmaps */
+};
+
+/* ---- check.c ---- */
+extern bool ck_fix (struct ck *k, uint32_t code, ...);
+extern void ck_pass (struct ck *k, int pass);
+extern int ck_read (struct ck *k, uint64_t abs, void *buf);
+extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
+extern void ck_queue (struct ck *k, uint32_t c);
+extern void ck_map_set (struct ck *k, uint32_t c, bool on);
+/* A chunk's header (cached); -1 if unreadable or uninitialised. */
+extern int ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h);
+extern void ck_header_forget (struct ck *k, uint32_t c);
+/* Before changing a chunk other than the one being checked: its header
+ * dirty, its map bit set, and it queued to be checked itself.
+ */
+extern int ck_touch_other (struct ck *k, uint32_t c);
+/* Any chunk's inode (the one being checked: from memory); -1 if out of
+ * range, unreadable or corrupt.
+ */
+extern int ck_inode (struct ck *k, uint64_t ref, struct cfs_inode *in);
+extern int ck_put_inode (struct ck *k, uint64_t ref,
+                         const struct cfs_inode *in);
+/* Does directory dref hold an entry naming target (with that name hash,
+ * unless hash is 0)?  1 yes, 0 no, -1 unreadable.
+ */
+extern int ck_dir_names (struct ck *k, uint64_t dref, uint64_t target,
+                         uint32_t hash);
+/* A name for (target) in lost+found: "#chunk.inode".  0, or -1. */
+extern int ck_lost_found (struct ck *k, uint64_t target, uint32_t gen,
+                          uint8_t type);
+/* Back-references waiting to be added to chunk c. */
+extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
+/* Does chunk c's table hold back-reference b (or a pending one)? */
+extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
+extern uint32_t ck_name_hash (const char *name, size_t len);
+
+/* ---- check-passes.c ---- */
+extern void ck_chunk (struct ck *k, uint32_t c);
+
+#endif

@@ -1,0 +1,742 @@
+/* chunkfs — the checker: the driver (pass 0: superblock, dirty map,
+ * which chunks to check), raw block access, the problem reporter, and the
+ * repairs that reach into chunks other than the one being checked
+ * (check.h, FORMAT.md).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-internal.h"
+#include "problem.h"
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+ck_pass (struct ck *k, int pass)
+{
+  double t = now_s ();
+
+  if (k->pass >= 0)
+    k->res->pass_s[k->pass] += t - k->pass_t0;
+  k->pass = pass;
+  k->pass_t0 = t;
+}
+
+static bool
+ask (const char *prompt)
+{
+  char line[64];
+
+  fprintf (stderr, "%s<y>? ", prompt);
+  fflush (stderr);
+  if (fgets (line, sizeof line, stdin) == NULL)
+    return false;
+  return line[0] == 'y' || line[0] == 'Y' || line[0] == '\n';
+}
+
+bool
+ck_fix (struct ck *k, uint32_t code, ...)
+{
+  const struct cfs_problem *p = cfs_problem (code);
+  FILE *out = k->o->out;
+  bool yes;
+  va_list ap;
+
+  if (p == NULL)
+    abort (); /* a code missing from the table is a bug */
+  k->res->problems++;
+  if (out) {
+    fprintf (out, "[%06X] ", p->code);
+    va_start (ap, code);
+    vfprintf (out, p->msg, ap);
+    va_end (ap);
+  }
+  switch (k->o->mode) {
+    case CFS_CHECK_YES:
+      yes = true;
+      break;
+    case CFS_CHECK_PREEN:
+      yes = p->flags & PR_PREEN_OK;
+      break;
+    case CFS_CHECK_ASK:
+      if (out)
+        fprintf (out, "  ");
+      yes = ask (p->prompt);
+      break;
+    default:
+      yes = false;
+  }
+  if (out) {
+    if (k->o->mode == CFS_CHECK_PREEN && !yes)
+      fprintf (out, "\n\tUNEXPECTED INCONSISTENCY; RUN fsck.chunkfs "
+                    "MANUALLY (without -p).\n");
+    else if (k->o->mode != CFS_CHECK_ASK)
+      fprintf (out, "  %s? %s\n", p->prompt, yes ? "yes" : "no");
+  }
+  if (yes) {
+    k->res->fixed++;
+    k->res->exit |= CFS_EXIT_CORRECTED;
+  } else {
+    k->left = true;
+    k->res->exit |= CFS_EXIT_UNCORRECTED;
+  }
+  return yes;
+}
+
+int
+ck_read (struct ck *k, uint64_t abs, void *buf)
+{
+  struct cfs_err err;
+
+  if (abs >= k->sb.device_blocks) {
+    snprintf (k->errmsg, sizeof k->errmsg, "block %llu past the end",
+              (unsigned long long)abs);
+    return -1;
+  }
+  if (cfs_read (k->io, abs, 1, buf, &err) == -1) {
+    snprintf (k->errmsg, sizeof k->errmsg, "%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+int
+ck_write (struct ck *k, uint64_t abs, const void *buf)
+{
+  struct cfs_err err;
+
+  if (!k->write)
+    return -1;
+  if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {
+    if (k->o->out)
+      fprintf (k->o->out, "%s: %s\n", k->o->name, err.msg);
+    k->res->exit |= CFS_EXIT_ERROR;
+    k->left = true;
+    return -1;
+  }
+  return 0;
+}
+
+void
+ck_queue (struct ck *k, uint32_t c)
+{
+  if (c >= k->sb.chunks || (k->queued[c] & 0x80) || (k->queued[c] & 0x7f) >= 4)
+    return;
+  if (k->nwork == k->awork) {
+    size_t na = k->awork ? 2 * k->awork : 64;
+    uint32_t *nw = realloc (k->work, na * sizeof *nw);
+    if (nw == NULL)
+      return;
+    k->work = nw;
+    k->awork = na;
+  }
+  k->queued[c] |= 0x80;
+  k->work[k->nwork++] = c;
+}
+
+static bool
+map_bit (const struct ck *k, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return k->map[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >> bit % 8 &
+         1;
+}
+
+void
+ck_map_set (struct ck *k, uint32_t c, bool on)
+{
+  unsigned char *m = k->map[c / CFS_BITS_PER_BITMAP];
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+  unsigned char mask = (unsigned char)(1u << bit % 8);
+
+  if (on == map_bit (k, c))
+    return;
+  if (on)
+    m[CFS_HEADER_SIZE + bit / 8] |= mask;
+  else
+    m[CFS_HEADER_SIZE + bit / 8] &= (unsigned char)~mask;
+  k->map_dirty[c / CFS_BITS_PER_BITMAP] = true;
+}
+
+int
+ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
+{
+  struct hcache *e = &k->hc[c % CK_HCACHE];
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+
+  if (c >= k->sb.chunks)
+    return -1;
+  if (c == k->c && k->ino) {
+    *h = k->h;
+    return 0;
+  }
+  if (!e->valid || e->chunk != c) {
+    e->chunk = c;
+    e->valid = true;
+    e->ok = ck_read (k, cfs_block (&k->sb, c, 0), blk) == 0 &&
+            cfs_header_decode (blk, k->sb.uuid, c, &e->h, &err) == 0 &&
+            e->h.state != CFS_UNINIT;
+  }
+  *h = e->h;
+  return e->ok ? 0 : -1;
+}
+
+void
+ck_header_forget (struct ck *k, uint32_t c)
+{
+  k->hc[c % CK_HCACHE].valid = false;
+}
+
+int
+ck_touch_other (struct ck *k, uint32_t c)
+{
+  struct cfs_chunk_header h;
+  unsigned char blk[CFS_BLOCK];
+
+  if (k->ino && c == k->c)
+    return 0;
+  if (!k->write || ck_header (k, c, &h) == -1)
+    return -1;
+  if (!map_bit (k, c)) {
+    uint32_t j = c / CFS_BITS_PER_BITMAP;
+    ck_map_set (k, c, true);
+    cfs_meta_seal (k->sb.uuid, k->map[j]);
+    if (ck_write (k, CFS_MAP_BLOCK + j, k->map[j]) == -1)
+      return -1;
+    k->map_dirty[j] = false;
+  }
+  if (h.state == CFS_CLEAN) {
+    h.state = CFS_DIRTY;
+    h.super = k->sb;
+    cfs_header_encode (&h, blk);
+    if (ck_write (k, cfs_block (&k->sb, c, 0), blk) == -1)
+      return -1;
+    ck_header_forget (k, c);
+  }
+  /* Checked (again, if it was already) with what changed in it. */
+  ck_queue (k, c);
+  return 0;
+}
+
+static int
+inode_slot (struct ck *k, uint64_t ref, unsigned char *blk, uint64_t *abs)
+{
+  uint32_t c = ref_chunk (ref), i = ref_ino (ref);
+  struct cfs_chunk_header h;
+
+  if (c >= k->sb.chunks || i == 0 || i >= k->g.inodes ||
+      ck_header (k, c, &h) == -1)
+    return -1;
+  *abs = cfs_block (&k->sb, c, k->g.inode_table + i / CFS_INODES_PER_BLOCK);
+  return ck_read (k, *abs, blk);
+}
+
+int
+ck_inode (struct ck *k, uint64_t ref, struct cfs_inode *in)
+{
+  uint32_t c = ref_chunk (ref), i = ref_ino (ref);
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  uint64_t abs;
+
+  if (k->ino && c == k->c) {
+    if (i == 0 || i >= k->g.inodes || !k->ino[i].used)
+      return -1;
+    *in = k->ino[i].in;
+    return 0;
+  }
+  if (inode_slot (k, ref, blk, &abs) == -1 ||
+      cfs_inode_decode (blk + i % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE,
+                        k->sb.uuid, c, in, &err) == -1 ||
+      in->mode == 0)
+    return -1;
+  return 0;
+}
+
+int
+ck_put_inode (struct ck *k, uint64_t ref, const struct cfs_inode *in)
+{
+  uint32_t c = ref_chunk (ref), i = ref_ino (ref);
+  unsigned char blk[CFS_BLOCK];
+  uint64_t abs;
+
+  if (!k->write)
+    return -1;
+  if (k->ino && c == k->c) {
+    k->ino[i].in = *in;
+    cfs_inode_encode (k->sb.uuid, in, k->itab + (size_t)i * CFS_INODE_SIZE);
+    k->itab_dirty[i / CFS_INODES_PER_BLOCK] = 1;
+    return 0;
+  }
+  if (ck_touch_other (k, c) == -1 || inode_slot (k, ref, blk, &abs) == -1)
+    return -1;
+  cfs_inode_encode (k->sb.uuid, in,
+                    blk + i % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE);
+  return ck_write (k, abs, blk);
+}
+
+uint32_t
+ck_name_hash (const char *name, size_t len)
+{
+  return ~cfs_crc32c (~0u, name, len);
+}
+
+/* The chunk-local block at index idx of directory d (in chunk c, whose
+ * header is h): 0 for none or unreadable.
+ */
+static uint32_t
+dir_bmap (struct ck *k, uint32_t c, const struct cfs_chunk_header *h,
+          const struct cfs_inode *d, uint64_t idx)
+{
+  const uint64_t P = CFS_PTRS_PER_BLOCK;
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  uint32_t ptr, levels, l;
+  uint64_t rem;
+
+  if (idx < CFS_NDIRECT)
+    return d->direct[idx];
+  idx -= CFS_NDIRECT;
+  if (idx < P)
+    ptr = d->indirect, levels = 1, rem = idx;
+  else if ((idx -= P) < P * P)
+    ptr = d->dindirect, levels = 2, rem = idx;
+  else
+    return 0;
+  for (l = levels; l > 0; l--) {
+    uint64_t slot = l == 2 ? rem / P : rem % P;
+    if (ptr < k->g.first_data || ptr >= k->g.chunk_blocks ||
+        ck_read (k, cfs_block (&k->sb, c, ptr), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_INDIRECT, c, h->generation,
+                        &err) == -1)
+      return 0;
+    ptr = cfs_get32 (blk + CFS_HEADER_SIZE + 4 * slot);
+  }
+  return ptr;
+}
+
+int
+ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash)
+{
+  uint32_t c = ref_chunk (dref);
+  struct cfs_chunk_header h;
+  struct cfs_inode d;
+  unsigned char blk[CFS_BLOCK];
+  uint64_t idx, n;
+
+  if (ck_inode (k, dref, &d) == -1 || !S_ISDIR (d.mode) ||
+      ck_header (k, c, &h) == -1)
+    return -1;
+  n = d.size / CFS_BLOCK;
+  if (n > CK_MAX_DIR_BLOCKS)
+    n = CK_MAX_DIR_BLOCKS;
+  for (idx = 0; idx < n; idx++) {
+    uint32_t local = dir_bmap (k, c, &h, &d, idx), off;
+    struct cfs_err err;
+    if (local < k->g.first_data || local >= k->g.chunk_blocks ||
+        ck_read (k, cfs_block (&k->sb, c, local), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_DIR, c, h.generation,
+                        &err) == -1)
+      continue;
+    for (off = CFS_DIR_START; off + CFS_DIRENT_FIXED <= CFS_DIR_END;) {
+      const unsigned char *e = blk + off;
+      uint32_t len = cfs_get16 (e + 12);
+      if (len < CFS_DIRENT_FIXED || len % 4 || off + len > CFS_DIR_END ||
+          (uint32_t)CFS_DIRENT_FIXED + e[14] > len)
+        break;
+      if (cfs_get32 (e + 4) != 0 &&
+          cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target &&
+          (hash == 0 || ck_name_hash ((const char *)e + 16, e[14]) == hash))
+        return 1;
+      off += len;
+    }
+  }
+  return 0;
+}
+
+void
+ck_add_pending (struct ck *k, uint32_t c, const struct backref *b)
+{
+  if (k->npend == k->apend) {
+    size_t na = k->apend ? 2 * k->apend : 16;
+    struct pending *np = realloc (k->pend, na * sizeof *np);
+    if (np == NULL)
+      return;
+    k->pend = np;
+    k->apend = na;
+  }
+  k->pend[k->npend++] = (struct pending){c, *b};
+}
+
+int
+ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
+{
+  struct cfs_chunk_header h;
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  uint32_t i, j, n;
+
+  for (i = 0; i < k->npend; i++)
+    if (k->pend[i].chunk == c && !memcmp (&k->pend[i].br, b, sizeof *b))
+      return 1;
+  if (k->ino && c == k->c) {
+    for (i = 0; i < k->nbr; i++)
+      if (!memcmp (&k->br[i], b, sizeof *b))
+        return 1;
+    return 0;
+  }
+  if (ck_header (k, c, &h) == -1)
+    return -1;
+  if (h.backref_block == 0)
+    return 0;
+  if (h.backref_block < k->g.first_data ||
+      (uint64_t)h.backref_block + h.backref_blocks > k->g.chunk_blocks)
+    return -1;
+  for (j = 0; j < h.backref_blocks; j++) {
+    if (ck_read (k, cfs_block (&k->sb, c, h.backref_block + j), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BACKREF, c, h.generation,
+                        &err) == -1)
+      return -1;
+    n = cfs_get32 (blk + CFS_HEADER_SIZE);
+    for (i = 0; i < n && i < CFS_BACKREFS_PER_BLOCK; i++) {
+      const unsigned char *p = blk + CFS_HEADER_SIZE + 4 + 16 * i;
+      if (cfs_get32 (p) == b->ino && cfs_get32 (p + 4) == b->src_chunk &&
+          cfs_get32 (p + 8) == b->src_dir && cfs_get32 (p + 12) == b->hash)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- lost+found ---- */
+
+static void
+put_entry (unsigned char *e, const char *name, uint64_t target, uint32_t gen,
+           uint8_t type)
+{
+  size_t nlen = strlen (name);
+
+  cfs_put32 (e, ref_chunk (target));
+  cfs_put32 (e + 4, ref_ino (target));
+  cfs_put32 (e + 8, gen);
+  e[14] = (unsigned char)nlen;
+  e[15] = type;
+  memcpy (e + 16, name, nlen);
+}
+
+/* Room for an entry of `need` bytes in directory block blk: its offset,
+ * after splitting an entry if needed; 0 if none.
+ */
+static uint32_t
+make_room (unsigned char *blk, uint32_t need)
+{
+  uint32_t off;
+
+  for (off = CFS_DIR_START; off + CFS_DIRENT_FIXED <= CFS_DIR_END;) {
+    unsigned char *e = blk + off;
+    uint32_t len = cfs_get16 (e + 12);
+    uint32_t used = (uint32_t)(CFS_DIRENT_FIXED + e[14] + 3) & ~3u;
+    if (len < CFS_DIRENT_FIXED || off + len > CFS_DIR_END)
+      return 0;
+    if (cfs_get32 (e + 4) == 0 && len >= need)
+      return off;
+    if (cfs_get32 (e + 4) != 0 && len >= used + need) {
+      cfs_put16 (e + 12, (uint16_t)used);
+      memset (e + used, 0, len - used);
+      cfs_put16 (e + used + 12, (uint16_t)(len - used));
+      return off + used;
+    }
+    off += len;
+  }
+  return 0;
+}
+
+/* A free block of chunk 0 from its on-disk bitmap (or, when chunk 0 is
+ * the one being checked, from the rebuilt one): allocated, 0 if none.
+ */
+static uint32_t
+alloc_in_chunk0 (struct ck *k)
+{
+  unsigned char blk[CFS_BLOCK];
+  uint32_t b, i;
+  struct cfs_chunk_header h;
+  struct cfs_err err;
+
+  if (k->ino && k->c == 0) {
+    for (b = k->g.first_data; b < k->g.chunk_blocks; b++)
+      if (!(k->used[b / 8] >> b % 8 & 1)) {
+        k->used[b / 8] |= (uint8_t)(1u << b % 8);
+        return b;
+      }
+    return 0;
+  }
+  if (ck_header (k, 0, &h) == -1)
+    return 0;
+  for (i = 0; i < k->g.block_bitmap_blocks; i++) {
+    uint64_t abs = cfs_block (&k->sb, 0, k->g.block_bitmap + i);
+    if (ck_read (k, abs, blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BITMAP, 0, h.generation,
+                        &err) == -1)
+      return 0;
+    for (b = 0; b < CFS_BITS_PER_BITMAP; b++) {
+      uint32_t local = i * CFS_BITS_PER_BITMAP + b;
+      if (local < k->g.first_data)
+        continue;
+      if (local >= k->g.chunk_blocks)
+        return 0;
+      if (!(blk[CFS_HEADER_SIZE + b / 8] >> b % 8 & 1)) {
+        blk[CFS_HEADER_SIZE + b / 8] |= (uint8_t)(1u << b % 8);
+        cfs_meta_seal (k->sb.uuid, blk);
+        if (ck_write (k, abs, blk) == -1)
+          return 0;
+        /* The free count is put right when chunk 0 is checked (it is
+         * queued by the touch).
+         */
+        return local;
+      }
+    }
+  }
+  return 0;
+}
+
+int
+ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
+{
+  const uint64_t lf = cfs_ref (0, CFS_LOST_FOUND_INO);
+  struct cfs_chunk_header h;
+  struct cfs_inode d;
+  unsigned char blk[CFS_BLOCK];
+  char name[32];
+  uint32_t need, idx, off = 0, local = 0;
+  struct cfs_err err;
+
+  snprintf (name, sizeof name, "#%u.%u", ref_chunk (target), ref_ino (target));
+  need = (uint32_t)(CFS_DIRENT_FIXED + strlen (name) + 3) & ~3u;
+  if (!k->write || ck_inode (k, lf, &d) == -1 || !S_ISDIR (d.mode) ||
+      ck_header (k, 0, &h) == -1) {
+    ck_fix (k, PR_4_NO_LOST_FOUND, "missing or corrupt", ref_chunk (target),
+            ref_ino (target));
+    return -1;
+  }
+  if (k->c != 0 && ck_touch_other (k, 0) == -1)
+    return -1;
+  for (idx = 0; idx < d.size / CFS_BLOCK && idx < CFS_NDIRECT; idx++) {
+    local = d.direct[idx];
+    if (local < k->g.first_data || local >= k->g.chunk_blocks ||
+        ck_read (k, cfs_block (&k->sb, 0, local), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_DIR, 0, h.generation,
+                        &err) == -1)
+      continue;
+    if ((off = make_room (blk, need)) != 0)
+      break;
+  }
+  if (off == 0) {
+    if (idx >= CFS_NDIRECT || (local = alloc_in_chunk0 (k)) == 0) {
+      ck_fix (k, PR_4_NO_LOST_FOUND, "full", ref_chunk (target),
+              ref_ino (target));
+      return -1;
+    }
+    memset (blk, 0, CFS_BLOCK);
+    cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, 0, h.generation);
+    cfs_put32 (blk + CFS_HEADER_SIZE, CFS_LOST_FOUND_INO);
+    cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
+    cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+    off = CFS_DIR_START;
+    d.direct[idx] = local;
+    d.size += CFS_BLOCK;
+    d.mapped = d.size;
+  }
+  put_entry (blk + off, name, target, gen, type);
+  cfs_put64 (blk + 16, h.generation);
+  cfs_meta_seal (k->sb.uuid, blk);
+  if (ck_write (k, cfs_block (&k->sb, 0, local), blk) == -1)
+    return -1;
+  if (type == (S_IFDIR >> 12))
+    d.links++;
+  if (ck_put_inode (k, lf, &d) == -1)
+    return -1;
+  if (ref_chunk (target) != 0) {
+    struct backref b = {ref_ino (target), 0, CFS_LOST_FOUND_INO,
+                        ck_name_hash (name, strlen (name))};
+    if (k->ino && ref_chunk (target) == k->c) {
+      if (k->nbr == k->abr) {
+        uint32_t na = k->abr ? 2 * k->abr : 16;
+        struct backref *nb = realloc (k->br, na * sizeof *nb);
+        if (nb == NULL)
+          return -1;
+        k->br = nb;
+        k->abr = na;
+      }
+      k->br[k->nbr++] = b;
+      k->br_changed = true;
+    } else {
+      ck_add_pending (k, ref_chunk (target), &b);
+      ck_touch_other (k, ref_chunk (target));
+    }
+  }
+  return 0;
+}
+
+/* ---- pass 0 and the driver ---- */
+
+static int
+read_super (struct ck *k)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_chunk_header h;
+  struct cfs_err err, e;
+  uint64_t cb;
+
+  if (ck_read (k, CFS_SUPER_BLOCK, blk) == 0 &&
+      cfs_super_decode (blk, &k->sb, &err) == 0)
+    return 0;
+  if (ck_read (k, CFS_SUPER_BLOCK, blk) == -1)
+    snprintf (err.msg, sizeof err.msg, "%s", k->errmsg);
+  /* The copies: chunk 0's header, then chunk 1's for each chunk size. */
+  k->sb.device_blocks = cfs_blocks (k->io);
+  for (cb = 0; cb <= CFS_MAX_CHUNK_BLOCKS;
+       cb = cb ? cb * 2 : CFS_MIN_CHUNK_BLOCKS) {
+    uint32_t c = cb ? 1 : 0;
+    if (ck_read (k, CFS_FIRST_CHUNK + cb, blk) == -1 ||
+        memcmp (blk, CFS_MAGIC_HEADER, 4) != 0)
+      continue;
+    if (cfs_header_decode (blk, blk + 56, c, &h, &e) == 0 &&
+        h.state != CFS_UNINIT && (c == 0 || h.super.chunk_blocks == cb) &&
+        h.super.device_blocks <= cfs_blocks (k->io)) {
+      k->sb = h.super;
+      if (ck_fix (k, PR_0_SUPER_BAD, err.msg, c)) {
+        cfs_super_encode (&k->sb, blk);
+        ck_write (k, CFS_SUPER_BLOCK, blk);
+      }
+      return 0;
+    }
+  }
+  if (k->o->out)
+    fprintf (k->o->out,
+             "%s: no chunkfs superblock (%s), and no chunk header holds a "
+             "copy\n",
+             k->o->name, err.msg);
+  return -1;
+}
+
+static void
+choose_chunks (struct ck *k)
+{
+  uint32_t c, j, nmap = cfs_map_blocks (&k->sb);
+  struct cfs_err err;
+  bool map_ok[CFS_MAP_BLOCKS];
+
+  for (j = 0; j < nmap; j++) {
+    map_ok[j] = ck_read (k, CFS_MAP_BLOCK + j, k->map[j]) == 0 &&
+                cfs_meta_check (k->map[j], k->sb.uuid, CFS_MAGIC_MAP,
+                                CFS_NO_CHUNK, 0, &err) == 0;
+    if (!map_ok[j]) {
+      ck_fix (k, PR_0_MAP_BAD, j, k->errmsg[0] ? k->errmsg : err.msg);
+      cfs_meta_begin (k->map[j], CFS_MAGIC_MAP, 0, CFS_NO_CHUNK, 0);
+      memset (k->map[j] + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+      k->map_dirty[j] = true;
+    }
+  }
+  for (c = 0; c < k->sb.chunks; c++) {
+    struct cfs_chunk_header h;
+    unsigned char blk[CFS_BLOCK];
+    bool covered_bad = !map_ok[c / CFS_BITS_PER_BITMAP];
+
+    if (!k->o->full && !covered_bad && !map_bit (k, c))
+      continue;
+    /* A header that cannot be read is checked (pass 1 says so). */
+    if (ck_read (k, cfs_block (&k->sb, c, 0), blk) == -1 ||
+        cfs_header_decode (blk, k->sb.uuid, c, &h, &err) == -1) {
+      ck_queue (k, c);
+      continue;
+    }
+    if (h.state == CFS_DIRTY || h.state == CFS_DAMAGED ||
+        (k->o->full && h.state == CFS_CLEAN))
+      ck_queue (k, c);
+    else if (map_bit (k, c))
+      ck_map_set (k, c, false); /* a bit left over a clean chunk */
+  }
+}
+
+void
+cfs_check (struct cfs_io *io, const struct cfs_check_opts *o,
+           struct cfs_check_result *res)
+{
+  struct ck *k = calloc (1, sizeof *k);
+  struct cfs_err err;
+  uint32_t j;
+  size_t queued_at_start;
+
+  memset (res, 0, sizeof *res);
+  if (k == NULL) {
+    res->exit = CFS_EXIT_ERROR;
+    return;
+  }
+  k->io = io;
+  k->o = o;
+  k->res = res;
+  k->write = o->mode != CFS_CHECK_NO;
+  k->pass = -1;
+  k->sb.device_blocks = cfs_blocks (io); /* until the superblock says */
+  ck_pass (k, 0);
+  if (read_super (k) == -1) {
+    res->exit |= CFS_EXIT_ERROR;
+    goto out;
+  }
+  cfs_geometry (&k->sb, &k->g);
+  res->chunks = k->sb.chunks;
+  k->queued = calloc (k->sb.chunks, 1);
+  if (k->queued == NULL) {
+    res->exit |= CFS_EXIT_ERROR;
+    goto out;
+  }
+  choose_chunks (k);
+  queued_at_start = k->nwork;
+  if (o->out)
+    fprintf (o->out, "%s: %zu of %u chunk%s to check (%s)\n", o->name,
+             queued_at_start, k->sb.chunks, k->sb.chunks == 1 ? "" : "s",
+             o->full ? "all: -f" : "dirty or damaged");
+  while (k->next < k->nwork) {
+    uint32_t c = k->work[k->next++];
+    if (o->max_work && res->checked >= o->max_work)
+      break;
+    k->queued[c] = (uint8_t)((k->queued[c] & 0x7f) + 1);
+    ck_chunk (k, c);
+    res->checked++;
+    if (o->progress_fd >= 0)
+      dprintf (o->progress_fd, "%d %zu %zu %s\n", 5, k->next, k->nwork,
+               o->name);
+  }
+  ck_pass (k, 0);
+  for (j = 0; j < cfs_map_blocks (&k->sb); j++)
+    if (k->map_dirty[j] && k->write) {
+      cfs_meta_seal (k->sb.uuid, k->map[j]);
+      ck_write (k, CFS_MAP_BLOCK + j, k->map[j]);
+    }
+  if (k->write && cfs_flush (io, &err) == -1) {
+    if (o->out)
+      fprintf (o->out, "%s: %s\n", o->name, err.msg);
+    res->exit |= CFS_EXIT_ERROR;
+  }
+out:
+  ck_pass (k, -1);
+  free (k->queued);
+  free (k->work);
+  free (k->pend);
+  free (k);
+}

@@ -1,0 +1,140 @@
+/* chunkfs — the checker's problem table (problem.h). */
+#include <stddef.h>
+
+#include "problem.h"
+
+/* Preen fixes what loses nothing a user made, or only what a crash was
+ * already going to lose (counts, bitmaps, stale references, unfinished
+ * unlinks); damage that drops files or names waits for -y.
+ */
+const struct cfs_problem cfs_problems[] = {
+    {PR_0_SUPER_BAD,
+     "The superblock is unreadable (%s); using the copy "
+     "in chunk %u's header.",
+     "Rewrite it", PR_PREEN_OK},
+    {PR_0_MAP_BAD,
+     "Dirty-map block %u is unreadable (%s); reading the "
+     "headers of the chunks it covers.",
+     "Rewrite it", PR_PREEN_OK},
+    {PR_0_HEADER_BAD, "Chunk %u's header is unreadable (%s).", "Rebuild it", 0},
+    {PR_0_CHUNK_LOST,
+     "Chunk %u has no readable header or bitmap: its "
+     "files cannot be recovered.",
+     "Mark it unused", 0},
+    {PR_1_ITABLE_BAD,
+     "Chunk %u: inode-table block %u is unreadable (%s): "
+     "inodes %u..%u are lost.",
+     "Clear them", 0},
+    {PR_1_INODE_BAD, "Inode (%u, %u) is corrupt (%s).", "Clear", 0},
+    {PR_1_BLOCK_RANGE,
+     "Inode (%u, %u) maps block %u, outside its chunk's "
+     "data.",
+     "Clear the pointer", 0},
+    {PR_1_BLOCK_DUP,
+     "Inode (%u, %u) maps block %u, which another inode "
+     "maps.",
+     "Clear the pointer", 0},
+    {PR_1_INDIRECT_BAD,
+     "Inode (%u, %u): indirect block %u is unreadable "
+     "(%s).",
+     "Clear the pointer", 0},
+    {PR_1_MAPPED_SHORT,
+     "Inode (%u, %u) maps blocks past the range it "
+     "says it covers.",
+     "Fix", PR_PREEN_OK},
+    {PR_1_CHAIN_BROKEN,
+     "File (%u, %u): its continuation link to (%u, %u) "
+     "is broken.",
+     "Truncate the file there", 0},
+    {PR_1_CONT_ORPHAN, "Continuation inode (%u, %u) belongs to no file.",
+     "Free it", PR_PREEN_OK},
+    {PR_1_BACKREFS_BAD,
+     "Chunk %u: the back-reference table is unreadable "
+     "(%s).",
+     "Drop it", 0},
+    {PR_1_DIR_SIZE, "Directory (%u, %u) has size %llu, not whole blocks.",
+     "Fix", PR_PREEN_OK},
+    {PR_2_DIR_BLOCK_BAD,
+     "Directory (%u, %u): block %u is unreadable or "
+     "corrupt (%s).",
+     "Clear its entries", 0},
+    {PR_2_ENTRY_TARGET,
+     "Entry '%s' in directory (%u, %u) names (%u, %u), "
+     "which is not a file in use.",
+     "Clear", 0},
+    {PR_2_ENTRY_GEN,
+     "Entry '%s' in directory (%u, %u) names generation %u "
+     "of (%u, %u), which is now %u.",
+     "Clear", PR_PREEN_OK},
+    {PR_2_ENTRY_TYPE,
+     "Entry '%s' in directory (%u, %u) has type %u, its "
+     "inode %u.",
+     "Fix", PR_PREEN_OK},
+    {PR_2_DIR_LINKED,
+     "Entry '%s' in directory (%u, %u) is a second name of "
+     "directory (%u, %u).",
+     "Clear", 0},
+    {PR_2_BACKREF_MISSING,
+     "Entry '%s' in directory (%u, %u) names (%u, %u) "
+     "without a back-reference.",
+     "Add it", PR_PREEN_OK},
+    {PR_3_DIR_UNCONNECTED,
+     "Directory (%u, %u) is not named by its parent "
+     "(%u, %u).",
+     "Connect it to lost+found", 0},
+    {PR_3_PARENT_WRONG,
+     "Directory (%u, %u) says its parent is (%u, %u), "
+     "but (%u, %u) names it.",
+     "Fix", PR_PREEN_OK},
+    {PR_4_BACKREF_STALE,
+     "Chunk %u: back-reference for inode %u from "
+     "directory (%u, %u) has no entry.",
+     "Remove it", PR_PREEN_OK},
+    {PR_4_ORPHAN, "File (%u, %u) (%llu bytes) has no name.",
+     "Connect it to lost+found", 0},
+    {PR_4_UNLINKED,
+     "File (%u, %u) has no name and no links (an unfinished "
+     "unlink).",
+     "Free it", PR_PREEN_OK},
+    {PR_4_LINK_COUNT, "Inode (%u, %u) has link count %u, should be %u.", "Fix",
+     PR_PREEN_OK},
+    {PR_4_NO_LOST_FOUND,
+     "lost+found is unusable (%s): (%u, %u) stays "
+     "unnamed.",
+     "Ignore", 0},
+    {PR_5_BLOCK_BITMAP,
+     "Chunk %u: the block bitmap differs from the blocks "
+     "in use (%u to set, %u to clear).",
+     "Fix", PR_PREEN_OK},
+    {PR_5_INODE_BITMAP,
+     "Chunk %u: the inode bitmap differs from the inodes "
+     "in use (%u to set, %u to clear).",
+     "Fix", PR_PREEN_OK},
+    {PR_5_COUNTS,
+     "Chunk %u: free counts are %u blocks and %u inodes, "
+     "should be %u and %u.",
+     "Fix", PR_PREEN_OK},
+    {PR_5_BACKREFS,
+     "Chunk %u: the back-reference table changed (%u "
+     "entries).",
+     "Rewrite it", PR_PREEN_OK},
+};
+
+const size_t cfs_nproblems = sizeof cfs_problems / sizeof cfs_problems[0];
+
+const struct cfs_problem *
+cfs_problem (uint32_t code)
+{
+  size_t lo = 0, hi = cfs_nproblems;
+
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (cfs_problems[mid].code == code)
+      return &cfs_problems[mid];
+    if (cfs_problems[mid].code < code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}

@@ -1,0 +1,434 @@
+/* chunkfs — unit tests for the checker: the problem table, a clean file
+ * system checks clean, each kind of damage is found and fixed, a crash
+ * (writes never flushed) dirties only the chunks it touched and the
+ * incremental check repairs them, and random damage to metadata is
+ * always repaired so that a second check finds nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "chunkfs/check.h"
+#include "chunkfs/fs.h"
+#include "chunkfs/io.h"
+#include "chunkfs/mkfs.h"
+#include "problem.h"
+
+static const uint8_t uuid_a[16] = {1, 2,  3,  4,  5,  6,  7,  8,
+                                   9, 10, 11, 12, 13, 14, 15, 16};
+
+struct img {
+  char dir[64], path[96];
+};
+
+static void
+img_cleanup (struct img *m)
+{
+  unlink (m->path);
+  rmdir (m->dir);
+}
+
+static struct cfs_fs *
+open_fs (struct cfs_io *io, unsigned flags)
+{
+  struct cfs_err err;
+  struct cfs_fs *fs = cfs_fs_open (io, flags, &err);
+
+  ck_assert_msg (fs != NULL, "%s", err.msg);
+  return fs;
+}
+
+static uint64_t
+rnd (uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A 256 MiB chunkfs of 16 MiB chunks with a tree across chunks: top
+ * directories spread by name, files up to 3 MiB, one of 40 MiB (it
+ * continues over chunks), hard links across directories (back-
+ * references), symlinks, a sparse file.
+ */
+static void
+build (struct img *m, uint64_t seed)
+{
+  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
+                            .bytes_per_inode = 16 << 10,
+                            .uuid = uuid_a,
+                            .time_ns = 1};
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_attr a, d[6];
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  char *buf = malloc (40 << 20);
+  int fd, i, j;
+
+  fd_check_tmpdir ("fsck", m->dir, sizeof m->dir);
+  snprintf (m->path, sizeof m->path, "%s/img", m->dir);
+  fd = open (m->path, O_CREAT | O_RDWR, 0600);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (ftruncate (fd, 256 << 20), 0);
+  close (fd);
+  ck_assert_ptr_nonnull (buf);
+  for (i = 0; i < 40 << 20; i++)
+    buf[i] = (char)rnd (&seed);
+  io = cfs_open (m->path, true, &err);
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  ck_assert_msg (cfs_mkfs (io, &o, &s, &err) == 0, "%s", err.msg);
+  fs = open_fs (io, CFS_OPEN_WRITE);
+  for (i = 0; i < 6; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "dir%d", i);
+    ck_assert_int_eq (cfs_mkdir (fs, 1, name, 0755, 0, 0, &d[i]), 0);
+  }
+  for (i = 0; i < 6; i++) {
+    char name[16];
+    for (j = 0; j < 12; j++) {
+      uint64_t size = rnd (&seed) % (3 << 20);
+      snprintf (name, sizeof name, "f%d", j);
+      ck_assert_int_eq (cfs_create (fs, d[i].ino, name, 0100644, 0, 0, &a), 0);
+      ck_assert_int_eq (cfs_pwrite (fs, a.ino, buf, size, 0), (ssize_t)size);
+      if (j == 0) {
+        snprintf (name, sizeof name, "link%d", i);
+        ck_assert_int_eq (cfs_link (fs, a.ino, d[(i + 1) % 6].ino, name, &a),
+                          0);
+      }
+    }
+    ck_assert_int_eq (cfs_symlink (fs, d[i].ino, "sym", "../dir0/f1", 0, 0, &a),
+                      0);
+    ck_assert_int_eq (cfs_mkdir (fs, d[i].ino, "sub", 0700, 0, 0, &a), 0);
+  }
+  ck_assert_int_eq (cfs_create (fs, 1, "big", 0100600, 0, 0, &a), 0);
+  ck_assert_int_eq (cfs_pwrite (fs, a.ino, buf, 40 << 20, 0), 40 << 20);
+  ck_assert_int_eq (cfs_create (fs, d[2].ino, "sparse", 0100600, 0, 0, &a), 0);
+  ck_assert_int_eq (cfs_pwrite (fs, a.ino, "x", 1, 100 << 20), 1);
+  ck_assert_msg (cfs_fs_close (fs, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  free (buf);
+}
+
+static struct cfs_check_result
+check (const char *path, enum cfs_check_mode mode, bool full)
+{
+  struct cfs_check_opts o = {
+      .mode = mode, .full = full, .out = NULL, .progress_fd = -1, .name = path};
+  struct cfs_check_result r;
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, mode != CFS_CHECK_NO, &err);
+
+  if (getenv ("FSCK_VERBOSE"))
+    o.out = stderr;
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  cfs_check (io, &o, &r);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  return r;
+}
+
+/* A repair, then a check that must find nothing. */
+static void
+repair_converges (const char *path, bool full)
+{
+  struct cfs_check_result r = check (path, CFS_CHECK_YES, full);
+
+  ck_assert_msg (!(r.exit & ~CFS_EXIT_CORRECTED), "repair exit %u", r.exit);
+  r = check (path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.exit == 0 && r.problems == 0,
+                 "after the repair: exit %u, %llu problems", r.exit,
+                 (unsigned long long)r.problems);
+}
+
+static void
+corrupt (const char *path, uint64_t block, uint32_t offset, uint8_t xor)
+{
+  int fd = open (path, O_RDWR);
+  unsigned char b;
+  off_t at = (off_t)(block * CFS_BLOCK + offset);
+
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (pread (fd, &b, 1, at), 1);
+  b ^= xor;
+  ck_assert_int_eq (pwrite (fd, &b, 1, at), 1);
+  close (fd);
+}
+
+START_TEST (test_problem_table)
+{
+  size_t i;
+
+  ck_assert_uint_gt (cfs_nproblems, 20);
+  for (i = 0; i < cfs_nproblems; i++) {
+    const struct cfs_problem *p = &cfs_problems[i];
+    ck_assert_msg (i == 0 || cfs_problems[i - 1].code < p->code,
+                   "problem %06X out of order or repeated", p->code);
+    ck_assert_msg (p->msg && p->msg[0] && p->prompt && p->prompt[0],
+                   "problem %06X lacks words", p->code);
+    ck_assert_msg ((p->code >> 16) < CFS_CHECK_PASSES,
+                   "problem %06X names no pass", p->code);
+    ck_assert_ptr_eq (cfs_problem (p->code), p);
+  }
+  ck_assert_ptr_null (cfs_problem (0xFFFFFF));
+}
+END_TEST
+
+START_TEST (test_clean)
+{
+  struct img m;
+  struct cfs_check_result r;
+
+  build (&m, 1);
+  r = check (m.path, CFS_CHECK_NO, false);
+  ck_assert_uint_eq (r.exit, 0);
+  ck_assert_uint_eq (r.checked, 0); /* nothing dirty: nothing to read */
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems",
+                 r.exit, (unsigned long long)r.problems);
+  ck_assert_uint_gt (r.checked, 6);
+  ck_assert_uint_gt (r.files, 80);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Operations after the last sync, their unflushed writes lost at a power
+ * cut: the chunks they touched are exactly the dirty ones, the check
+ * looks at those only, and leaves a file system that checks clean.
+ */
+START_TEST (test_crash)
+{
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    struct cfs_test_faults f = {.volatile_writes = true};
+    struct img m;
+    struct cfs_err err;
+    struct cfs_io *io;
+    struct cfs_fs *fs;
+    struct cfs_attr a, d;
+    struct cfs_check_result r;
+    char name[32];
+    uint64_t s = seed;
+    int i;
+
+    build (&m, seed);
+    io = cfs_test_io (cfs_open (m.path, true, &err), &f);
+    fs = open_fs (io, CFS_OPEN_WRITE);
+    ck_assert_int_eq (cfs_lookup (fs, 1, "dir3", &d), 0);
+    for (i = 0; i < 20; i++) {
+      snprintf (name, sizeof name, "new%d", i);
+      ck_assert_int_eq (cfs_create (fs, d.ino, name, 0100644, 0, 0, &a), 0);
+      ck_assert_int_gt (cfs_pwrite (fs, a.ino, "data", 4, rnd (&s) % 99999), 0);
+      if (i % 3 == 0) {
+        snprintf (name, sizeof name, "f%d", i % 12);
+        cfs_unlink (fs, d.ino, name);
+      }
+      if (i == 5)
+        ck_assert_int_eq (cfs_rename (fs, d.ino, "sub", 1, "moved", 0), 0);
+      /* Part of the work is flushed, as the cache writes back. */
+      if (i == (int)(seed % 7) * 3) {
+        struct cfs_err e;
+        cfs_flush (io, &e);
+      }
+    }
+    cfs_test_io_drop_unflushed (io);
+    cfs_fs_abandon (fs);
+    ck_assert_int_eq (cfs_close (io, &err), 0);
+
+    r = check (m.path, CFS_CHECK_NO, false);
+    ck_assert_msg (r.checked >= 1 && r.checked < r.chunks,
+                   "checked %u of %u chunks", r.checked, r.chunks);
+    repair_converges (m.path, false);
+    /* And it mounts clean. */
+    io = cfs_open (m.path, true, &err);
+    fs = open_fs (io, CFS_OPEN_WRITE);
+    ck_assert_int_eq (cfs_lookup (fs, 1, "big", &a), 0);
+    ck_assert_uint_eq (a.size, 40 << 20);
+    ck_assert_int_eq (cfs_fs_close (fs, &err), 0);
+    cfs_close (io, &err);
+    img_cleanup (&m);
+  }
+}
+END_TEST
+
+/* The absolute block holding inode (c, i) and its offset there. */
+static void
+inode_at (const char *path, uint64_t ref, uint64_t *block, uint32_t *off)
+{
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, false, &err);
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_super s;
+  struct cfs_geometry g;
+  uint32_t i = (uint32_t)ref;
+
+  ck_assert_int_eq (cfs_read (io, 0, 1, blk, &err), 0);
+  ck_assert_int_eq (cfs_super_decode (blk, &s, &err), 0);
+  cfs_geometry (&s, &g);
+  *block = cfs_block (&s, (uint32_t)(ref >> 32),
+                      g.inode_table + i / CFS_INODES_PER_BLOCK);
+  *off = i % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE;
+  cfs_close (io, &err);
+}
+
+static uint64_t
+lookup_ino (const char *path, const char *dir, const char *name)
+{
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, false, &err);
+  struct cfs_fs *fs = open_fs (io, 0);
+  struct cfs_attr d, a;
+
+  ck_assert_int_eq (cfs_lookup (fs, 1, dir, &d), 0);
+  ck_assert_int_eq (cfs_lookup (fs, d.ino, name, &a), 0);
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  return a.ino;
+}
+
+/* A damaged inode in a clean chunk: the incremental check trusts the
+ * chunk (nothing marked it), -f finds it, -y clears it, the entries
+ * naming it go, and the second run is clean.
+ */
+START_TEST (test_bad_inode)
+{
+  struct img m;
+  struct cfs_check_result r;
+  uint64_t blk;
+  uint32_t off;
+
+  build (&m, 2);
+  inode_at (m.path, lookup_ino (m.path, "dir1", "f3"), &blk, &off);
+  corrupt (m.path, blk, off + 20, 0x40);
+  r = check (m.path, CFS_CHECK_NO, false);
+  ck_assert_uint_eq (r.exit, 0);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.exit, CFS_EXIT_UNCORRECTED);
+  repair_converges (m.path, true);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* A continuation inode of the 40 MiB file destroyed: the chain breaks,
+ * the file is cut where it broke, and the continuations after the break
+ * are freed.
+ */
+START_TEST (test_broken_chain)
+{
+  struct img m;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_attr a;
+  struct cfs_check_result r;
+  unsigned char slot[CFS_INODE_SIZE];
+  uint64_t blk, next;
+  uint32_t off;
+  int fd;
+
+  build (&m, 3);
+  io = cfs_open (m.path, false, &err);
+  fs = open_fs (io, 0);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "big", &a), 0);
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  inode_at (m.path, a.ino, &blk, &off);
+  fd = open (m.path, O_RDWR);
+  ck_assert_int_eq (
+      pread (fd, slot, sizeof slot, (off_t)(blk * CFS_BLOCK + off)),
+      (ssize_t)sizeof slot);
+  next = cfs_get64 (slot + 72);
+  ck_assert_uint_ne (next, 0); /* it does continue */
+  inode_at (m.path, next, &blk, &off);
+  memset (slot, 0xA5, sizeof slot);
+  ck_assert_int_eq (
+      pwrite (fd, slot, sizeof slot, (off_t)(blk * CFS_BLOCK + off)),
+      (ssize_t)sizeof slot);
+  close (fd);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.exit, CFS_EXIT_UNCORRECTED);
+  repair_converges (m.path, true);
+  io = cfs_open (m.path, false, &err);
+  fs = open_fs (io, 0);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "big", &a), 0);
+  ck_assert_uint_lt (a.size, 40 << 20); /* cut where it broke */
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Metadata blocks hit at random (bits flipped, blocks zeroed or filled
+ * with garbage):
+ * whatever the damage, -y repairs it and a second check is clean.
+ */
+START_TEST (test_random_damage)
+{
+  struct img m;
+  uint64_t seed = 77;
+  int round;
+
+  build (&m, 4);
+  for (round = 0; round < 150; round++) {
+    struct cfs_err err;
+    struct cfs_io *io = cfs_open (m.path, false, &err);
+    unsigned char blk[CFS_BLOCK];
+    struct cfs_super s;
+    struct cfs_geometry g;
+    uint32_t c, local;
+    int hits = 1 + (int)(rnd (&seed) % 3), h;
+
+    ck_assert_int_eq (cfs_read (io, 0, 1, blk, &err), 0);
+    ck_assert_int_eq (cfs_super_decode (blk, &s, &err), 0);
+    cfs_geometry (&s, &g);
+    cfs_close (io, &err);
+    for (h = 0; h < hits; h++) {
+      uint64_t block;
+      int how = (int)(rnd (&seed) % 8);
+      c = (uint32_t)(rnd (&seed) % 8);
+      /* Metadata: header, bitmaps, inode table, or an early data block
+       * (directories, indirect blocks and back-references live there);
+       * now and then the superblock or the dirty map.
+       */
+      local = (uint32_t)(rnd (&seed) % (g.first_data + 64));
+      block =
+          how == 7 ? rnd (&seed) % CFS_FIRST_CHUNK : cfs_block (&s, c, local);
+      if (how < 5)
+        corrupt (m.path, block, (uint32_t)(rnd (&seed) % CFS_BLOCK),
+                 (uint8_t)(1u << rnd (&seed) % 8));
+      else {
+        unsigned char junk[CFS_BLOCK];
+        int fd = open (m.path, O_RDWR);
+        for (size_t b = 0; b < sizeof junk; b++)
+          junk[b] = how == 5 ? 0 : (unsigned char)rnd (&seed);
+        ck_assert_int_eq (
+            pwrite (fd, junk, sizeof junk, (off_t)(block * CFS_BLOCK)),
+            CFS_BLOCK);
+        close (fd);
+      }
+    }
+    repair_converges (m.path, true);
+  }
+  img_cleanup (&m);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"problem_table", test_problem_table},
+      {"clean", test_clean},
+      {"crash", test_crash},
+      {"bad_inode", test_bad_inode},
+      {"broken_chain", test_broken_chain},
+      {"random_damage", test_random_damage},
+  };
+
+  return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);
+}
