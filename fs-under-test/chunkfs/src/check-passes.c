@@ -446,10 +446,9 @@ load_backrefs (struct ck *k)
   if (bad) {
     char why[256];
     snprintf (why, sizeof why, "%s", bad);
-    for (b = 0; b < k->h.backref_blocks; b++)
-      if (k->h.backref_block + b < k->g.chunk_blocks &&
-          k->h.backref_block + b >= k->g.first_data)
-        set_used (k, k->h.backref_block + b, false);
+    for (j = 0; j < b; j++) /* the blocks claimed before the bad one */
+      set_used (k, k->h.backref_block + j, false);
+    k->h.backref_block = k->h.backref_blocks = 0;
     k->nbr = 0;
     if (ck_fix (k, PR_1_BACKREFS_BAD, k->c, why))
       k->br_changed = true;

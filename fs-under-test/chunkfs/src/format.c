@@ -256,7 +256,19 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
   h->backref_block = cfs_get32 (p + 48);
   h->backref_blocks = cfs_get32 (p + 52);
   super_read_fields (p + 56, &h->super);
-  return check_geometry (&h->super, err);
+  if (check_geometry (&h->super, err) == -1)
+    return -1;
+  /* Fields every reader sizes loops by: within the chunk. */
+  if (h->free_blocks > h->super.chunk_blocks ||
+      h->free_inodes > h->super.inodes_per_chunk ||
+      (h->backref_block && (h->backref_blocks == 0 ||
+                            (uint64_t)h->backref_block + h->backref_blocks >
+                                h->super.chunk_blocks))) {
+    snprintf (err->msg, sizeof err->msg,
+              "%s: free counts or back-reference table out of range", what);
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- inodes ---- */

@@ -139,7 +139,8 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
     int rc;
     if (fs->chunks[c].br_changed && (rc = cfs_backrefs_write (fs, c)) < 0) {
       if (rc != -EIO)
-        cfs_fs_eio (fs, "chunk %u: back-reference table: %s", c, strerror (-rc));
+        cfs_fs_eio (fs, "chunk %u: back-reference table: %s", c,
+                    strerror (-rc));
       r = -1;
     }
   }
