@@ -33,6 +33,7 @@ struct fd_disk {
   char fusedir[PATH_MAX], fusefile[PATH_MAX], fusepid[PATH_MAX];
   char dev[64];
   char mount[PATH_MAX];
+  char fsname[32]; /* the adapter's */
   char fstype[32];
   char mount_opts[64];
   pid_t nbdkit_pid, nbdfuse_pid;
@@ -350,6 +351,18 @@ fd_disk_mount (struct fd_disk *d, struct fm_err *err)
 
   if (d->mounted || !d->mount[0])
     return 0;
+  {
+    struct fm_err e;
+    const struct fd_fs *fs = d->fsname[0] ? fd_fs_find (d->fsname, &e) : NULL;
+    if (fs && fs->mount_cmd[0]) {
+      char *cmd[FD_ARGV_MAX + 1];
+      fd_fs_argv_at (fs->mount_cmd, d->dev, d->mount, cmd);
+      if (fd_run_ok (cmd, TOOL_TIMEOUT, err) == -1)
+        return -1;
+      d->mounted = true;
+      return 0;
+    }
+  }
   if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1)
     return -1;
   d->mounted = true;
@@ -395,8 +408,10 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     free (d);
     return NULL;
   }
-  if (fs)
+  if (fs) {
+    snprintf (d->fsname, sizeof d->fsname, "%s", fs->name);
     snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
+  }
   if (fs)
     snprintf (d->mount_opts, sizeof d->mount_opts, "%s",
               fs->mount_opts ? fs->mount_opts : "");
@@ -559,10 +574,10 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
   fprintf (fp,
            "dir=%s\nsockdir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\n"
            "fuse_mounted=%d\ndev=%s\nmount=%s\nmounted=%d\nfstype=%s\n"
-           "mount_opts=%s\n",
+           "mount_opts=%s\nfs=%s\n",
            d->dir, d->sockdir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid,
            d->fuse_mounted, d->dev, d->mount, d->mounted, d->fstype,
-           d->mount_opts);
+           d->mount_opts, d->fsname);
   if (fclose (fp) == EOF) {
     snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
     return -1;
@@ -611,6 +626,8 @@ fd_disk_load (const char *path, struct fm_err *err)
       snprintf (d->fstype, sizeof d->fstype, "%s", v);
     else if (strcmp (line, "mount_opts") == 0)
       snprintf (d->mount_opts, sizeof d->mount_opts, "%s", v);
+    else if (strcmp (line, "fs") == 0)
+      snprintf (d->fsname, sizeof d->fsname, "%s", v);
   }
   fclose (fp);
   if (!d->dir[0]) {

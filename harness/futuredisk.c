@@ -1,6 +1,8 @@
 /* futuredisk — harness: the `futuredisk` command and its dispatch table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -68,6 +70,21 @@ main (int argc, char **argv)
     usage (stdout);
     return 0;
   }
+#ifdef FD_CHUNKFS_BUILD_DIR
+  /* Run from the build tree: its chunkfs tools (mkfs.chunkfs,
+   * fsck.chunkfs, chunkfs) come before any installed ones.
+   */
+  if (access (FD_CHUNKFS_BUILD_DIR "/fsck.chunkfs", X_OK) == 0) {
+    const char *path = getenv ("PATH");
+    size_t len = strlen (FD_CHUNKFS_BUILD_DIR) + (path ? strlen (path) : 0) + 2;
+    char *p = malloc (len);
+    if (p) {
+      snprintf (p, len, "%s:%s", FD_CHUNKFS_BUILD_DIR, path ? path : "");
+      setenv ("PATH", p, 1);
+      free (p);
+    }
+  }
+#endif
   if (strcmp (argv[1], "--version") == 0) {
     printf ("futuredisk %s\n", FUTUREDISK_VERSION);
     return 0;

@@ -1,10 +1,7 @@
 /* futuredisk — fs-under-test: the ext4 adapter (e2fsprogs).
  *
- * e2fsck's exit code is a sum of bits (e2fsck(8)): 1 errors corrected,
- * 2 corrected and the system should reboot, 4 errors left uncorrected,
- * 8 operational error, 16 usage, 32 cancelled, 128 shared-library error.
- * With -n, problems found give 4.  -tt prints each pass's
- * elapsed/user/system seconds (reference harness-anchors.md §5).
+ * e2fsck's exit code is a sum of bits (fd_outcome_e2fsck).  -tt prints each
+ * pass's elapsed/user/system seconds (reference harness-anchors.md §5).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +9,6 @@
 
 #include "fsadapter.h"
 #include "proc.h"
-
-static enum fd_outcome
-ext4_outcome (int status, int signal, bool repair)
-{
-  if (status < 0)
-    return FD_CHECKER_CRASH; /* (a timeout is the caller's to tell) */
-  if (status >= 8)
-    return FD_CHECKER_ERROR;
-  if (status & 4)
-    return FD_UNFIXED;
-  if (status & 3)
-    return repair ? FD_FIXED : FD_UNFIXED;
-  return FD_CLEAN;
-}
 
 /* "Pass 1: Memory used: 132k/0k (38k/95k), time:  0.00/ 0.00/ 0.00" */
 static size_t
@@ -181,7 +164,7 @@ const struct fd_fs fd_fs_ext4 = {
     .mount_opts = "noinit_itable",
     .check = {"e2fsck", "-fn", "-tt", "{dev}"},
     .repair = {"e2fsck", "-fy", "-tt", "{dev}"},
-    .outcome = ext4_outcome,
+    .outcome = fd_outcome_e2fsck,
     .passes = ext4_passes,
     .locate = ext4_locate,
     .target_types = "data inode dir journal superblock gdt block-bitmap "

@@ -4,10 +4,10 @@
 
 #include "fsadapter.h"
 
-extern const struct fd_fs fd_fs_ext4, fd_fs_xfs, fd_fs_btrfs;
+extern const struct fd_fs fd_fs_ext4, fd_fs_xfs, fd_fs_btrfs, fd_fs_chunkfs;
 
 static const struct fd_fs *const adapters[] = {&fd_fs_ext4, &fd_fs_xfs,
-                                               &fd_fs_btrfs};
+                                               &fd_fs_btrfs, &fd_fs_chunkfs};
 
 #define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
 
@@ -21,6 +21,20 @@ fd_outcome_name (enum fd_outcome o)
   };
 
   return (size_t)o < sizeof names / sizeof names[0] ? names[o] : "?";
+}
+
+enum fd_outcome
+fd_outcome_e2fsck (int status, int signal, bool repair)
+{
+  if (status < 0)
+    return FD_CHECKER_CRASH; /* (a timeout is the caller's to tell) */
+  if (status >= 8)
+    return FD_CHECKER_ERROR;
+  if (status & 4)
+    return FD_UNFIXED;
+  if (status & 3)
+    return repair ? FD_FIXED : FD_UNFIXED;
+  return FD_CLEAN;
 }
 
 const char *
@@ -47,12 +61,21 @@ fd_fs_find (const char *name, struct fm_err *err)
 }
 
 void
-fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
-            char *argv[FD_ARGV_MAX + 1])
+fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
+               const char *mnt, char *argv[FD_ARGV_MAX + 1])
 {
   size_t i;
 
   for (i = 0; i < FD_ARGV_MAX && tmpl[i]; i++)
-    argv[i] = (char *)(strcmp (tmpl[i], "{dev}") == 0 ? dev : tmpl[i]);
+    argv[i] = (char *)(strcmp (tmpl[i], "{dev}") == 0          ? dev
+                       : strcmp (tmpl[i], "{mnt}") == 0 && mnt ? mnt
+                                                               : tmpl[i]);
   argv[i] = NULL;
+}
+
+void
+fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
+            char *argv[FD_ARGV_MAX + 1])
+{
+  fd_fs_argv_at (tmpl, dev, NULL, argv);
 }

@@ -32,6 +32,13 @@ enum fd_outcome {
 
 extern const char *fd_outcome_name (enum fd_outcome o);
 
+/* e2fsck's exit code, a sum of bits (e2fsck(8)): 1 errors corrected, 2
+ * corrected and the system should reboot, 4 errors left uncorrected, 8
+ * operational error, 16 usage, 32 cancelled, 128 shared-library error;
+ * with -n, problems found give 4.  fsck.chunkfs uses the same bits.
+ */
+extern enum fd_outcome fd_outcome_e2fsck (int status, int signal, bool repair);
+
 #define FD_ARGV_MAX 16
 
 /* One pass of a checker and its elapsed seconds. */
@@ -42,9 +49,13 @@ struct fd_pass {
 
 struct fd_fs {
   const char *name;
-  const char *mount_type;          /* mount -t */
-  uint64_t min_size;               /* smallest disk its mkfs accepts */
-  const char *mount_opts;          /* mount -o, or NULL */
+  const char *mount_type; /* mount -t */
+  uint64_t min_size;      /* smallest disk its mkfs accepts */
+  const char *mount_opts; /* mount -o, or NULL */
+  /* Mount with this instead of mount(8) ("{dev}", "{mnt}"): a FUSE file
+   * system's own command; unmounting is umount(8) for every file system.
+   */
+  const char *mount_cmd[FD_ARGV_MAX];
   const char *mkfs[FD_ARGV_MAX];   /* make the file system */
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
@@ -85,6 +96,9 @@ extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);
 extern const char *fd_fs_name (size_t i);
 
 /* Fill argv from a template, "{dev}" replaced by dev (into buf). */
+/* The same with "{mnt}" standing for the mount point. */
+extern void fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
+                           const char *mnt, char *argv[FD_ARGV_MAX + 1]);
 extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                         char *argv[FD_ARGV_MAX + 1]);
 

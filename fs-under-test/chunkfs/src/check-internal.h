@@ -69,7 +69,11 @@ struct ck {
   struct backref *br;
   uint32_t nbr, abr;
   bool br_changed;
-  bool left; /* a problem here stays unfixed: write no bitmaps */
+  bool left;       /* a problem here stays unfixed: write no bitmaps */
+  bool incomplete; /* names of its inodes are not all known yet (its
+                    * back-reference table is gone, or an entry names a
+                    * chunk still to be rebuilt): no orphans, no link
+                    * counts until it is checked again */
 };
 
 /* ---- check.c ---- */
@@ -93,10 +97,11 @@ extern int ck_inode (struct ck *k, uint64_t ref, struct cfs_inode *in);
 extern int ck_put_inode (struct ck *k, uint64_t ref,
                          const struct cfs_inode *in);
 /* Does directory dref hold an entry naming target (with that name hash,
- * unless hash is 0)?  1 yes, 0 no, -1 unreadable.
+ * unless hash is 0)?  1 yes (and the name's hash in *found, if given),
+ * 0 no, -1 unreadable.
  */
 extern int ck_dir_names (struct ck *k, uint64_t dref, uint64_t target,
-                         uint32_t hash);
+                         uint32_t hash, uint32_t *found);
 /* A name for (target) in lost+found: "#chunk.inode".  0, or -1. */
 extern int ck_lost_found (struct ck *k, uint64_t target, uint32_t gen,
                           uint8_t type);

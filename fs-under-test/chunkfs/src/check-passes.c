@@ -400,6 +400,24 @@ dir_layout (struct ck *k, uint32_t i)
   }
 }
 
+/* The back-reference table is gone: which entries in other chunks name
+ * this chunk's inodes is known only by reading every directory.  Every
+ * chunk is checked (each entry naming an inode here brings its back-
+ * reference back), then this one again; until then no file here is
+ * called an orphan.
+ */
+static void
+lose_backrefs (struct ck *k)
+{
+  uint32_t c;
+
+  k->incomplete = true;
+  for (c = 0; c < k->sb.chunks; c++)
+    if (c != k->c)
+      ck_queue (k, c);
+  ck_queue (k, k->c);
+}
+
 static void
 load_backrefs (struct ck *k)
 {
@@ -450,8 +468,10 @@ load_backrefs (struct ck *k)
       set_used (k, k->h.backref_block + j, false);
     k->h.backref_block = k->h.backref_blocks = 0;
     k->nbr = 0;
-    if (ck_fix (k, PR_1_BACKREFS_BAD, k->c, why))
+    if (ck_fix (k, PR_1_BACKREFS_BAD, k->c, why)) {
       k->br_changed = true;
+      lose_backrefs (k);
+    }
   }
 }
 
@@ -517,6 +537,7 @@ read_header (struct ck *k)
     k->h.generation = cfs_get64 (blk + 16) + 1;
     k->h.super = k->sb;
     k->br_changed = true; /* the table's place was in the header */
+    lose_backrefs (k);
     return 0;
   }
   if (ck_fix (k, PR_0_CHUNK_LOST, k->c)) {
@@ -590,6 +611,18 @@ check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
   uint64_t target = cfs_ref (tc, ti);
   struct cfs_inode in;
 
+  /* A target in a chunk whose header cannot be read yet: that chunk is
+   * checked (its header rebuilt) first, then this one again.
+   */
+  if (tc < k->sb.chunks && tc != k->c && !(k->queued[tc] & 0x7f)) {
+    struct cfs_chunk_header th;
+    if (ck_header (k, tc, &th) == -1) {
+      ck_queue (k, tc);
+      ck_queue (k, k->c);
+      k->incomplete = true;
+      return 0;
+    }
+  }
   if (tc >= k->sb.chunks || ti >= k->g.inodes || bad_name (e + 16, e[14]) ||
       ck_inode (k, target, &in) == -1 || (in.flags & CFS_INODE_CONT)) {
     if (ck_fix (k, PR_2_ENTRY_TARGET, name, k->c, dir, tc, ti)) {
@@ -726,7 +759,7 @@ check_backrefs (struct ck *k)
     if (!dup && b->src_chunk != k->c && b->ino > 0 && b->ino < k->g.inodes &&
         k->ino[b->ino].used && !(k->ino[b->ino].in.flags & CFS_INODE_CONT))
       named = ck_dir_names (k, cfs_ref (b->src_chunk, b->src_dir),
-                            cfs_ref (k->c, b->ino), b->hash);
+                            cfs_ref (k->c, b->ino), b->hash, NULL);
     if (named != 1) {
       if (ck_fix (k, PR_4_BACKREF_STALE, k->c, b->ino, b->src_chunk,
                   b->src_dir)) {
@@ -745,6 +778,22 @@ check_backrefs (struct ck *k)
 }
 
 /* ---- pass 3 ---- */
+
+static int
+add_backref (struct ck *k, const struct backref *b)
+{
+  if (k->nbr == k->abr) {
+    uint32_t na = k->abr ? 2 * k->abr : 64;
+    struct backref *nb = realloc (k->br, na * sizeof *nb);
+    if (nb == NULL)
+      return -1;
+    k->br = nb;
+    k->abr = na;
+  }
+  k->br[k->nbr++] = *b;
+  k->br_changed = true;
+  return 0;
+}
 
 static void
 check_parents (struct ck *k)
@@ -766,6 +815,27 @@ check_parents (struct ck *k)
       }
       continue;
     }
+    /* Named by the parent it records, in another chunk, whose
+     * back-reference went missing: the name is good, the back-reference
+     * comes back.
+     */
+    if (ref_chunk (parent) != k->c) {
+      uint32_t hash;
+      if (ck_dir_names (k, parent, me, 0, &hash) == 1) {
+        struct backref b = {i, ref_chunk (parent), ref_ino (parent), hash};
+        char name[32];
+        snprintf (name, sizeof name, "(a name of %u.%u)", k->c, i);
+        if (ck_fix (k, PR_2_BACKREF_MISSING, name, ref_chunk (parent),
+                    ref_ino (parent), k->c, i) &&
+            add_backref (k, &b) == 0) {
+          n->named_by = parent;
+          n->found++;
+        }
+        continue;
+      }
+    }
+    if (k->incomplete)
+      continue; /* a name elsewhere may yet turn up: checked again later */
     if (ck_fix (k, PR_3_DIR_UNCONNECTED, k->c, i, ref_chunk (parent),
                 ref_ino (parent)) &&
         ck_lost_found (k, me, n->in.generation, S_IFDIR >> 12) == 0) {
@@ -797,6 +867,8 @@ check_counts (struct ck *k)
     else if (S_ISDIR (n->in.mode))
       want = 2 + n->subdirs;
     else {
+      if (n->found == 0 && k->incomplete)
+        continue; /* its names may be in chunks not checked yet */
       if (n->found == 0) {
         if (n->in.links == 0) {
           if (ck_fix (k, PR_4_UNLINKED, k->c, i)) {
@@ -814,6 +886,8 @@ check_counts (struct ck *k)
       }
       want = n->found;
     }
+    if (k->incomplete)
+      continue; /* counts wait for the check again */
     if (n->in.links != want &&
         ck_fix (k, PR_4_LINK_COUNT, k->c, i, n->in.links, want)) {
       n->in.links = want;
@@ -973,7 +1047,7 @@ finish_chunk (struct ck *k, uint64_t fixed_before)
     return;
   clock_gettime (CLOCK_REALTIME, &ts);
   k->h.checked = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-  if (!k->left) {
+  if (!k->left && !k->incomplete) {
     k->h.state = CFS_CLEAN;
     k->h.cleaned = k->h.checked;
   } else if (k->h.state == CFS_CLEAN)
@@ -992,6 +1066,7 @@ ck_chunk (struct ck *k, uint32_t c)
 
   k->c = c;
   k->left = false;
+  k->incomplete = false;
   k->nbr = 0;
   k->br_changed = false;
   ck_pass (k, 1);

@@ -331,7 +331,8 @@ dir_bmap (struct ck *k, uint32_t c, const struct cfs_chunk_header *h,
 }
 
 int
-ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash)
+ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash,
+              uint32_t *found)
 {
   uint32_t c = ref_chunk (dref);
   struct cfs_chunk_header h;
@@ -360,9 +361,14 @@ ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash)
           (uint32_t)CFS_DIRENT_FIXED + e[14] > len)
         break;
       if (cfs_get32 (e + 4) != 0 &&
-          cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target &&
-          (hash == 0 || ck_name_hash ((const char *)e + 16, e[14]) == hash))
-        return 1;
+          cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target) {
+        uint32_t nh = ck_name_hash ((const char *)e + 16, e[14]);
+        if (hash == 0 || nh == hash) {
+          if (found)
+            *found = nh;
+          return 1;
+        }
+      }
       off += len;
     }
   }

@@ -983,3 +983,48 @@ cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st)
     st->dirty_chunks += k->h.state >= CFS_DIRTY;
   }
 }
+
+int
+cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
+            uint64_t *abs)
+{
+  uint32_t c = ref_chunk (ino);
+  const struct chunk *k;
+  struct ino n;
+  bool fresh;
+  int r;
+
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  k = &fs->chunks[c];
+  switch (where) {
+    case CFS_AT_INODE:
+      *abs = cfs_block (&fs->sb, c,
+                        fs->g.inode_table + n.i / CFS_INODES_PER_BLOCK);
+      return 0;
+    case CFS_AT_DATA:
+      if ((r = cfs_file_block (fs, &n, 0, false, abs, &fresh)) < 0)
+        return r;
+      return *abs ? 0 : -ENOENT;
+    case CFS_AT_INDIRECT:
+      if (n.in.indirect == 0)
+        return -ENOENT;
+      *abs = cfs_block (&fs->sb, c, n.in.indirect);
+      return 0;
+    case CFS_AT_HEADER:
+      *abs = cfs_block (&fs->sb, c, 0);
+      return 0;
+    case CFS_AT_BLOCK_BITMAP:
+      *abs = cfs_block (&fs->sb, c, fs->g.block_bitmap);
+      return 0;
+    case CFS_AT_INODE_BITMAP:
+      *abs = cfs_block (&fs->sb, c, fs->g.inode_bitmap);
+      return 0;
+    case CFS_AT_BACKREFS:
+      if (k->h.backref_block == 0)
+        return -ENOENT;
+      *abs = cfs_block (&fs->sb, c, k->h.backref_block);
+      return 0;
+  }
+  return -EINVAL;
+}

@@ -7,6 +7,8 @@
 #define FUSE_USE_VERSION 34
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <fuse_lowlevel.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 struct options {
   char *device;
   int force, ro, help, version;
+  int commit; /* seconds between syncs (-o commit=N; 0: only on fsync) */
 };
 
 static struct cfs_fs *fs;
@@ -46,6 +49,9 @@ usage (FILE *fp)
            "  -o force    mount even with dirty or damaged chunks (the\n"
            "              file system was not unmounted cleanly: run\n"
            "              fsck.chunkfs first)\n"
+           "  -o commit=N sync every N seconds while there are changes\n"
+           "              (default 5, as ext4; 0: only on fsync and\n"
+           "              unmount): a crash loses at most N seconds\n"
            "  -f          stay in the foreground\n"
            "  -d          FUSE debugging output (implies -f)\n"
            "  -h, --help  this help\n"
@@ -511,6 +517,53 @@ static const struct fuse_lowlevel_ops ops = {
     .fallocate = op_fallocate,
 };
 
+/* fuse_session_loop, with a sync every `commit` seconds while the file
+ * system has changes: the commit interval bounds what a crash loses, and
+ * how many chunks it leaves dirty.
+ */
+static int
+serve (struct fuse_session *se, int commit)
+{
+  struct fuse_buf buf = {0};
+  struct pollfd p = {.fd = fuse_session_fd (se), .events = POLLIN};
+  double last = (double)now_ns () / 1e9;
+  int r = 0;
+
+  while (!fuse_session_exited (se)) {
+    double now;
+    int n = poll (&p, 1, commit > 0 ? 500 : -1);
+
+    if (n < 0 && errno != EINTR) {
+      r = -errno;
+      break;
+    }
+    if (n > 0) {
+      r = fuse_session_receive_buf (se, &buf);
+      if (r == -EINTR)
+        continue;
+      if (r <= 0) {
+        if (r == -ENODEV)
+          r = 0; /* unmounted */
+        break;
+      }
+      fuse_session_process_buf (se, &buf);
+      r = 0;
+    }
+    now = (double)now_ns () / 1e9;
+    if (commit > 0 && now - last >= commit) {
+      struct cfs_err err;
+      struct cfs_fsstat st;
+      cfs_statfs (fs, &st);
+      if (st.dirty_chunks && cfs_fs_sync (fs, &err) == -1)
+        fprintf (stderr, "%s: %s\n", progname, err.msg);
+      last = now;
+    }
+  }
+  free (buf.mem);
+  fuse_session_reset (se);
+  return r < 0 ? -1 : 0;
+}
+
 enum {
   KEY_HELP,
   KEY_VERSION,
@@ -519,6 +572,7 @@ enum {
 
 static const struct fuse_opt opt_spec[] = {
     {"force", offsetof (struct options, force), 1},
+    {"commit=%d", offsetof (struct options, commit), 0},
     FUSE_OPT_KEY ("ro", KEY_RO),
     FUSE_OPT_KEY ("-h", KEY_HELP),
     FUSE_OPT_KEY ("--help", KEY_HELP),
@@ -557,7 +611,7 @@ int
 main (int argc, char **argv)
 {
   struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
-  struct options o = {0};
+  struct options o = {.commit = 5};
   struct fuse_cmdline_opts co = {0};
   struct fuse_session *se = NULL;
   struct cfs_io *io = NULL;
@@ -578,6 +632,11 @@ main (int argc, char **argv)
   }
   if (fuse_parse_cmdline (&args, &co) != 0)
     return 1;
+  if (o.commit < 0) {
+    fprintf (stderr, "%s: -o commit=%d: seconds, 0 or more\n", progname,
+             o.commit);
+    goto out;
+  }
   if (o.device == NULL || co.mountpoint == NULL) {
     fprintf (stderr, "%s: %s\n", progname,
              o.device ? "no mount point given" : "no device given");
@@ -586,7 +645,15 @@ main (int argc, char **argv)
   }
   /* The kernel checks permissions from the modes chunkfs keeps. */
   fuse_opt_add_arg (&args, "-odefault_permissions");
-  fuse_opt_add_arg (&args, "-ofsname=chunkfs");
+  /* The source mount(8) shows; for a fuseblk mount (-o blkdev, what
+   * `mount -t fuseblk.chunkfs` asks for) it must be the device itself.
+   */
+  {
+    char fsname[PATH_MAX + 16];
+    snprintf (fsname, sizeof fsname, "-ofsname=%s",
+              strpbrk (o.device, ",\\") ? "chunkfs" : o.device);
+    fuse_opt_add_arg (&args, fsname);
+  }
   if ((io = cfs_open (o.device, !o.ro, &err)) == NULL) {
     fprintf (stderr, "%s: %s\n", progname, err.msg);
     goto out;
@@ -604,7 +671,7 @@ main (int argc, char **argv)
   if (fuse_session_mount (se, co.mountpoint) != 0)
     goto out_signals;
   fuse_daemonize (co.foreground);
-  ret = fuse_session_loop (se) != 0;
+  ret = serve (se, o.commit) != 0;
   fuse_session_unmount (se);
 out_signals:
   fuse_remove_signal_handlers (se);

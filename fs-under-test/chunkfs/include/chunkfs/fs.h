@@ -119,4 +119,21 @@ extern int cfs_release (struct cfs_fs *fs, uint64_t ino);
 
 extern void cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st);
 
+/* Where an inode's structures are on the device (the harness's block-type
+ * map aims faults with it): the absolute block of its inode-table block,
+ * its first data block, its (single) indirect block, and its chunk's
+ * header, bitmaps and back-reference table.  -ENOENT if it has none.
+ */
+enum cfs_where {
+  CFS_AT_INODE,
+  CFS_AT_DATA,
+  CFS_AT_INDIRECT,
+  CFS_AT_HEADER,
+  CFS_AT_BLOCK_BITMAP,
+  CFS_AT_INODE_BITMAP,
+  CFS_AT_BACKREFS,
+};
+extern int cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
+                       uint64_t *abs);
+
 #endif
