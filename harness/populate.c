@@ -163,6 +163,21 @@ allocate_file (const char *root, struct fd_entry *e, struct fm_err *err)
   return 0;
 }
 
+/* Everything durable: sync(2), and fsync of the root directory, which
+ * is what reaches a FUSE file system (sync(2) does not call into one).
+ */
+static void
+sync_all (const char *root)
+{
+  int fd;
+
+  sync ();
+  if ((fd = open (root, O_RDONLY | O_DIRECTORY)) != -1) {
+    fsync (fd);
+    close (fd);
+  }
+}
+
 int
 fd_populate (const char *root, const struct fd_populate_opts *o,
              struct fd_manifest *m, struct fm_err *err)
@@ -286,7 +301,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
      * left in flight: the audit then tells what a crash costs.
      */
     if (o->no_sync && !half_synced && m->bytes >= target / 2) {
-      sync ();
+      sync_all (root);
       half_synced = true;
     }
     if (push (m, &e) == -1) {
@@ -302,7 +317,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
     }
   }
   if (!o->no_sync)
-    sync ();
+    sync_all (root);
   free (dirs);
   return 0;
 
