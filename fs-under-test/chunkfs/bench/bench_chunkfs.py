@@ -29,6 +29,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests"))
+from daemons import chunkfs_daemons  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 QUICK = "--quick" in sys.argv
 PLUGIN = f"{BUILD}/nbdplugin/nbdkit-futuredisk-plugin.so"
@@ -107,20 +111,6 @@ class Disk:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def chunkfs_pids(where):
-    out = []
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and os.path.basename(argv[0]) == b"chunkfs" and \
-                where.encode() in argv:
-            out.append(int(pid))
-    return out
-
-
 def mount_chunkfs(disk, mnt, *opts):
     args = [f"{TOOLS}/chunkfs"]
     for o in opts:
@@ -130,7 +120,7 @@ def mount_chunkfs(disk, mnt, *opts):
 
 def umount_chunkfs(disk, mnt):
     subprocess.run(["fusermount3", "-u", mnt], check=True)
-    while chunkfs_pids(disk.uri):
+    while chunkfs_daemons(disk.uri):
         time.sleep(0.05)
 
 
@@ -179,7 +169,7 @@ def bench_chunkfs(profile, size):
                     f.flush()
                 with open(os.path.join(mnt, f"top{d:02d}/new"), "wb") as f:
                     f.write(b"x" * 5000)
-            for pid in chunkfs_pids(disk.uri):
+            for pid in chunkfs_daemons(disk.uri):
                 os.kill(pid, 9)
             subprocess.run(["fusermount3", "-u", "-z", mnt])
             ctl(disk.ctl, "powercut")
@@ -198,7 +188,7 @@ def bench_chunkfs(profile, size):
         res["full"] = {"virtual_s": v, "wall_s": w}
         log(f"chunkfs {profile} {size} -f: {v:.3f} virtual s, {w:.1f} wall s")
     finally:
-        if chunkfs_pids(disk.uri):
+        if chunkfs_daemons(disk.uri):
             subprocess.run(["fusermount3", "-u", "-z", mnt])
         disk.close()
         os.rmdir(mnt)
@@ -267,7 +257,7 @@ def throughput(fs):
         return {"write_MBps": w, "read_MBps": r}
     finally:
         if fs == "chunkfs":
-            if chunkfs_pids(disk.uri):
+            if chunkfs_daemons(disk.uri):
                 umount_chunkfs(disk, mnt)
         else:
             subprocess.run(["umount", mnt], capture_output=True)

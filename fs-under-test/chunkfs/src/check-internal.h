@@ -105,6 +105,8 @@ extern int ck_dir_names (struct ck *k, uint64_t dref, uint64_t target,
 /* A name for (target) in lost+found: "#chunk.inode".  0, or -1. */
 extern int ck_lost_found (struct ck *k, uint64_t target, uint32_t gen,
                           uint8_t type);
+/* One more back-reference in the table of the chunk being checked. */
+extern int ck_add_backref (struct ck *k, const struct backref *b);
 /* Back-references waiting to be added to chunk c. */
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */

@@ -449,16 +449,9 @@ load_backrefs (struct ck *k)
     set_used (k, local, true);
     for (j = 0; j < n; j++) {
       const unsigned char *p = blk + CFS_HEADER_SIZE + 4 + 16 * j;
-      if (k->nbr == k->abr) {
-        uint32_t na = k->abr ? 2 * k->abr : 64;
-        struct backref *nb = realloc (k->br, na * sizeof *nb);
-        if (nb == NULL)
-          return;
-        k->br = nb;
-        k->abr = na;
-      }
-      k->br[k->nbr++] = (struct backref){cfs_get32 (p), cfs_get32 (p + 4),
-                                         cfs_get32 (p + 8), cfs_get32 (p + 12)};
+      if (cfs_br_reserve (&k->br, k->nbr, &k->abr) == -1)
+        return;
+      k->br[k->nbr++] = cfs_br_decode (p);
     }
   }
   if (bad) {
@@ -493,18 +486,8 @@ merge_pending (struct ck *k)
       bool have = false;
       for (j = 0; j < k->nbr && !have; j++)
         have = !memcmp (&k->br[j], &k->pend[i].br, sizeof k->br[j]);
-      if (!have) {
-        if (k->nbr == k->abr) {
-          uint32_t na = k->abr ? 2 * k->abr : 64;
-          struct backref *nb = realloc (k->br, na * sizeof *nb);
-          if (nb == NULL)
-            return;
-          k->br = nb;
-          k->abr = na;
-        }
-        k->br[k->nbr++] = k->pend[i].br;
-        k->br_changed = true;
-      }
+      if (!have && ck_add_backref (k, &k->pend[i].br) == -1)
+        return;
       k->pend[i] = k->pend[--k->npend];
     }
   }
@@ -779,22 +762,6 @@ check_backrefs (struct ck *k)
 
 /* ---- pass 3 ---- */
 
-static int
-add_backref (struct ck *k, const struct backref *b)
-{
-  if (k->nbr == k->abr) {
-    uint32_t na = k->abr ? 2 * k->abr : 64;
-    struct backref *nb = realloc (k->br, na * sizeof *nb);
-    if (nb == NULL)
-      return -1;
-    k->br = nb;
-    k->abr = na;
-  }
-  k->br[k->nbr++] = *b;
-  k->br_changed = true;
-  return 0;
-}
-
 static void
 check_parents (struct ck *k)
 {
@@ -827,7 +794,7 @@ check_parents (struct ck *k)
         snprintf (name, sizeof name, "(a name of %u.%u)", k->c, i);
         if (ck_fix (k, PR_2_BACKREF_MISSING, name, ref_chunk (parent),
                     ref_ino (parent), k->c, i) &&
-            add_backref (k, &b) == 0) {
+            ck_add_backref (k, &b) == 0) {
           n->named_by = parent;
           n->found++;
         }

@@ -375,6 +375,16 @@ ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash,
   return 0;
 }
 
+int
+ck_add_backref (struct ck *k, const struct backref *b)
+{
+  if (cfs_br_reserve (&k->br, k->nbr, &k->abr) == -1)
+    return -1;
+  k->br[k->nbr++] = *b;
+  k->br_changed = true;
+  return 0;
+}
+
 void
 ck_add_pending (struct ck *k, uint32_t c, const struct backref *b)
 {
@@ -420,9 +430,8 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
       return -1;
     n = cfs_get32 (blk + CFS_HEADER_SIZE);
     for (i = 0; i < n && i < CFS_BACKREFS_PER_BLOCK; i++) {
-      const unsigned char *p = blk + CFS_HEADER_SIZE + 4 + 16 * i;
-      if (cfs_get32 (p) == b->ino && cfs_get32 (p + 4) == b->src_chunk &&
-          cfs_get32 (p + 8) == b->src_dir && cfs_get32 (p + 12) == b->hash)
+      struct backref r = cfs_br_decode (blk + CFS_HEADER_SIZE + 4 + 16 * i);
+      if (!memcmp (&r, b, sizeof r))
         return 1;
     }
   }
@@ -430,20 +439,6 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
 }
 
 /* ---- lost+found ---- */
-
-static void
-put_entry (unsigned char *e, const char *name, uint64_t target, uint32_t gen,
-           uint8_t type)
-{
-  size_t nlen = strlen (name);
-
-  cfs_put32 (e, ref_chunk (target));
-  cfs_put32 (e + 4, ref_ino (target));
-  cfs_put32 (e + 8, gen);
-  e[14] = (unsigned char)nlen;
-  e[15] = type;
-  memcpy (e + 16, name, nlen);
-}
 
 /* Room for an entry of `need` bytes in directory block blk: its offset,
  * after splitting an entry if needed; 0 if none.
@@ -567,7 +562,8 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     d.size += CFS_BLOCK;
     d.mapped = d.size;
   }
-  put_entry (blk + off, name, target, gen, type);
+  cfs_dirent_encode (blk + off, name, ref_chunk (target), ref_ino (target), gen,
+                     type);
   cfs_put64 (blk + 16, h.generation);
   cfs_meta_seal (k->sb.uuid, blk);
   if (ck_write (k, cfs_block (&k->sb, 0, local), blk) == -1)
@@ -580,16 +576,8 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     struct backref b = {ref_ino (target), 0, CFS_LOST_FOUND_INO,
                         ck_name_hash (name, strlen (name))};
     if (k->ino && ref_chunk (target) == k->c) {
-      if (k->nbr == k->abr) {
-        uint32_t na = k->abr ? 2 * k->abr : 16;
-        struct backref *nb = realloc (k->br, na * sizeof *nb);
-        if (nb == NULL)
-          return -1;
-        k->br = nb;
-        k->abr = na;
-      }
-      k->br[k->nbr++] = b;
-      k->br_changed = true;
+      if (ck_add_backref (k, &b) == -1)
+        return -1;
     } else {
       ck_add_pending (k, ref_chunk (target), &b);
       ck_touch_other (k, ref_chunk (target));

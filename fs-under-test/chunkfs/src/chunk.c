@@ -8,15 +8,6 @@
 
 #include "fs-internal.h"
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int
 write_header (struct cfs_fs *fs, uint32_t c, bool fua)
 {
@@ -430,7 +421,7 @@ int
 cfs_chunks_clean (struct cfs_fs *fs)
 {
   struct cfs_err err;
-  uint64_t now = now_ns ();
+  uint64_t now = cfs_now_ns ();
   uint32_t c, j;
   int r = 0;
 

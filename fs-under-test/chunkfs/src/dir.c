@@ -152,16 +152,9 @@ cfs_backrefs_load (struct cfs_fs *fs, uint32_t c)
                          b);
     for (j = 0; j < n; j++) {
       const unsigned char *p = blk->d + CFS_HEADER_SIZE + 4 + 16 * j;
-      if (k->nbr == k->abr) {
-        uint32_t na = k->abr ? 2 * k->abr : 64;
-        struct backref *nb = realloc (k->br, na * sizeof *nb);
-        if (nb == NULL)
-          return cfs_fs_eio (fs, "out of memory");
-        k->br = nb;
-        k->abr = na;
-      }
-      k->br[k->nbr++] = (struct backref){cfs_get32 (p), cfs_get32 (p + 4),
-                                         cfs_get32 (p + 8), cfs_get32 (p + 12)};
+      if (cfs_br_reserve (&k->br, k->nbr, &k->abr) == -1)
+        return cfs_fs_eio (fs, "out of memory");
+      k->br[k->nbr++] = cfs_br_decode (p);
     }
   }
   k->br_loaded = true;
@@ -177,14 +170,8 @@ backref_add (struct cfs_fs *fs, uint32_t c, const struct backref *r)
 
   if ((e = cfs_backrefs_load (fs, c)) < 0 || (e = cfs_touch (fs, c)) < 0)
     return e;
-  if (k->nbr == k->abr) {
-    uint32_t na = k->abr ? 2 * k->abr : 64;
-    struct backref *nb = realloc (k->br, na * sizeof *nb);
-    if (nb == NULL)
-      return -ENOMEM;
-    k->br = nb;
-    k->abr = na;
-  }
+  if (cfs_br_reserve (&k->br, k->nbr, &k->abr) == -1)
+    return -ENOMEM;
   for (at = k->nbr; at > 0 && br_cmp (&k->br[at - 1], r) > 0; at--)
     ;
   memmove (&k->br[at + 1], &k->br[at], (k->nbr - at) * sizeof *r);
@@ -272,20 +259,6 @@ pair (struct cfs_fs *fs, struct ino *dir, const char *name, uint64_t target,
 
 /* ---- changing entries ---- */
 
-static void
-put_entry (unsigned char *e, const char *name, uint64_t target, uint32_t gen,
-           uint8_t type)
-{
-  size_t nlen = strlen (name);
-
-  cfs_put32 (e, ref_chunk (target));
-  cfs_put32 (e + 4, ref_ino (target));
-  cfs_put32 (e + 8, gen);
-  e[14] = (unsigned char)nlen;
-  e[15] = type;
-  memcpy (e + 16, name, nlen);
-}
-
 int
 cfs_dir_add (struct cfs_fs *fs, struct ino *dir, const char *name,
              uint64_t target, uint32_t generation, uint8_t type)
@@ -306,7 +279,8 @@ cfs_dir_add (struct cfs_fs *fs, struct ino *dir, const char *name,
       unsigned char *e = b->d + off;
       uint32_t len = cfs_get16 (e + 12);
       if (cfs_get32 (e + 4) == 0 && len >= need) {
-        put_entry (e, name, target, generation, type);
+        cfs_dirent_encode (e, name, ref_chunk (target), ref_ino (target),
+                           generation, type);
         goto done;
       }
       if (cfs_get32 (e + 4) != 0 && len - entry_size (e[14]) >= need) {
@@ -315,7 +289,8 @@ cfs_dir_add (struct cfs_fs *fs, struct ino *dir, const char *name,
         cfs_put16 (e + 12, (uint16_t)used);
         memset (n, 0, len - used);
         cfs_put16 (n + 12, (uint16_t)(len - used));
-        put_entry (n, name, target, generation, type);
+        cfs_dirent_encode (n, name, ref_chunk (target), ref_ino (target),
+                           generation, type);
         goto done;
       }
     }
@@ -323,7 +298,8 @@ cfs_dir_add (struct cfs_fs *fs, struct ino *dir, const char *name,
   /* No room: a new block, in the directory's own chunk. */
   if ((b = dir_block (fs, dir, idx, true, &r)) == NULL)
     return r;
-  put_entry (b->d + CFS_DIR_START, name, target, generation, type);
+  cfs_dirent_encode (b->d + CFS_DIR_START, name, ref_chunk (target),
+                     ref_ino (target), generation, type);
   dir->in.size += CFS_BLOCK;
   dir->in.mapped = dir->in.size;
 done:
@@ -390,7 +366,8 @@ cfs_dir_retarget (struct cfs_fs *fs, struct ino *dir, const char *name,
                      CBLK_META, CFS_MAGIC_DIR, false);
   if (b == NULL)
     return -EIO;
-  put_entry (b->d + loc.off, name, target, generation, type);
+  cfs_dirent_encode (b->d + loc.off, name, ref_chunk (target), ref_ino (target),
+                     generation, type);
   cfs_cache_dirty (fs, b);
   return pair (fs, dir, name, target, true);
 }

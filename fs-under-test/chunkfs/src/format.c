@@ -392,3 +392,19 @@ cfs_meta_check (const void *blk, const uint8_t uuid[16], const char magic[4],
   }
   return 0;
 }
+
+/* ---- directory entries ---- */
+
+void
+cfs_dirent_encode (unsigned char *e, const char *name, uint32_t chunk,
+                   uint32_t ino, uint32_t gen, uint8_t type)
+{
+  size_t nlen = strlen (name);
+
+  cfs_put32 (e, chunk);
+  cfs_put32 (e + 4, ino);
+  cfs_put32 (e + 8, gen);
+  e[14] = (unsigned char)nlen;
+  e[15] = type;
+  memcpy (e + 16, name, nlen);
+}

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "chunkfs/format.h"
 #include "chunkfs/fs.h"
@@ -44,6 +46,43 @@ struct cblk {
 struct backref {
   uint32_t ino, src_chunk, src_dir, hash;
 };
+
+/* Room for one more in a growing array of back-references (*n used of
+ * *alloc): 0, or -1 out of memory.
+ */
+static inline int
+cfs_br_reserve (struct backref **br, uint32_t n, uint32_t *alloc)
+{
+  uint32_t na;
+  struct backref *nb;
+
+  if (n < *alloc)
+    return 0;
+  na = *alloc ? 2 * *alloc : 64;
+  if ((nb = realloc (*br, na * sizeof *nb)) == NULL)
+    return -1;
+  *br = nb;
+  *alloc = na;
+  return 0;
+}
+
+/* Now, in nanoseconds since the epoch (inode times, header times). */
+static inline uint64_t
+cfs_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One 16-byte record of a back-reference block. */
+static inline struct backref
+cfs_br_decode (const unsigned char *p)
+{
+  return (struct backref){cfs_get32 (p), cfs_get32 (p + 4), cfs_get32 (p + 8),
+                          cfs_get32 (p + 12)};
+}
 
 struct chunk {
   struct cfs_chunk_header h;

@@ -32,15 +32,6 @@ cfs_fs_super (const struct cfs_fs *fs)
   return &fs->sb;
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The superblock, or the copy in chunk 0's header, or in chunk 1's
  * (wherever chunk 1 starts for each possible chunk size).
  */
@@ -284,13 +275,13 @@ drop_link (struct cfs_fs *fs, struct ino *n)
     n->in.links = 0;
     if (is_open (fs, cfs_ref (n->c, n->i), &of)) {
       of->unlinked = true;
-      n->in.ctime = now_ns ();
+      n->in.ctime = cfs_now_ns ();
       return cfs_iput (fs, n);
     }
     return free_file (fs, n);
   }
   n->in.links--;
-  n->in.ctime = now_ns ();
+  n->in.ctime = cfs_now_ns ();
   return cfs_iput (fs, n);
 }
 
@@ -335,7 +326,7 @@ make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
   struct dirent_loc loc;
   struct ino d, n;
   uint32_t c, i, near;
-  uint64_t now = now_ns ();
+  uint64_t now = cfs_now_ns ();
   bool isdir = S_ISDIR (mode);
   int r;
 
@@ -493,7 +484,7 @@ cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir, const char *name,
   if ((r = cfs_dir_find (fs, &d, name, &loc)) != -ENOENT)
     return r == 0 ? -EEXIST : r;
   n.in.links++;
-  n.in.ctime = now_ns ();
+  n.in.ctime = cfs_now_ns ();
   if ((r = cfs_iput (fs, &n)) < 0)
     return r;
   d.in.mtime = d.in.ctime = n.in.ctime;
@@ -525,7 +516,7 @@ remove_name (struct cfs_fs *fs, uint64_t dir, const char *name, bool isdir)
     return r == 0 ? -ENOTEMPTY : r;
   if ((r = cfs_dir_remove (fs, &d, name)) < 0)
     return r;
-  d.in.mtime = d.in.ctime = now_ns ();
+  d.in.mtime = d.in.ctime = cfs_now_ns ();
   if (isdir)
     d.in.links--;
   if ((r = cfs_iput (fs, &d)) < 0)
@@ -572,7 +563,7 @@ cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
   struct dirent_loc sloc, dloc;
   struct ino d1, d2, src, dst, *nd;
   bool exists, same_dir = dir == newdir;
-  uint64_t now = now_ns ();
+  uint64_t now = cfs_now_ns ();
   int r;
 
   if (flags & CFS_RENAME_EXCHANGE || flags & ~CFS_RENAME_NOREPLACE)
@@ -684,7 +675,7 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
         return r;
     }
     n.in.size = to->size;
-    n.in.mtime = now_ns ();
+    n.in.mtime = cfs_now_ns ();
   }
   if (set & CFS_SET_MODE)
     n.in.mode = (uint16_t)((n.in.mode & S_IFMT) | (to->mode & 07777));
@@ -697,7 +688,7 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
   if (set & CFS_SET_MTIME)
     n.in.mtime = to->mtime;
   if (set) {
-    n.in.ctime = now_ns ();
+    n.in.ctime = cfs_now_ns ();
     if ((r = cfs_iput (fs, &n)) < 0)
       return r;
   }
@@ -851,7 +842,7 @@ cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
     int e;
     if (pos > h.in.size)
       h.in.size = pos;
-    h.in.mtime = h.in.ctime = now_ns ();
+    h.in.mtime = h.in.ctime = cfs_now_ns ();
     if ((e = cfs_iput (fs, &h)) < 0)
       return e;
     return (ssize_t)(pos - off);
@@ -905,7 +896,7 @@ cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
     return r;
   if (!keep_size && off + len > h.in.size)
     h.in.size = off + len;
-  h.in.ctime = now_ns ();
+  h.in.ctime = cfs_now_ns ();
   return cfs_iput (fs, &h);
 }
 

@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from daemons import chunkfs_daemons
+
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 FSCK = os.environ.get("FSCK_CHUNKFS", "fsck.chunkfs")
 MOUNT = os.environ.get("CHUNKFS", "chunkfs")
@@ -17,19 +19,6 @@ BLOCK = 4096
 def fsck(*args, stdin=subprocess.DEVNULL):
     return subprocess.run([FSCK, *args], capture_output=True, text=True,
                           timeout=120, stdin=stdin)
-
-
-def serving(img):
-    """Is a chunkfs daemon still serving img?"""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if os.path.basename(argv[0]) == b"chunkfs" and str(img).encode() in argv:
-            return True
-    return False
 
 
 @pytest.fixture
@@ -48,7 +37,7 @@ def image(tmp_path):
     (mnt / "dir" / "inner").write_text("x")
     subprocess.run(["fusermount3", "-u", str(mnt)], check=True)
     for _ in range(400):  # the daemon syncs as it exits
-        if not serving(img):
+        if not chunkfs_daemons(img):
             break
         time.sleep(0.05)
     return img

@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+from daemons import chunkfs_daemons
+
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 MOUNT = os.environ.get("CHUNKFS", "chunkfs")
 BLOCK = 4096
@@ -93,28 +95,13 @@ def mount(img, mnt, *opts):
     assert p.returncode == 0, p.stderr
 
 
-def daemons(img):
-    """Pids of chunkfs daemons serving img."""
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if os.path.basename(argv[0]) == b"chunkfs" and \
-                str(img).encode() in argv:
-            found.append(int(pid))
-    return found
-
-
 def umount(mnt, img=None):
     img = img or mnt.parent / "img"
     subprocess.run(["fusermount3", "-u", str(mnt)], check=True, timeout=120)
     # fusermount3 returns once the kernel let go; the daemon syncs as it
     # exits: wait for it.
     for _ in range(1200):
-        if not daemons(img):
+        if not chunkfs_daemons(img):
             return
         time.sleep(0.05)
     raise AssertionError("chunkfs did not exit after the unmount")
@@ -486,7 +473,7 @@ def test_dirty_file_system_is_refused(fs, tmp_path):
     (mnt / "y").write_bytes(b"2")
     # Kill the daemon without unmounting: the chunk it dirtied stays so
     # (and what was not synced may be lost: there is no journal).
-    pids = daemons(img)
+    pids = chunkfs_daemons(img)
     assert pids
     for p in pids:
         os.kill(p, 9)

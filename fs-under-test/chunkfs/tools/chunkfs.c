@@ -242,11 +242,10 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
   reply_entry (req, cfs_link (fs, ino, newparent, newname, &a), &a);
 }
 
+/* Reply to a call that returns only a status. */
 static void
-op_unlink (fuse_req_t req, fuse_ino_t parent, const char *name)
+reply_status (fuse_req_t req, int r)
 {
-  int r = cfs_unlink (fs, parent, name);
-
   if (r < 0)
     fail (req, r);
   else
@@ -254,14 +253,15 @@ op_unlink (fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 static void
+op_unlink (fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  reply_status (req, cfs_unlink (fs, parent, name));
+}
+
+static void
 op_rmdir (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-  int r = cfs_rmdir (fs, parent, name);
-
-  if (r < 0)
-    fail (req, r);
-  else
-    fuse_reply_err (req, 0);
+  reply_status (req, cfs_rmdir (fs, parent, name));
 }
 
 static void
@@ -269,7 +269,6 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
            fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
   unsigned f = 0;
-  int r;
 
   if (flags & RENAME_NOREPLACE)
     f |= CFS_RENAME_NOREPLACE;
@@ -277,11 +276,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
     f |= CFS_RENAME_EXCHANGE;
   if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
     f |= 0x100; /* unknown: refused */
-  r = cfs_rename (fs, parent, name, newparent, newname, f);
-  if (r < 0)
-    fail (req, r);
-  else
-    fuse_reply_err (req, 0);
+  reply_status (req, cfs_rename (fs, parent, name, newparent, newname, f));
 }
 
 static void
@@ -475,18 +470,12 @@ static void
 op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
               struct fuse_file_info *fi)
 {
-  int r;
-
   if (mode & ~FALLOC_FL_KEEP_SIZE || off < 0 || length <= 0) {
     fuse_reply_err (req, mode & ~FALLOC_FL_KEEP_SIZE ? EOPNOTSUPP : EINVAL);
     return;
   }
-  r = cfs_fallocate (fs, ino, (uint64_t)off, (uint64_t)length,
-                     mode & FALLOC_FL_KEEP_SIZE);
-  if (r < 0)
-    fail (req, r);
-  else
-    fuse_reply_err (req, 0);
+  reply_status (req, cfs_fallocate (fs, ino, (uint64_t)off, (uint64_t)length,
+                                    mode & FALLOC_FL_KEEP_SIZE));
 }
 
 static const struct fuse_lowlevel_ops ops = {

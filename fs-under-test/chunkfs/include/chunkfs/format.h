@@ -179,6 +179,14 @@ extern int cfs_inode_decode (const void *slot, const uint8_t uuid[16],
 /* The block header of bitmap, indirect, directory and back-reference
  * blocks: write it (and later the checksum), or check both.
  */
+/* A directory entry at e naming (chunk, ino) of generation gen, of type
+ * (the mode's file-type bits >> 12), with name; its length field is left
+ * as it is.
+ */
+extern void cfs_dirent_encode (unsigned char *e, const char *name,
+                               uint32_t chunk, uint32_t ino, uint32_t gen,
+                               uint8_t type);
+
 extern void cfs_meta_begin (void *blk, const char magic[4], uint16_t flags,
                             uint32_t chunk, uint64_t generation);
 extern void cfs_meta_seal (const uint8_t uuid[16], void *blk);
