@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -378,12 +379,39 @@ cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
     return r;
   if (!used)
     return 0;
-  if ((r = put_bit (fs, c, false, local, false)) < 0)
-    return r;
-  fs->chunks[c].h.free_blocks++;
-  if (local < fs->chunks[c].hint)
-    fs->chunks[c].hint = local;
   cfs_cache_drop (fs, cfs_block (&fs->sb, c, local));
+  if (fs->nfreed == fs->afreed) {
+    size_t na = fs->afreed ? 2 * fs->afreed : 256;
+    struct freed *nf = realloc (fs->freed, na * sizeof *nf);
+    if (nf == NULL)
+      return -ENOMEM;
+    fs->freed = nf;
+    fs->afreed = na;
+  }
+  fs->freed[fs->nfreed++] = (struct freed){c, local};
+  return 0;
+}
+
+int
+cfs_release_freed (struct cfs_fs *fs)
+{
+  size_t i;
+  int r;
+
+  for (i = 0; i < fs->nfreed; i++) {
+    uint32_t c = fs->freed[i].c, local = fs->freed[i].local;
+    bool used;
+    if ((r = get_bit (fs, c, false, local, &used)) < 0)
+      return r;
+    if (!used) /* freed twice */
+      continue;
+    if ((r = put_bit (fs, c, false, local, false)) < 0)
+      return r;
+    fs->chunks[c].h.free_blocks++;
+    if (local < fs->chunks[c].hint)
+      fs->chunks[c].hint = local;
+  }
+  fs->nfreed = 0;
   return 0;
 }
 

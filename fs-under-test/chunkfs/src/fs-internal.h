@@ -113,6 +113,14 @@ struct cfs_fs {
   size_t nhash, ncached;
   struct open_file *open;
   size_t nopen, aopen;
+  /* Data blocks freed since the last sync: not reused before it, so a
+   * crash never finds a file's durable block map pointing at another
+   * file's newer data.
+   */
+  struct freed {
+    uint32_t c, local;
+  } * freed;
+  size_t nfreed, afreed;
   char errmsg[256];
 };
 
@@ -178,6 +186,8 @@ extern int cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count,
 extern int cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local);
 extern int cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i);
 extern int cfs_free_inode (struct cfs_fs *fs, uint32_t c, uint32_t i);
+/* The blocks freed since the last sync become free (sync calls it). */
+extern int cfs_release_freed (struct cfs_fs *fs);
 /* Sync's last steps: headers clean, map bits cleared. */
 extern int cfs_chunks_clean (struct cfs_fs *fs);
 

@@ -135,7 +135,7 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
       r = -1;
     }
   }
-  if (cfs_cache_writeback (fs) < 0)
+  if (cfs_release_freed (fs) < 0 || cfs_cache_writeback (fs) < 0)
     r = -1;
   if (cfs_flush (fs->io, &e) == -1) {
     cfs_fs_eio (fs, "%s", e.msg);
@@ -159,6 +159,7 @@ cfs_fs_abandon (struct cfs_fs *fs)
     free (fs->chunks[c].br);
   free (fs->chunks);
   free (fs->open);
+  free (fs->freed);
   free (fs);
 }
 
@@ -776,9 +777,27 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   return (ssize_t)(end - off);
 }
 
+static ssize_t write_blocks (struct cfs_fs *fs, uint64_t ino, const void *buf,
+                             size_t len, uint64_t off);
+
 ssize_t
 cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
             uint64_t off)
+{
+  ssize_t n = write_blocks (fs, ino, buf, len, off);
+  struct cfs_err err;
+
+  /* Out of space while blocks freed since the last sync wait: sync (they
+   * become free) and go on.
+   */
+  if (n == -ENOSPC && fs->nfreed && cfs_fs_sync (fs, &err) == 0)
+    n = write_blocks (fs, ino, buf, len, off);
+  return n;
+}
+
+static ssize_t
+write_blocks (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
+              uint64_t off)
 {
   const unsigned char *src = buf;
   unsigned char blk[CFS_BLOCK];
@@ -973,6 +992,8 @@ cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st)
     }
     st->dirty_chunks += k->h.state >= CFS_DIRTY;
   }
+  /* Freed, free for use at the next sync (df shows them free now). */
+  st->free_blocks += fs->nfreed;
 }
 
 int
