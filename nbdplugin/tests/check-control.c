@@ -6,6 +6,8 @@
  */
 #include <check.h>
 #include <poll.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,9 +266,14 @@ START_TEST (test_socket)
   ck_assert_ptr_nonnull (strstr (reply, "too many control clients"));
   for (i = 0; i < 20; i++)
     close (fds[i]);
-  /* A client that hangs up mid-line does not disturb the next. */
+  /* A client that hangs up mid-line does not disturb the next.  (The
+   * server may still be counting the twenty just closed and turn it away
+   * at once: then the write meets a closed socket, which is fine too.)
+   */
+  signal (SIGPIPE, SIG_IGN);
   i = connect_to (path);
-  ck_assert_int_eq (write (i, "mark half", 9), 9);
+  ck_assert (write (i, "mark half", 9) == 9 || errno == EPIPE ||
+             errno == ECONNRESET);
   close (i);
   ck_assert_int_eq (write (fd, "help\n", 5), 5);
   read_line (fd, reply, sizeof reply);
