@@ -34,6 +34,7 @@ struct pending {
 struct hcache {
   uint32_t chunk;
   bool valid, ok;
+  bool br_bad; /* its back-reference table could not be read */
   struct cfs_chunk_header h;
 };
 

@@ -503,11 +503,15 @@ read_header (struct ck *k)
   struct cfs_err err;
   char why[256];
 
-  if (ck_read (k, abs_of (k, 0), blk) == 0 &&
-      cfs_header_decode (blk, k->sb.uuid, k->c, &k->h, &err) == 0)
+  /* One read: every read of an unreadable block costs the drive's error
+   * recovery again.
+   */
+  if (ck_read (k, abs_of (k, 0), blk) == -1)
+    snprintf (why, sizeof why, "%s", k->errmsg);
+  else if (cfs_header_decode (blk, k->sb.uuid, k->c, &k->h, &err) == 0)
     return k->h.state == CFS_UNINIT ? -1 : 0;
-  snprintf (why, sizeof why, "%s",
-            ck_read (k, abs_of (k, 0), blk) == -1 ? k->errmsg : err.msg);
+  else
+    snprintf (why, sizeof why, "%s", err.msg);
   /* Initialised?  Its first bitmap block says, with its generation. */
   if (ck_read (k, abs_of (k, k->g.block_bitmap), blk) == 0 &&
       cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BITMAP, k->c, UINT64_MAX,

@@ -188,6 +188,7 @@ ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
   if (!e->valid || e->chunk != c) {
     e->chunk = c;
     e->valid = true;
+    e->br_bad = false;
     e->ok = ck_read (k, cfs_block (&k->sb, c, 0), blk) == 0 &&
             cfs_header_decode (blk, k->sb.uuid, c, &e->h, &err) == 0 &&
             e->h.state != CFS_UNINIT;
@@ -416,7 +417,7 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
         return 1;
     return 0;
   }
-  if (ck_header (k, c, &h) == -1)
+  if (ck_header (k, c, &h) == -1 || k->hc[c % CK_HCACHE].br_bad)
     return -1;
   if (h.backref_block == 0)
     return 0;
@@ -426,8 +427,11 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
   for (j = 0; j < h.backref_blocks; j++) {
     if (ck_read (k, cfs_block (&k->sb, c, h.backref_block + j), blk) == -1 ||
         cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BACKREF, c, h.generation,
-                        &err) == -1)
+                        &err) == -1) {
+      /* Not read again for every entry naming this chunk. */
+      k->hc[c % CK_HCACHE].br_bad = true;
       return -1;
+    }
     n = cfs_get32 (blk + CFS_HEADER_SIZE);
     for (i = 0; i < n && i < CFS_BACKREFS_PER_BLOCK; i++) {
       struct backref r = cfs_br_decode (blk + CFS_HEADER_SIZE + 4 + 16 * i);
