@@ -23,7 +23,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests"))
-from daemons import chunkfs_daemons  # noqa: E402
+from daemons import chunkfs_daemons, control  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 QUICK = "--quick" in sys.argv
@@ -45,22 +44,8 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def ctl(sock, *cmd):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sock)
-    s.sendall((" ".join(cmd) + "\n").encode())
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return json.loads(data)
-
-
 def vtime(ctlsock):
-    return ctl(ctlsock, "stats")["stats"]["virtual_ns"] / 1e9
+    return control(ctlsock, "stats")["stats"]["virtual_ns"] / 1e9
 
 
 class Disk:
@@ -172,7 +157,7 @@ def bench_chunkfs(profile, size):
             for pid in chunkfs_daemons(disk.uri):
                 os.kill(pid, 9)
             subprocess.run(["fusermount3", "-u", "-z", mnt])
-            ctl(disk.ctl, "powercut")
+            control(disk.ctl, "powercut")
             v, w, p = timed(disk, [f"{TOOLS}/fsck.chunkfs", "-n", disk.uri])
             line = [x for x in p.stdout.splitlines() if "chunks to check" in x]
             res[f"k{k}"] = {"virtual_s": v, "wall_s": w,

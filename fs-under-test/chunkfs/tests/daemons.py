@@ -1,6 +1,9 @@
-"""Which chunkfs daemons are running (the tests' and the benchmark's way to
-wait for one to exit after an unmount, or to kill one as a crash would)."""
+"""What the chunkfs tests and benchmark share: which chunkfs daemons are
+running (to wait for one to exit after an unmount, or to kill one as a
+crash would), and one command to the futuredisk plugin's control socket."""
+import json
 import os
+import socket
 
 
 def chunkfs_daemons(source):
@@ -16,3 +19,18 @@ def chunkfs_daemons(source):
                 str(source).encode() in argv:
             found.append(int(pid))
     return found
+
+
+def control(sock, command):
+    """Send one command line to a plugin control socket; its JSON reply."""
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(command.encode() + b"\n")
+    reply = b""
+    while not reply.endswith(b"\n"):
+        data = s.recv(65536)
+        if not data:
+            break
+        reply += data
+    s.close()
+    return json.loads(reply)

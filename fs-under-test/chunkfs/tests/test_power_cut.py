@@ -11,35 +11,19 @@ repairs, fsck.chunkfs -fn (every chunk) finds nothing, the file system
 mounts without force, and every file the run did not touch after the
 sync reads back exactly as it was at the sync.
 """
-import json
 import os
-import socket
 import subprocess
 import time
 
 import pytest
 
-from daemons import chunkfs_daemons
+from daemons import chunkfs_daemons, control
 from test_posix_model import Runner, real_snapshot
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN")
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 FSCK = os.environ.get("FSCK_CHUNKFS", "fsck.chunkfs")
 MOUNT = os.environ.get("CHUNKFS", "chunkfs")
-
-
-def ctl(sock, command):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sock)
-    s.sendall(command.encode() + b"\n")
-    reply = b""
-    while not reply.endswith(b"\n"):
-        data = s.recv(65536)
-        if not data:
-            break
-        reply += data
-    s.close()
-    return json.loads(reply)
 
 
 @pytest.fixture
@@ -83,7 +67,7 @@ def test_power_cut_then_fsck_and_audit(disk, seed):
     durable = run.m.snapshot()
     run.run(120)
     final = run.m.snapshot()
-    assert ctl(ctlsock, "powercut")["ok"]
+    assert control(ctlsock, "powercut")["ok"]
     for pid in chunkfs_daemons(uri):
         os.kill(pid, 9)
     subprocess.run(["fusermount3", "-u", "-z", str(mnt)])
