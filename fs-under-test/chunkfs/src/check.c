@@ -596,40 +596,22 @@ static int
 read_super (struct ck *k)
 {
   unsigned char blk[CFS_BLOCK];
-  struct cfs_chunk_header h;
-  struct cfs_err err, e;
-  uint64_t cb;
+  struct cfs_err err;
+  int copy;
 
-  if (ck_read (k, CFS_SUPER_BLOCK, blk) == 0 &&
-      cfs_super_decode (blk, &k->sb, &err) == 0)
-    return 0;
-  if (ck_read (k, CFS_SUPER_BLOCK, blk) == -1)
-    snprintf (err.msg, sizeof err.msg, "%s", k->errmsg);
-  /* The copies: chunk 0's header, then chunk 1's for each chunk size. */
-  k->sb.device_blocks = cfs_blocks (k->io);
-  for (cb = 0; cb <= CFS_MAX_CHUNK_BLOCKS;
-       cb = cb ? cb * 2 : CFS_MIN_CHUNK_BLOCKS) {
-    uint32_t c = cb ? 1 : 0;
-    if (ck_read (k, CFS_FIRST_CHUNK + cb, blk) == -1 ||
-        memcmp (blk, CFS_MAGIC_HEADER, 4) != 0)
-      continue;
-    if (cfs_header_decode (blk, blk + 56, c, &h, &e) == 0 &&
-        h.state != CFS_UNINIT && (c == 0 || h.super.chunk_blocks == cb) &&
-        h.super.device_blocks <= cfs_blocks (k->io)) {
-      k->sb = h.super;
-      if (ck_fix (k, PR_0_SUPER_BAD, err.msg, c)) {
-        cfs_super_encode (&k->sb, blk);
-        ck_write (k, CFS_SUPER_BLOCK, blk);
-      }
-      return 0;
-    }
+  if (cfs_super_find (k->io, &k->sb, &copy, &err) == -1) {
+    if (k->o->out)
+      fprintf (k->o->out,
+               "%s: no chunkfs superblock (%s), and no chunk header holds a "
+               "copy\n",
+               k->o->name, err.msg);
+    return -1;
   }
-  if (k->o->out)
-    fprintf (k->o->out,
-             "%s: no chunkfs superblock (%s), and no chunk header holds a "
-             "copy\n",
-             k->o->name, err.msg);
-  return -1;
+  if (copy >= 0 && ck_fix (k, PR_0_SUPER_BAD, err.msg, (unsigned)copy)) {
+    cfs_super_encode (&k->sb, blk);
+    ck_write (k, CFS_SUPER_BLOCK, blk);
+  }
+  return 0;
 }
 
 static void

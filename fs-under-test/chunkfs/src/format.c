@@ -188,6 +188,37 @@ cfs_super_decode (const void *blk, struct cfs_super *s, struct cfs_err *err)
   return check_geometry (s, err);
 }
 
+int
+cfs_super_find (struct cfs_io *io, struct cfs_super *s, int *copy,
+                struct cfs_err *err)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_chunk_header h;
+  struct cfs_err e;
+  uint64_t cb;
+
+  *copy = -1;
+  if (cfs_read (io, CFS_SUPER_BLOCK, 1, blk, err) == 0 &&
+      cfs_super_decode (blk, s, err) == 0)
+    return 0;
+  for (cb = 0; cb <= CFS_MAX_CHUNK_BLOCKS;
+       cb = cb ? cb * 2 : CFS_MIN_CHUNK_BLOCKS) {
+    uint32_t c = cb ? 1 : 0;
+    if (cfs_read (io, CFS_FIRST_CHUNK + cb, 1, blk, &e) == -1 ||
+        memcmp (blk, CFS_MAGIC_HEADER, 4) != 0)
+      continue;
+    /* The UUID the checksum is seeded with is in the copy itself. */
+    if (cfs_header_decode (blk, blk + 56, c, &h, &e) == 0 &&
+        h.state != CFS_UNINIT && (c == 0 || h.super.chunk_blocks == cb) &&
+        h.super.device_blocks <= cfs_blocks (io)) {
+      *s = h.super;
+      *copy = (int)c;
+      return 0;
+    }
+  }
+  return -1;
+}
+
 /* ---- chunk header ---- */
 
 void

@@ -32,36 +32,6 @@ cfs_fs_super (const struct cfs_fs *fs)
   return &fs->sb;
 }
 
-/* The superblock, or the copy in chunk 0's header, or in chunk 1's
- * (wherever chunk 1 starts for each possible chunk size).
- */
-static int
-read_super (struct cfs_io *io, struct cfs_super *s, struct cfs_err *err)
-{
-  unsigned char blk[CFS_BLOCK];
-  struct cfs_chunk_header h;
-  struct cfs_err e;
-  uint64_t cb;
-
-  if (cfs_read (io, CFS_SUPER_BLOCK, 1, blk, err) == 0 &&
-      cfs_super_decode (blk, s, err) == 0)
-    return 0;
-  for (cb = 0; cb <= CFS_MAX_CHUNK_BLOCKS;
-       cb = cb ? cb * 2 : CFS_MIN_CHUNK_BLOCKS) {
-    uint32_t c = cb ? 1 : 0;
-    if (cfs_read (io, CFS_FIRST_CHUNK + cb, 1, blk, &e) == -1 ||
-        memcmp (blk, CFS_MAGIC_HEADER, 4) != 0)
-      continue;
-    /* The UUID the checksum is seeded with is in the copy itself. */
-    if (cfs_header_decode (blk, blk + 56, c, &h, &e) == 0 &&
-        h.state != CFS_UNINIT && (c == 0 || h.super.chunk_blocks == cb)) {
-      *s = h.super;
-      return 0;
-    }
-  }
-  return -1; /* err says what was wrong with block 0 */
-}
-
 struct cfs_fs *
 cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
 {
@@ -75,8 +45,11 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
   }
   fs->io = io;
   fs->writable = flags & CFS_OPEN_WRITE;
-  if (read_super (io, &fs->sb, err) == -1)
-    goto fail;
+  {
+    int copy;
+    if (cfs_super_find (io, &fs->sb, &copy, err) == -1)
+      goto fail;
+  }
   if (fs->sb.device_blocks > cfs_blocks (io)) {
     snprintf (err->msg, sizeof err->msg,
               "the file system is %llu blocks, the device only %llu",

@@ -161,6 +161,14 @@ extern void cfs_super_encode (const struct cfs_super *s, void *blk);
 extern int cfs_super_decode (const void *blk, struct cfs_super *s,
                              struct cfs_err *err);
 
+/* The superblock: block 0's, or when that cannot be used, the copy in
+ * chunk 0's header, else in chunk 1's (tried for every chunk size).  0,
+ * with *copy -1 for block 0 or the chunk whose copy it is; -1 with err
+ * saying what was wrong with block 0.
+ */
+extern int cfs_super_find (struct cfs_io *io, struct cfs_super *s, int *copy,
+                           struct cfs_err *err);
+
 extern void cfs_header_encode (const struct cfs_chunk_header *h, void *blk);
 /* 0 and h for a valid header of chunk `index` of the file system `uuid`;
  * an all-zero block is a valid uninitialised chunk.  -1 with err.
