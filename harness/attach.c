@@ -1,8 +1,9 @@
 /* futuredisk — harness: attach and detach an emulated disk (see attach.h).
  *
- * Order of attaching: nbdkit (daemonized, pid file), nbdfuse (its file
- * is the disk), a loop device over that file with direct I/O (without it
- * the page cache would absorb re-reads and hide latency and bad sectors),
+ * Order of attaching: nbdkit (daemonized, pid file); then either the
+ * kernel's nbd client on /dev/nbdN (nbd-client), or nbdfuse (its file is
+ * the disk) and a loop device over that file with direct I/O (without it
+ * the page cache would absorb re-reads and hide latency and bad sectors);
  * mkfs, mount.  Detaching walks the same list backwards, each step only
  * if it was done.
  */
@@ -25,6 +26,7 @@
 #include "proc.h"
 
 #define TOOL_TIMEOUT 120 /* seconds for losetup, mount, umount ... */
+#define NBD_TRIES    16  /* nbd devices tried when others take them first */
 
 struct fd_disk {
   char dir[PATH_MAX];
@@ -37,6 +39,7 @@ struct fd_disk {
   char fstype[32];
   char mount_opts[64];
   pid_t nbdkit_pid, nbdfuse_pid;
+  bool nbd; /* dev is a kernel nbd device, else a loop device */
   bool fuse_mounted, mounted;
 };
 
@@ -339,6 +342,135 @@ start_loop (struct fd_disk *d, struct fm_err *err)
 }
 
 int
+fd_attach_via_check (const char *via, struct fm_err *err)
+{
+  if (via == NULL || strcmp (via, "auto") == 0 || strcmp (via, "nbd") == 0 ||
+      strcmp (via, "loop") == 0)
+    return 0;
+  snprintf (err->msg, sizeof err->msg,
+            "--attach %s: not one of auto, nbd, loop", via);
+  return -1;
+}
+
+/* Is an executable `name` on PATH? */
+static bool
+on_path (const char *name)
+{
+  const char *path = getenv ("PATH"), *p, *colon;
+  char file[PATH_MAX];
+
+  for (p = path ? path : "/usr/bin:/bin"; *p; p = colon + 1) {
+    colon = strchrnul (p, ':');
+    snprintf (file, sizeof file, "%.*s/%s", (int)(colon - p), p, name);
+    if (access (file, X_OK) == 0)
+      return true;
+    if (*colon == '\0')
+      break;
+  }
+  return false;
+}
+
+/* Does the kernel have nbd devices?  Loads the module when it can; most
+ * containers have no modules to load, and modprobe then fails quietly.
+ */
+static bool
+kernel_has_nbd (void)
+{
+  char *argv[] = {(char *)"modprobe", (char *)"-q", (char *)"nbd", NULL};
+  struct fm_err e;
+
+  if (access ("/sys/block/nbd0", F_OK) == 0)
+    return true;
+  if (on_path ("modprobe"))
+    fd_run_ok (argv, TOOL_TIMEOUT, &e);
+  return access ("/sys/block/nbd0", F_OK) == 0;
+}
+
+/* Is /dev/nbdN connected?  The kernel shows a connected device's pid. */
+static bool
+nbd_busy (int n)
+{
+  char path[64];
+
+  snprintf (path, sizeof path, "/sys/block/nbd%d/pid", n);
+  return access (path, F_OK) == 0;
+}
+
+/* Connect the first free /dev/nbdN to the server.  Another attach (a
+ * campaign's other job) may take the device found free first: nbd-client
+ * then fails and the next one is tried.
+ */
+static int
+start_nbd (struct fd_disk *d, struct fm_err *err)
+{
+  char dev[32], sys[64];
+  int n, tries = 0;
+
+  for (n = 0;; n++) {
+    char *argv[] = {(char *)"nbd-client", (char *)"-unix", d->sock, dev, NULL};
+    struct fd_proc p;
+    int r;
+
+    snprintf (sys, sizeof sys, "/sys/block/nbd%d", n);
+    if (access (sys, F_OK) != 0) {
+      snprintf (err->msg, sizeof err->msg,
+                "no free nbd device (all %d in use; modprobe nbd nbds_max=N "
+                "for more)",
+                n);
+      return -1;
+    }
+    if (nbd_busy (n))
+      continue;
+    snprintf (dev, sizeof dev, "/dev/nbd%d", n);
+    /* As with losetup: a signal must not stop nbd-client between
+     * connecting the device and our noting which.
+     */
+    fd_shield_begin ();
+    r = fd_run (argv, TOOL_TIMEOUT, &p, err);
+    fd_shield_end ();
+    if (r == -1)
+      return -1;
+    if (p.status == 0) {
+      fd_proc_free (&p);
+      snprintf (d->dev, sizeof d->dev, "%s", dev);
+      d->nbd = true;
+      return 0;
+    }
+    if (!nbd_busy (n) || ++tries == NBD_TRIES) {
+      /* Failed for a reason of its own, not a race for the device. */
+      snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s",
+                fd_argv_str (argv), p.status, p.err);
+      fd_proc_free (&p);
+      return -1;
+    }
+    fd_proc_free (&p);
+  }
+}
+
+/* Disconnect /dev/nbdN and wait until the kernel has let it go, so that
+ * the next attach may take it.
+ */
+static int
+stop_nbd (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"nbd-client", (char *)"-d", d->dev, NULL};
+  int n, i;
+
+  if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1)
+    return -1;
+  if (sscanf (d->dev, "/dev/nbd%d", &n) != 1)
+    return 0;
+  for (i = 0; i < 10 * 50 && nbd_busy (n); i++)
+    sleep_ms (20);
+  if (nbd_busy (n)) {
+    snprintf (err->msg, sizeof err->msg, "%s still connected 10 s after %s",
+              d->dev, fd_argv_str (argv));
+    return -1;
+  }
+  return 0;
+}
+
+int
 fd_disk_mount (struct fd_disk *d, struct fm_err *err)
 {
   char *argv[] = {(char *)"mount", (char *)"-t", d->fstype, d->dev,
@@ -399,7 +531,8 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     snprintf (err->msg, sizeof err->msg, "out of memory");
     return NULL;
   }
-  if (o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) {
+  if ((o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) ||
+      fd_attach_via_check (o->via, err) == -1) {
     free (d);
     return NULL;
   }
@@ -427,6 +560,15 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     free (d);
     return NULL;
   }
+  if (o->via == NULL || strcmp (o->via, "auto") == 0)
+    d->nbd = kernel_has_nbd () && on_path ("nbd-client");
+  else if ((d->nbd = strcmp (o->via, "nbd") == 0) && !kernel_has_nbd ()) {
+    snprintf (err->msg, sizeof err->msg,
+              "--attach nbd: the kernel has no nbd devices "
+              "(modprobe nbd failed)");
+    free (d);
+    return NULL;
+  }
   /* A unix socket's path must fit sun_path (108 bytes): under a deep
    * directory the sockets go to a short private one instead.
    */
@@ -446,8 +588,10 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   unlink (d->fusepid);
   unlink (d->sock);
   unlink (d->ctl);
-  if (start_nbdkit (d, o, err) == -1 || start_nbdfuse (d, err) == -1 ||
-      start_loop (d, err) == -1)
+  if (start_nbdkit (d, o, err) == -1)
+    goto fail;
+  if (d->nbd ? start_nbd (d, err) == -1
+             : start_nbdfuse (d, err) == -1 || start_loop (d, err) == -1)
     goto fail;
   if (o->mkfs && fs) {
     char *argv[FD_ARGV_MAX + 1];
@@ -484,7 +628,9 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
   }
   if (d->dev[0]) {
     char *argv[] = {(char *)"losetup", (char *)"-d", d->dev, NULL};
-    if (fd_run_ok (argv, TOOL_TIMEOUT, &e) == -1 && ret == 0) {
+    if ((d->nbd ? stop_nbd (d, &e) : fd_run_ok (argv, TOOL_TIMEOUT, &e)) ==
+            -1 &&
+        ret == 0) {
       *err = e;
       ret = -1;
     }
@@ -557,6 +703,12 @@ fd_disk_control (const struct fd_disk *d)
 }
 
 const char *
+fd_disk_via (const struct fd_disk *d)
+{
+  return d->nbd ? "nbd" : "loop";
+}
+
+const char *
 fd_disk_socket (const struct fd_disk *d)
 {
   return d->sock;
@@ -574,10 +726,10 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
   fprintf (fp,
            "dir=%s\nsockdir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\n"
            "fuse_mounted=%d\ndev=%s\nmount=%s\nmounted=%d\nfstype=%s\n"
-           "mount_opts=%s\nfs=%s\n",
+           "mount_opts=%s\nfs=%s\nnbd=%d\n",
            d->dir, d->sockdir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid,
            d->fuse_mounted, d->dev, d->mount, d->mounted, d->fstype,
-           d->mount_opts, d->fsname);
+           d->mount_opts, d->fsname, d->nbd);
   if (fclose (fp) == EOF) {
     snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
     return -1;
@@ -628,6 +780,8 @@ fd_disk_load (const char *path, struct fm_err *err)
       snprintf (d->mount_opts, sizeof d->mount_opts, "%s", v);
     else if (strcmp (line, "fs") == 0)
       snprintf (d->fsname, sizeof d->fsname, "%s", v);
+    else if (strcmp (line, "nbd") == 0)
+      d->nbd = atoi (v);
   }
   fclose (fp);
   if (!d->dir[0]) {

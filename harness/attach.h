@@ -35,7 +35,18 @@ struct fd_attach_opts {
   const char *mount;    /* mount point, or NULL */
   bool defer_mount;     /* remember the mount point; fd_disk_mount later */
   const char *faultlog; /* the fault log; NULL: DIR/faults.jsonl */
+  const char *via;      /* "nbd", "loop", or NULL/"auto": see below */
 };
+
+/* How the disk becomes a block device: "nbd" (/dev/nbdN by nbd-client),
+ * "loop" (nbdfuse's file behind losetup --direct-io=on) or "auto" (nbd
+ * where the kernel has it — loading the module if it can — and nbd-client
+ * is installed, else loop).  -1 with err naming a bad value.
+ */
+extern int fd_attach_via_check (const char *via, struct fm_err *err);
+
+/* "nbd" or "loop": the way an attached disk was made a block device. */
+extern const char *fd_disk_via (const struct fd_disk *d);
 
 extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,
                                        struct fm_err *err);

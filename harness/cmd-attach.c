@@ -1,7 +1,8 @@
 /* futuredisk — harness: `futuredisk attach` and `futuredisk detach`, for
  * poking at a mounted emulated disk by hand.
  *
- * attach leaves nbdkit, nbdfuse, a loop device and the mount running and
+ * attach leaves nbdkit, the block device (/dev/nbdN, or nbdfuse and a
+ * loop device) and the mount running and
  * records them in /run/futuredisk/attach/NAME/state (NAME from the mount
  * point); detach reads that and takes it all down, newest first.
  */
@@ -29,10 +30,11 @@ attach_usage (FILE *fp)
            "[--seed N]\n"
            "                  [--faults SPEC] [--fs TYPE [--mkfs]] "
            "[--store FILE]\n"
+           "                  [--attach auto|nbd|loop]\n"
            "       %s detach DIR\n"
-           "Attach an emulated disk as a block device (nbdkit + nbdfuse + "
-           "losetup\n--direct-io=on) and mount it on DIR; detach takes it "
-           "all down again.\n"
+           "Attach an emulated disk as a block device (nbdkit, then "
+           "nbd-client on\n/dev/nbdN, or nbdfuse + losetup --direct-io=on) "
+           "and mount it on DIR; detach\ntakes it all down again.\n"
            "\n"
            "  --mount DIR    mount point (must exist)\n"
            "  --profile P    disk profile or profile file (default "
@@ -46,9 +48,11 @@ attach_usage (FILE *fp)
            "  --fs TYPE      file system (ext4); needed to mount\n"
            "  --mkfs         make the file system first\n"
            "  --store FILE   keep the disk's bytes in FILE across attaches\n"
+           "  --attach HOW   nbd: /dev/nbdN; loop: nbdfuse + a loop device;\n"
+           "                 auto (default): nbd where the kernel has it\n"
            "\n"
-           "attach prints the device and the control socket "
-           "(for '%s ctl').\n",
+           "attach prints the device, how it was made and the control socket "
+           "(for\n'%s ctl').\n",
            fd_progname, fd_progname, fd_progname);
 }
 
@@ -116,6 +120,7 @@ cmd_attach (int argc, char **argv)
       {"fs", required_argument, NULL, 't'},
       {"mkfs", no_argument, NULL, 'k'},
       {"store", required_argument, NULL, 'o'},
+      {"attach", required_argument, NULL, 'a'},
       {NULL, 0, NULL, 0},
   };
   struct fd_attach_opts o = {.seed = 1};
@@ -163,6 +168,13 @@ cmd_attach (int argc, char **argv)
       case 'o':
         o.store = optarg;
         break;
+      case 'a':
+        if (fd_attach_via_check (optarg, &err) == -1) {
+          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
+          return 2;
+        }
+        o.via = optarg;
+        break;
       default:
         attach_usage (stderr);
         return 2;
@@ -204,8 +216,8 @@ cmd_attach (int argc, char **argv)
     fd_disk_detach (d, &err);
     return 1;
   }
-  printf ("device %s\ncontrol %s\nmount %s\n", fd_disk_device (d),
-          fd_disk_control (d), o.mount);
+  printf ("device %s\nattach %s\ncontrol %s\nmount %s\n", fd_disk_device (d),
+          fd_disk_via (d), fd_disk_control (d), o.mount);
   free (d); /* still attached: the state file remembers it */
   return 0;
 }

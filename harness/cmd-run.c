@@ -32,7 +32,8 @@ run_usage (FILE *fp)
       "[--target TYPE[:COUNT[:KIND]]]\n"
       "              [--time MODE] [--think real|zero] [--json FILE] [--db "
       "FILE]\n"
-      "              [--dir DIR] [--keep] [--timeout SECONDS]\n"
+      "              [--dir DIR] [--keep] [--timeout SECONDS] "
+      "[--attach auto|nbd|loop]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
@@ -76,6 +77,10 @@ run_usage (FILE *fp)
       "manifest)\n"
       "  --timeout SEC    kill a checker after SEC seconds (default "
       "3600)\n"
+      "  --attach HOW     the block device: nbd (/dev/nbdN), loop "
+      "(nbdfuse + a\n"
+      "                   loop device), auto (default: nbd where the "
+      "kernel has it)\n"
       "  --campaign NAME, --run-id ID, --rep N\n"
       "                   label the record as repetition N of a campaign's "
       "night\n"
@@ -108,6 +113,7 @@ cmd_run (int argc, char **argv)
       {"campaign", required_argument, NULL, 'c'},
       {"run-id", required_argument, NULL, 'r'},
       {"rep", required_argument, NULL, 'R'},
+      {"attach", required_argument, NULL, 'a'},
       {NULL, 0, NULL, 0},
   };
   static struct trial t;
@@ -200,6 +206,11 @@ cmd_run (int argc, char **argv)
       case 'R':
         if (fm_parse_uint ("--rep", optarg, 0, 1000000, &t.rep, &err) == -1)
           goto usage_err;
+        break;
+      case 'a':
+        if (fd_attach_via_check (optarg, &err) == -1)
+          goto usage_err;
+        t.via = strcmp (optarg, "auto") ? optarg : NULL;
         break;
       case 'M':
         t.populate.meta_only = true;

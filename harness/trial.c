@@ -332,7 +332,8 @@ fd_trial_run (struct trial *t, struct fm_err *err)
                              .store = t->store,
                              .fs = t->fs->name,
                              .mkfs = true,
-                             .mount = t->mnt};
+                             .mount = t->mnt,
+                             .via = t->via};
   struct fd_disk *d;
   struct clocks c;
   struct phase *p;
@@ -349,6 +350,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   o.faultlog = path;
   if ((d = fd_disk_attach (&o, err)) == NULL)
     return -1;
+  t->attached = fd_disk_via (d); /* static: outlives d */
   o.faultlog = NULL;
   t->populate.no_sync = t->crash; /* leave writes in flight */
   if ((p = begin (t, d, "populate", &c, err)) == NULL ||
@@ -510,6 +512,8 @@ fd_trial_record (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
   fd_json_string (fp, t->think ? t->think : "real");
+  fprintf (fp, ", \"attach\": ");
+  fd_json_string (fp, t->attached ? t->attached : "");
   fprintf (fp, ", \"campaign\": ");
   fd_json_string (fp, t->campaign ? t->campaign : "");
   fprintf (fp, ", \"run_id\": ");

@@ -51,6 +51,7 @@ struct trial {
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
   const char *think;             /* the plugin's think=, or NULL */
+  const char *via;               /* --attach: nbd, loop, NULL for auto */
   const char *extra[64];
   size_t n_extra;
   uint64_t seed;
@@ -61,6 +62,7 @@ struct trial {
   bool crash;      /* power cut with writes in flight instead of unmount */
   char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
   /* results */
+  const char *attached; /* how the disk was attached: "nbd" or "loop" */
   struct phase ph[MAX_PHASES];
   size_t nph;
   struct fd_manifest m;
