@@ -20,7 +20,7 @@ def mountpoint(tmp_path):
 def test_attach_mkfs_write_detach(run, mountpoint):
     p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
             "--size", "256M", "--fs", "ext4", "--mkfs", "--seed", "3",
-            "--faults", "consumer,lse=0", check=0)
+            "--faults", "consumer,lse=0", "--attach", "loop", check=0)
     info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
     assert info["device"].startswith("/dev/loop")
     assert os.path.ismount(mountpoint)
@@ -76,7 +76,10 @@ def test_store_survives_reattach(run, mountpoint, tmp_path):
     (["--fs", "ext4", "--faults", "lse=2"], "lse: 2 is out of range [0, 1]"),
     (["--fs", "ext4", "--faults", "awful"], "faults: unknown preset 'awful'"),
     (["--fs", "ext4", "--profile", "floppy"], "unknown profile 'floppy'"),
-    (["--fs", "ext4", "--size", "64M"], "mount -t ext4 /dev/loop"),
+    (["--fs", "ext4", "--size", "64M", "--attach", "loop"],
+     "mount -t ext4 /dev/loop"),
+    (["--fs", "ext4", "--attach", "bogus"],
+     "--attach bogus: not one of auto, nbd, loop"),
 ])
 def test_bad_arguments_leave_nothing(run, mountpoint, args, message):
     argv = list(args)
@@ -91,6 +94,20 @@ def test_bad_arguments_leave_nothing(run, mountpoint, args, message):
     assert leftovers(mountpoint.replace("/", "_")) == []
 
 
+@pytest.mark.skipif(os.path.exists("/sys/block/nbd0"),
+                    reason="this kernel has nbd (test_nbd_vm covers it)")
+def test_attach_nbd_without_kernel_nbd(run, mountpoint):
+    """Asking for nbd where the kernel has none is an error, not a silent
+    fallback to the loop device."""
+    p = run("attach", "--mount", mountpoint, "--size", "64M", "--fs", "ext4",
+            "--mkfs", "--attach", "nbd", check=1)
+    assert "--attach nbd: the kernel has no nbd devices" in p.stderr
+    assert leftovers(mountpoint.replace("/", "_")) == []
+    assert leftovers(mountpoint) == []
+
+
 def test_help(run):
+    assert "--attach auto|nbd|loop" in run("attach", "--help",
+                                           check=0).stdout
     assert "--faults SPEC" in run("attach", "--help", check=0).stdout
     assert "detach DIR" in run("detach", "--help", check=0).stdout
