@@ -586,8 +586,9 @@ fd_trial_summary (const struct trial *t)
   size_t i;
 
   printf ("trial: %s on %s (%s), seed %" PRIu64 ", %zu entries, %" PRIu64
-          " MiB\n",
-          t->fs->name, t->profile, t->size, t->seed, t->m.n, t->m.bytes >> 20);
+          " MiB%s%s\n",
+          t->fs->name, t->profile, t->size, t->seed, t->m.n, t->m.bytes >> 20,
+          t->attached ? ", attached by " : "", t->attached ? t->attached : "");
   for (i = 0; i < t->nph; i++)
     printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s\n", t->ph[i].name,
             t->ph[i].virtual_s, t->ph[i].wall_s, t->ph[i].outcome ? "  " : "",
