@@ -293,72 +293,88 @@ oom (struct store *s, uint64_t count)
   return -1;
 }
 
+/* Copy bytes [in, in + n) of a page's worth from src into the fresh page
+ * pg, zeroing the rest of it.
+ */
+static void
+fill_fresh (char *pg, uint64_t in, uint64_t n, const char *src)
+{
+  memset (pg, 0, in);
+  memcpy (pg + in, src, n);
+  memset (pg + in + n, 0, STORE_PAGE - in - n);
+}
+
 static int
 ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
-  const char *in_buf = buf;
-  char *run = NULL; /* fresh pages not used yet */
-  size_t run_left = 0;
-  bool exclusive = false; /* holding the lock for writing */
-  int ret = 0;
+  const char *src = buf;
 
+  /* Pages that exist are written in place under the shared lock. */
   pthread_rwlock_rdlock (&r->lock);
   while (count > 0) {
-    uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
-    uint64_t n = STORE_PAGE - in;
-    char *pg;
+    uint64_t in = offset % STORE_PAGE, n = STORE_PAGE - in;
+    char *pg = page_at (r, offset);
 
+    if (pg == NULL)
+      break;
     if (n > count)
       n = count;
-    pg = page_at (r, offset);
-    if (pg == NULL && !exclusive) {
-      /* Pages are missing: take fresh ones for the rest of the write at
-       * once (contiguous, so it reads back with one memcpy), then hold
-       * the table exclusively while adding them — once, not per page.
-       */
-      pthread_rwlock_unlock (&r->lock);
-      run = pages_alloc (r, (count + in + STORE_PAGE - 1) / STORE_PAGE,
-                         &run_left);
-      pthread_rwlock_wrlock (&r->lock);
-      exclusive = true;
-      if (run == NULL) {
-        run_left = 0;
-        ret = oom (s, count);
-        break;
-      }
-      pg = page_at (r, offset); /* a racing writer may have added it */
-    }
-    if (pg == NULL) {
-      if (run_left == 0) {
-        run = pages_alloc (r, (count + in + STORE_PAGE - 1) / STORE_PAGE,
-                           &run_left);
-        if (run == NULL) {
-          run_left = 0;
-          ret = oom (s, count);
-          break;
-        }
-      }
-      pg = run;
-      run += STORE_PAGE;
-      run_left--;
-      memset (pg, 0, in);
-      memset (pg + in + n, 0, STORE_PAGE - in - n);
-      if (insert (r, p, pg) != pg) { /* only NULL: page_at said absent */
-        page_free (r, pg);
-        ret = oom (s, count);
-        break;
-      }
-    }
-    memcpy (pg + in, in_buf, n);
-    in_buf += n;
+    memcpy (pg + in, src, n);
+    src += n;
     offset += n;
     count -= n;
   }
   pthread_rwlock_unlock (&r->lock);
-  for (; run_left > 0; run_left--, run += STORE_PAGE)
-    page_free (r, run); /* pages that turned out to exist already */
-  return ret;
+
+  /* The rest goes to fresh pages, contiguous so that it reads back with
+   * one memcpy, and filled before the table is locked: nobody can see
+   * them yet, and first touching fresh memory (the kernel zeroing it) is
+   * the dearest part of a write.  Then one exclusive hold adds them all.
+   * A page someone else added meanwhile is written in place instead.
+   */
+  while (count > 0) {
+    uint64_t in = offset % STORE_PAGE;
+    size_t want = (in + count + STORE_PAGE - 1) / STORE_PAGE, got, k;
+    char *run = pages_alloc (r, want, &got);
+    const char *run_src = src;
+    uint64_t run_off = offset, left = count;
+
+    if (run == NULL)
+      return oom (s, count);
+    for (k = 0; k < got; k++) {
+      uint64_t pin = run_off % STORE_PAGE, n = STORE_PAGE - pin;
+      if (n > left)
+        n = left;
+      fill_fresh (run + k * STORE_PAGE, pin, n, run_src);
+      run_src += n;
+      run_off += n;
+      left -= n;
+    }
+    pthread_rwlock_wrlock (&r->lock);
+    for (k = 0; k < got; k++) {
+      char *fresh = run + k * STORE_PAGE, *pg;
+      uint64_t pin = offset % STORE_PAGE, n = STORE_PAGE - pin;
+      if (n > count)
+        n = count;
+      pg = insert (r, offset / STORE_PAGE, fresh);
+      if (pg == NULL) {
+        pthread_rwlock_unlock (&r->lock);
+        for (; k < got; k++)
+          page_free (r, run + k * STORE_PAGE);
+        return oom (s, count);
+      }
+      if (pg != fresh) { /* added by a racing writer: ours goes on top */
+        memcpy (pg + pin, src, n);
+        page_free (r, fresh);
+      }
+      src += n;
+      offset += n;
+      count -= n;
+    }
+    pthread_rwlock_unlock (&r->lock);
+  }
+  return 0;
 }
 
 static int

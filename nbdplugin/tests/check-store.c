@@ -1,6 +1,7 @@
 /* futuredisk — nbdplugin: the sparse stores, RAM and file. */
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,107 @@ START_TEST (test_ram_sparse)
 }
 END_TEST
 
+/* Writers racing into fresh pages: four threads, each writing its own
+ * pages and, all of them, the same bytes to a shared stretch, in random
+ * unaligned pieces.  Whoever adds a page first, the others' bytes land
+ * on it; no page is added twice or lost.
+ */
+#define RACE_THREADS 4
+#define RACE_OWN     (2 << 20) /* each thread's own stretch */
+#define RACE_SHARED  (RACE_THREADS * RACE_OWN)
+
+struct racer {
+  struct store *s;
+  int id;
+  char *written; /* one flag per byte of the store this thread wrote */
+};
+
+static char
+race_byte (int id, uint64_t off)
+{
+  /* The shared stretch has one content whoever writes it. */
+  return off >= RACE_SHARED ? (char)(off * 7 + 1) : (char)(id + off * 13);
+}
+
+static void *
+racer (void *opaque)
+{
+  struct racer *a = opaque;
+  char *buf = malloc (70000);
+  int i;
+
+  for (i = 0; i < 400; i++) {
+    uint64_t h = fm_hash (a->id, FM_STREAM_BENCH, i, 0);
+    uint64_t len = 1 + fm_below (h, 70000), base, span, off, k;
+
+    if (i % 2) { /* the shared stretch */
+      base = RACE_SHARED;
+      span = RACE_SHARED;
+    } else {
+      base = (uint64_t)a->id * RACE_OWN;
+      span = RACE_OWN;
+    }
+    off = base + fm_below (fm_hash (a->id, FM_STREAM_BENCH, i, 1), span - len);
+    for (k = 0; k < len; k++)
+      buf[k] = race_byte (a->id, off + k);
+    ck_assert_int_eq (a->s->ops->write (a->s, buf, len, off), 0);
+    memset (a->written + off, 1, len);
+  }
+  free (buf);
+  return NULL;
+}
+
+static int
+count_data (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  if (!hole)
+    *(uint64_t *)opaque += length;
+  return 0;
+}
+
+START_TEST (test_ram_race)
+{
+  struct fm_err err;
+  struct store *s = store_ram_new (2 * RACE_SHARED, &err);
+  struct racer a[RACE_THREADS];
+  pthread_t th[RACE_THREADS];
+  char *buf = malloc (STORE_PAGE);
+  uint64_t p, pages = 0;
+  int i;
+
+  ck_assert_ptr_nonnull (s);
+  for (i = 0; i < RACE_THREADS; i++) {
+    a[i] = (struct racer){s, i, calloc (1, 2 * RACE_SHARED)};
+    ck_assert_int_eq (pthread_create (&th[i], NULL, racer, &a[i]), 0);
+  }
+  for (i = 0; i < RACE_THREADS; i++)
+    pthread_join (th[i], NULL);
+  /* Every byte someone wrote reads as written, every other as zero. */
+  for (p = 0; p < 2 * RACE_SHARED / STORE_PAGE; p++) {
+    uint64_t k, bad = 0;
+    int id = p * STORE_PAGE < RACE_SHARED ? p * STORE_PAGE / RACE_OWN : 0;
+    ck_assert_int_eq (s->ops->read (s, buf, STORE_PAGE, p * STORE_PAGE), 0);
+    for (k = 0; k < STORE_PAGE; k++) {
+      uint64_t off = p * STORE_PAGE + k;
+      bool w = false;
+      for (i = 0; i < RACE_THREADS; i++)
+        w |= a[i].written[off];
+      bad += buf[k] != (w ? race_byte (id, off) : 0);
+    }
+    ck_assert_uint_eq (bad, 0);
+  }
+  for (i = 0; i < RACE_THREADS; i++)
+    free (a[i].written);
+  /* Each page the table holds is counted once: none added twice. */
+  ck_assert_int_eq (s->ops->extents (s, 2 * RACE_SHARED, 0, count_data, &pages),
+                    0);
+  ck_assert_uint_gt (pages, 0);
+  ck_assert_uint_eq (s->ops->bytes_stored (s), pages);
+  free (buf);
+  s->ops->close (s);
+}
+END_TEST
+
 START_TEST (test_file_shadow)
 {
   char path[256];
@@ -277,8 +379,9 @@ main (void)
 {
   const struct fd_check_case cases[] = {
       {"ram_shadow", test_ram_shadow},   {"ram_extents", test_ram_extents},
-      {"ram_sparse", test_ram_sparse},   {"file_shadow", test_file_shadow},
-      {"file_reopen", test_file_reopen}, {"file_large", test_file_large},
+      {"ram_sparse", test_ram_sparse},   {"ram_race", test_ram_race},
+      {"file_shadow", test_file_shadow}, {"file_reopen", test_file_reopen},
+      {"file_large", test_file_large},
   };
 
   return fd_check_main ("store", cases, sizeof cases / sizeof cases[0]);
