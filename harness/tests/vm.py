@@ -4,8 +4,9 @@ what the host kernel cannot (containers have no nbd module).
 The guest boots Debian's kernel (package linux-image-amd64) under QEMU
 with a tiny initramfs (busybox-static and the modules to reach the
 host's files), sees the host's root file system read-only over 9p with a
-RAM overlay on top (so it runs the very binaries under test and can
-write anywhere without touching the host), loads further modules from
+RAM overlay on top (so it runs the very binaries under test, wherever
+they are, and can write anywhere without touching the host; /run alone
+starts empty), loads further modules from
 the host's /lib/modules as usual, runs one shell script as root and
 powers off.  A second 9p share, writable, carries the script in and its
 output and exit status out.
@@ -42,8 +43,6 @@ mount -t proc proc /root/proc
 mount -t sysfs sysfs /root/sys
 mount -t devtmpfs devtmpfs /root/dev
 mount -t tmpfs tmpfs /root/run
-mount -t tmpfs tmpfs /root/tmp
-mount -t tmpfs tmpfs /root/var/tmp
 mkdir -p /root/run/vmout /root/dev/pts /root/dev/shm
 mount -t devpts devpts /root/dev/pts
 mount -t 9p -o trans=virtio,version=9p2000.L,cache=none out /root{out}
