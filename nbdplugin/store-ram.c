@@ -1,11 +1,16 @@
 /* futuredisk — nbdplugin: sparse store in RAM.
  *
- * 4 KiB pages, grouped sixteen to a 64 KiB group, groups in an
- * open-addressing hash table keyed by group number (16 bytes an entry, at
- * most half full).  A lonely page costs 4 KiB plus a 128-byte group and
- * two table slots, wherever it lies: 1 GiB written in scattered 4 KiB
- * pieces over 8 TB costs about 1.05 GiB, where a radix tree pays a chain
- * of nodes per lonely page; a sequential 1 MiB read costs 16 lookups.
+ * 4 KiB pages, grouped sixteen to a 64 KiB group.  On a disk of up to
+ * 256 GiB the groups are found in a flat array indexed by group number
+ * (8 bytes per 64 KiB of disk, at most 32 MiB, of which only the parts
+ * in use ever become resident): one load, where a hash probe costs a
+ * cache miss of its own, and a read that finds data pays that on every
+ * request.  Bigger disks keep their groups in an open-addressing hash
+ * table keyed by group number (16 bytes an entry, at most half full),
+ * where a lonely page costs 4 KiB plus a 128-byte group and two table
+ * slots, wherever it lies: 1 GiB written in scattered 4 KiB pieces over
+ * 8 TB costs about 1.05 GiB, where a radix tree pays a chain of nodes per
+ * lonely page.  A sequential 1 MiB read costs 16 lookups either way.
  * Pages come from 2 MiB slabs, page-aligned and without per-page malloc
  * headers; freed pages go to a free list for reuse.  Extents must still
  * skip terabytes of holes quickly, so a bitmap with one bit per 2 MiB
@@ -27,9 +32,10 @@
 #include "store.h"
 
 #define GROUP_PAGES  16
-#define REGION_PAGES 512       /* 2 MiB per bitmap bit */
-#define SLAB_BYTES   (2 << 20) /* pages are carved from slabs this big */
-#define EMPTY        0         /* keys are group number + 1 */
+#define REGION_PAGES 512            /* 2 MiB per bitmap bit */
+#define SLAB_BYTES   (2 << 20)      /* pages are carved from slabs this big */
+#define DENSE_MAX    (256ULL << 30) /* disks this big index groups flat */
+#define EMPTY        0              /* keys are group number + 1 */
 #define TOMBSTONE    UINT64_MAX
 
 struct group {
@@ -43,7 +49,9 @@ struct entry {
 
 struct ram {
   struct store s;
-  pthread_rwlock_t lock; /* the table, groups and bitmap */
+  pthread_rwlock_t lock; /* the index, groups and bitmap */
+  struct group **dense;  /* by group number, or NULL: the hash table */
+  uint64_t ngroups;      /* groups on the disk: the dense array's length */
   struct entry *table;
   uint64_t cap;      /* entries, a power of two */
   uint64_t used;     /* live entries */
@@ -143,14 +151,26 @@ lookup (const struct ram *r, uint64_t gn)
   }
 }
 
+/* Group gn, or NULL.  Lock held (either way). */
+static struct group *
+group_of (const struct ram *r, uint64_t gn)
+{
+  const struct entry *e;
+
+  if (r->dense)
+    return r->dense[gn];
+  e = lookup (r, gn);
+  return e ? e->g : NULL;
+}
+
 /* The page holding byte `offset`, or NULL.  Lock held. */
 static char *
 page_at (const struct ram *r, uint64_t offset)
 {
   uint64_t p = offset / STORE_PAGE;
-  const struct entry *e = lookup (r, p / GROUP_PAGES);
+  const struct group *g = group_of (r, p / GROUP_PAGES);
 
-  return e ? e->g->page[p % GROUP_PAGES] : NULL;
+  return g ? g->page[p % GROUP_PAGES] : NULL;
 }
 
 /* Rebuild the table at a new capacity, dropping tombstones.  Exclusive. */
@@ -184,30 +204,34 @@ static char *
 insert (struct ram *r, uint64_t p, char *pg)
 {
   uint64_t gn = p / GROUP_PAGES, key = gn + 1, i;
-  struct entry *e = lookup (r, gn);
+  struct group *g = group_of (r, gn);
 
-  if (e == NULL) {
-    struct group *g = calloc (1, sizeof *g);
-
-    if (g == NULL ||
-        ((r->used + r->dead + 1) * 2 > r->cap &&
-         rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1)) {
-      free (g);
+  if (g == NULL) {
+    if ((g = calloc (1, sizeof *g)) == NULL)
       return NULL;
+    if (r->dense) {
+      r->dense[gn] = g;
+    } else {
+      struct entry *e;
+      if ((r->used + r->dead + 1) * 2 > r->cap &&
+          rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1) {
+        free (g);
+        return NULL;
+      }
+      for (i = hash (key) & (r->cap - 1);; i = (i + 1) & (r->cap - 1))
+        if (r->table[i].key == EMPTY || r->table[i].key == TOMBSTONE)
+          break;
+      e = &r->table[i];
+      if (e->key == TOMBSTONE)
+        r->dead--;
+      e->key = key;
+      e->g = g;
+      r->used++;
     }
-    for (i = hash (key) & (r->cap - 1);; i = (i + 1) & (r->cap - 1))
-      if (r->table[i].key == EMPTY || r->table[i].key == TOMBSTONE)
-        break;
-    e = &r->table[i];
-    if (e->key == TOMBSTONE)
-      r->dead--;
-    e->key = key;
-    e->g = g;
-    r->used++;
   }
-  if (e->g->page[p % GROUP_PAGES])
-    return e->g->page[p % GROUP_PAGES];
-  e->g->page[p % GROUP_PAGES] = pg;
+  if (g->page[p % GROUP_PAGES])
+    return g->page[p % GROUP_PAGES];
+  g->page[p % GROUP_PAGES] = pg;
   r->pages++;
   r->regions[p / REGION_PAGES / 64] |= 1ULL << (p / REGION_PAGES % 64);
   return pg;
@@ -215,17 +239,24 @@ insert (struct ram *r, uint64_t p, char *pg)
 
 /* Free page p (exclusive); the group goes when its last page does. */
 static void
-remove_page (struct ram *r, struct entry *e, uint64_t p)
+remove_page (struct ram *r, struct group *g, uint64_t p)
 {
+  uint64_t gn = p / GROUP_PAGES;
+  struct entry *e;
   int k;
 
-  page_free (r, e->g->page[p % GROUP_PAGES]);
-  e->g->page[p % GROUP_PAGES] = NULL;
+  page_free (r, g->page[p % GROUP_PAGES]);
+  g->page[p % GROUP_PAGES] = NULL;
   r->pages--;
   for (k = 0; k < GROUP_PAGES; k++)
-    if (e->g->page[k])
+    if (g->page[k])
       return;
-  free (e->g);
+  free (g);
+  if (r->dense) {
+    r->dense[gn] = NULL;
+    return;
+  }
+  e = lookup (r, gn);
   e->g = NULL;
   e->key = TOMBSTONE;
   r->used--;
@@ -238,8 +269,8 @@ static int
 ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
-  const struct entry *e = NULL;
-  uint64_t gn = UINT64_MAX; /* the group e is for */
+  const struct group *g = NULL;
+  uint64_t gn = UINT64_MAX; /* the group g is for */
   const char *run = NULL;   /* source of the pending copy, or NULL */
   char *out = buf, *run_out = buf;
   uint64_t run_len = 0;
@@ -257,9 +288,9 @@ ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
       n = count;
     if (p / GROUP_PAGES != gn) {
       gn = p / GROUP_PAGES;
-      e = lookup (r, gn);
+      g = group_of (r, gn);
     }
-    pg = e ? e->g->page[p % GROUP_PAGES] : NULL;
+    pg = g ? g->page[p % GROUP_PAGES] : NULL;
     if (run && pg && pg + in == run + run_len) {
       run_len += n;
     } else {
@@ -398,7 +429,7 @@ ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
     uint64_t n = STORE_PAGE - in;
-    struct entry *e;
+    struct group *g;
 
     if (n > count)
       n = count;
@@ -407,12 +438,12 @@ ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
       /* No page in this region: skip to its end. */
       uint64_t end = (p / REGION_PAGES + 1) * REGION_PAGES * STORE_PAGE;
       n = end - offset < count ? end - offset : count;
-    } else if ((e = lookup (r, p / GROUP_PAGES)) != NULL &&
-               e->g->page[p % GROUP_PAGES]) {
+    } else if ((g = group_of (r, p / GROUP_PAGES)) != NULL &&
+               g->page[p % GROUP_PAGES]) {
       if (n == STORE_PAGE)
-        remove_page (r, e, p);
+        remove_page (r, g, p);
       else
-        memset (e->g->page[p % GROUP_PAGES] + in, 0, n);
+        memset (g->page[p % GROUP_PAGES] + in, 0, n);
     }
     offset += n;
     count -= n;
@@ -492,12 +523,17 @@ ram_close (struct store *s)
   struct ram *r = (struct ram *)s;
   uint64_t i;
 
+  if (r->dense) {
+    for (i = 0; i < r->ngroups; i++)
+      free (r->dense[i]);
+  }
   for (i = 0; i < r->cap; i++)
     if (r->table[i].key != EMPTY && r->table[i].key != TOMBSTONE)
       free (r->table[i].g);
   for (i = 0; i < r->nslabs; i++)
     munmap (r->slabs[i], SLAB_BYTES);
   free (r->slabs);
+  free (r->dense);
   free (r->table);
   free (r->regions);
   pthread_rwlock_destroy (&r->lock);
@@ -533,6 +569,10 @@ store_ram_new (uint64_t size, struct fm_err *err)
   r->regions = calloc (regions / 64 + 1, sizeof *r->regions);
   if (r->table == NULL || r->regions == NULL)
     goto oom;
+  r->ngroups = (pages + GROUP_PAGES - 1) / GROUP_PAGES;
+  if (size <= DENSE_MAX &&
+      (r->dense = calloc (r->ngroups, sizeof *r->dense)) == NULL)
+    goto oom;
   pthread_rwlock_init (&r->lock, NULL);
   pthread_mutex_init (&r->alloc_lock, NULL);
   r->s.ops = &ram_ops;
@@ -541,6 +581,7 @@ store_ram_new (uint64_t size, struct fm_err *err)
 
 oom:
   if (r) {
+    free (r->dense);
     free (r->table);
     free (r->regions);
   }

@@ -117,6 +117,21 @@ START_TEST (test_ram_shadow)
 }
 END_TEST
 
+/* The same on a disk big enough for the hash-table index. */
+START_TEST (test_ram_shadow_hashed)
+{
+  struct fm_err err;
+  struct store *s = store_ram_new (1ULL << 40, &err);
+
+  ck_assert_ptr_nonnull (s);
+  shadow_test (s, 2);
+  s->ops->close (s);
+  s = store_ram_new (1ULL << 40, &err);
+  extents_test (s);
+  s->ops->close (s);
+}
+END_TEST
+
 START_TEST (test_ram_extents)
 {
   struct fm_err err;
@@ -378,9 +393,13 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"ram_shadow", test_ram_shadow},   {"ram_extents", test_ram_extents},
-      {"ram_sparse", test_ram_sparse},   {"ram_race", test_ram_race},
-      {"file_shadow", test_file_shadow}, {"file_reopen", test_file_reopen},
+      {"ram_shadow", test_ram_shadow},
+      {"ram_extents", test_ram_extents},
+      {"ram_sparse", test_ram_sparse},
+      {"ram_race", test_ram_race},
+      {"ram_shadow_hashed", test_ram_shadow_hashed},
+      {"file_shadow", test_file_shadow},
+      {"file_reopen", test_file_reopen},
       {"file_large", test_file_large},
   };
 
