@@ -4,15 +4,18 @@ against nbdkit's memory plugin, in the same run, same machine, same
 settings: 1 MiB sequential write, 1 MiB sequential read, 4 KiB random read
 at iodepth 16.
 
-Each round starts both servers afresh, one after the other (the order
-alternates from round to round, so drift on a shared machine hits both
-alike), and runs on each: the timed write; a write of the whole disk, so
-that both reads find every block written whatever either server's write
-speed was; the timed reads.  A round's ratio is plugin / memory for the
-same round; the summary is the median of the rounds' ratios with their
-range (>= 1.0 means the plugin is at least as fast).  Also the server's
-CPU time per GiB moved (user + system of the nbdkit process), ratio
-memory / plugin so that >= 1.0 again means "no worse".
+The two servers run at the same time, each with its own fio: on a small
+shared machine throughput swings several-fold within seconds (its
+neighbours' memory bandwidth, scheduling), and servers measured one after
+the other land in different weather, while side by side both see the same.
+Each round starts both servers afresh and runs, on both at once: the timed
+write; an untimed write of the whole disk, so that both reads find every
+block written whatever either server's write speed was; the timed reads.
+A round's ratio is plugin / memory; the summary is the median of the
+rounds' ratios with their range (>= 1.0: the plugin is at least as fast).
+Also each server's CPU time per GiB moved (user + system of the nbdkit
+process) over the same seconds, ratio memory / plugin so that >= 1.0
+again means "no worse".
 
 Usage: bench_fio.py PLUGIN.so [SECONDS] [ROUNDS]"""
 import json
@@ -31,17 +34,24 @@ JOBS = [
 ]
 
 
-def fio(sock, rw, bs, seconds=None):
-    """(MiB/s, IOPS); time-based for `seconds`, else one pass over SIZE."""
+def fio_start(sock, rw, bs, seconds=None):
+    """A running fio; time-based for `seconds`, else one pass over SIZE."""
     timing = ["--time_based", f"--runtime={seconds}"] if seconds else []
-    out = subprocess.run(
+    return subprocess.Popen(
         ["fio", "--name=bench", "--ioengine=nbd",
          f"--uri=nbd+unix:///?socket={sock}", f"--rw={rw}", f"--bs={bs}",
          "--iodepth=16", f"--size={SIZE}", *timing, "--output-format=json"],
-        capture_output=True, text=True, check=True).stdout
+        stdout=subprocess.PIPE, text=True)
+
+
+def fio_result(p, rw):
+    """(MiB/s, IOPS) of a finished fio."""
+    out, _ = p.communicate()
+    if p.returncode != 0:
+        raise RuntimeError(f"fio exited {p.returncode}")
     job = json.loads(out[out.index("{"):])["jobs"][0]  # after its banner
     side = job["write"] if rw == "write" else job["read"]
-    return side["bw"] / 1024, side["iops"]  # MiB/s, IOPS
+    return side["bw"] / 1024, side["iops"]
 
 
 def cpu_seconds(pid):
@@ -50,19 +60,28 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def serve(args, seconds):
-    """{workload: (figure, CPU seconds per GiB)} for one fresh server."""
+def side_by_side(servers, rw, bs, seconds=None):
+    """Run fio on every (process, socket) at once: [(MiB/s, IOPS, CPU
+    seconds of that server)]."""
+    c0 = [cpu_seconds(p.pid) for p, _ in servers]
+    runs = [fio_start(sock, rw, bs, seconds) for _, sock in servers]
+    figures = [fio_result(f, rw) for f in runs]
+    return [(mib_s, iops, cpu_seconds(p.pid) - c)
+            for (mib_s, iops), (p, _), c in zip(figures, servers, c0)]
+
+
+def one_round(plugin, seconds):
+    """{workload: [(figure, CPU s/GiB) for ours, for memory]}."""
     out = {}
-    with nbdkit(args) as (p, sock):
+    with nbdkit([plugin, "ideal", f"size={SIZE}", "time=virtual"]) as a, \
+            nbdkit(["memory", SIZE]) as b:
         for name, rw, bs, unit in JOBS:
-            if rw != "write" and "filled" not in out:
-                fio(sock, "write", "1M")  # every block written, untimed
+            if rw != "write" and not out.get("filled"):
+                side_by_side([a, b], "write", "1M")  # every block, untimed
                 out["filled"] = True
-            c0 = cpu_seconds(p.pid)
-            mib_s, iops = fio(sock, rw, bs, seconds)
-            gib = mib_s * seconds / 1024
-            out[name] = (mib_s if unit == "bw" else iops,
-                         (cpu_seconds(p.pid) - c0) / gib)
+            out[name] = [
+                (mib_s if unit == "bw" else iops, cpu / (mib_s * seconds / 1024))
+                for mib_s, iops, cpu in side_by_side([a, b], rw, bs, seconds)]
     del out["filled"]
     return out
 
@@ -71,22 +90,18 @@ def main():
     plugin = sys.argv[1]
     seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    servers = {"ours": [plugin, "ideal", f"size={SIZE}", "time=virtual"],
-               "memory": ["memory", SIZE]}
-    runs = []  # per round: {server: serve() result}
+    runs = []
     for r in range(rounds):
-        order = ["ours", "memory"] if r % 2 == 0 else ["memory", "ours"]
-        runs.append({s: serve(servers[s], seconds) for s in order})
-        line = "  ".join(
-            f"{n} {runs[-1]['ours'][n][0] / runs[-1]['memory'][n][0]:.2f}"
-            for n, *_ in JOBS)
+        runs.append(one_round(plugin, seconds))
+        line = "  ".join(f"{n} {runs[-1][n][0][0] / runs[-1][n][1][0]:.2f}"
+                         for n, *_ in JOBS)
         print(f"round {r + 1}/{rounds}: {line}", file=sys.stderr, flush=True)
     print(f"{'workload':<18} {'futuredisk ideal':>18} {'memory plugin':>15} "
           f"{'ratio':>6} {'range':>11}   {'CPU s/GiB ours':>14} "
           f"{'memory':>7} {'ratio':>6}")
     for name, rw, bs, unit in JOBS:
-        ours = [run["ours"][name] for run in runs]
-        base = [run["memory"][name] for run in runs]
+        ours = [run[name][0] for run in runs]
+        base = [run[name][1] for run in runs]
         ratios = [a / b for (a, _), (b, _) in zip(ours, base)]
         cpu_ratios = [cb / ca for (_, ca), (_, cb) in zip(ours, base)]
         u = "MiB/s" if unit == "bw" else "IOPS"
