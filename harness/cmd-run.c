@@ -40,7 +40,7 @@ run_usage (FILE *fp)
       "break the\ndisk, check and repair it, audit every file, and "
       "record what happened.\n"
       "\n"
-      "  --fs TYPE        file system (ext4, xfs, btrfs)\n"
+      "  --fs TYPE        file system (ext4, xfs, btrfs, chunkfs)\n"
       "  --profile P      disk profile or profile file (default "
       "roadmap-2006)\n"
       "  --size SIZE      rescale the disk (default 1G; full: the "
