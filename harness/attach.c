@@ -433,7 +433,6 @@ start_nbd (struct fd_disk *d, struct fm_err *err)
     if (p.status == 0) {
       fd_proc_free (&p);
       snprintf (d->dev, sizeof d->dev, "%s", dev);
-      d->nbd = true;
       return 0;
     }
     if (!nbd_busy (n) || ++tries == NBD_TRIES) {

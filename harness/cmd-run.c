@@ -210,7 +210,7 @@ cmd_run (int argc, char **argv)
       case 'a':
         if (fd_attach_via_check (optarg, &err) == -1)
           goto usage_err;
-        t.via = strcmp (optarg, "auto") ? optarg : NULL;
+        t.via = optarg;
         break;
       case 'M':
         t.populate.meta_only = true;

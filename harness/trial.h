@@ -51,7 +51,7 @@ struct trial {
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
   const char *think;             /* the plugin's think=, or NULL */
-  const char *via;               /* --attach: nbd, loop, NULL for auto */
+  const char *via;               /* --attach: auto, nbd, loop; NULL: auto */
   const char *extra[64];
   size_t n_extra;
   uint64_t seed;
