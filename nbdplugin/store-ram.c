@@ -1,26 +1,23 @@
-/* futuredisk — nbdplugin: sparse store in RAM.
+/* futuredisk — nbdplugin: sparse store in RAM, hashed layout (disks over
+ * 256 GiB; smaller ones use the flat layout, store-flat.c, unless the
+ * address space for it cannot be reserved).
  *
- * 4 KiB pages, grouped sixteen to a 64 KiB group.  On a disk of up to
- * 256 GiB the groups are found in a flat array indexed by group number
- * (8 bytes per 64 KiB of disk, at most 32 MiB, of which only the parts
- * in use ever become resident): one load, where a hash probe costs a
- * cache miss of its own, and a read that finds data pays that on every
- * request.  Bigger disks keep their groups in an open-addressing hash
- * table keyed by group number (16 bytes an entry, at most half full),
- * where a lonely page costs 4 KiB plus a 128-byte group and two table
- * slots, wherever it lies: 1 GiB written in scattered 4 KiB pieces over
- * 8 TB costs about 1.05 GiB, where a radix tree pays a chain of nodes per
- * lonely page.  A sequential 1 MiB read costs 16 lookups either way.
- * Pages come from 2 MiB slabs, page-aligned and without per-page malloc
- * headers; freed pages go to a free list for reuse.  Extents must still
- * skip terabytes of holes quickly, so a bitmap with one bit per 2 MiB
- * region says where pages may be (a set bit may be stale after a trim; a
- * clear bit is never wrong).
+ * 4 KiB pages, grouped sixteen to a 64 KiB group, the groups in an
+ * open-addressing hash table keyed by group number (16 bytes an entry, at
+ * most half full), where a lonely page costs 4 KiB plus a 128-byte group
+ * and two table slots, wherever it lies: 1 GiB written in scattered 4 KiB
+ * pieces over 8 TB costs about 1.05 GiB, where a radix tree pays a chain
+ * of nodes per lonely page (and the flat layout a page-table page).  A
+ * sequential 1 MiB read costs 16 lookups.  Pages come from 2 MiB slabs,
+ * page-aligned and without per-page malloc headers; freed pages go to a
+ * free list for reuse.  Extents must still skip terabytes of holes
+ * quickly, so a bitmap with one bit per 2 MiB region says where pages may
+ * be (a set bit may be stale after a trim; a clear bit is never wrong).
  *
  * Locking: a rwlock.  Reading and writing existing pages share it (the
  * bytes are copied under the shared lock, which is what keeps a page from
- * being freed under a reader); adding or freeing pages takes it
- * exclusively, briefly.
+ * being freed, and reused at another offset, under a reader); adding or
+ * freeing pages takes it exclusively, briefly.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,10 +29,9 @@
 #include "store.h"
 
 #define GROUP_PAGES  16
-#define REGION_PAGES 512            /* 2 MiB per bitmap bit */
-#define SLAB_BYTES   (2 << 20)      /* pages are carved from slabs this big */
-#define DENSE_MAX    (256ULL << 30) /* disks this big index groups flat */
-#define EMPTY        0              /* keys are group number + 1 */
+#define REGION_PAGES 512       /* 2 MiB per bitmap bit */
+#define SLAB_BYTES   (2 << 20) /* pages are carved from slabs this big */
+#define EMPTY        0         /* keys are group number + 1 */
 #define TOMBSTONE    UINT64_MAX
 
 struct group {
@@ -49,9 +45,7 @@ struct entry {
 
 struct ram {
   struct store s;
-  pthread_rwlock_t lock; /* the index, groups and bitmap */
-  struct group **dense;  /* by group number, or NULL: the hash table */
-  uint64_t ngroups;      /* groups on the disk: the dense array's length */
+  pthread_rwlock_t lock; /* the table, groups and bitmap */
   struct entry *table;
   uint64_t cap;      /* entries, a power of two */
   uint64_t used;     /* live entries */
@@ -155,11 +149,8 @@ lookup (const struct ram *r, uint64_t gn)
 static struct group *
 group_of (const struct ram *r, uint64_t gn)
 {
-  const struct entry *e;
+  const struct entry *e = lookup (r, gn);
 
-  if (r->dense)
-    return r->dense[gn];
-  e = lookup (r, gn);
   return e ? e->g : NULL;
 }
 
@@ -207,27 +198,24 @@ insert (struct ram *r, uint64_t p, char *pg)
   struct group *g = group_of (r, gn);
 
   if (g == NULL) {
+    struct entry *e;
+
     if ((g = calloc (1, sizeof *g)) == NULL)
       return NULL;
-    if (r->dense) {
-      r->dense[gn] = g;
-    } else {
-      struct entry *e;
-      if ((r->used + r->dead + 1) * 2 > r->cap &&
-          rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1) {
-        free (g);
-        return NULL;
-      }
-      for (i = hash (key) & (r->cap - 1);; i = (i + 1) & (r->cap - 1))
-        if (r->table[i].key == EMPTY || r->table[i].key == TOMBSTONE)
-          break;
-      e = &r->table[i];
-      if (e->key == TOMBSTONE)
-        r->dead--;
-      e->key = key;
-      e->g = g;
-      r->used++;
+    if ((r->used + r->dead + 1) * 2 > r->cap &&
+        rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1) {
+      free (g);
+      return NULL;
     }
+    for (i = hash (key) & (r->cap - 1);; i = (i + 1) & (r->cap - 1))
+      if (r->table[i].key == EMPTY || r->table[i].key == TOMBSTONE)
+        break;
+    e = &r->table[i];
+    if (e->key == TOMBSTONE)
+      r->dead--;
+    e->key = key;
+    e->g = g;
+    r->used++;
   }
   if (g->page[p % GROUP_PAGES])
     return g->page[p % GROUP_PAGES];
@@ -252,10 +240,6 @@ remove_page (struct ram *r, struct group *g, uint64_t p)
     if (g->page[k])
       return;
   free (g);
-  if (r->dense) {
-    r->dense[gn] = NULL;
-    return;
-  }
   e = lookup (r, gn);
   e->g = NULL;
   e->key = TOMBSTONE;
@@ -523,17 +507,12 @@ ram_close (struct store *s)
   struct ram *r = (struct ram *)s;
   uint64_t i;
 
-  if (r->dense) {
-    for (i = 0; i < r->ngroups; i++)
-      free (r->dense[i]);
-  }
   for (i = 0; i < r->cap; i++)
     if (r->table[i].key != EMPTY && r->table[i].key != TOMBSTONE)
       free (r->table[i].g);
   for (i = 0; i < r->nslabs; i++)
     munmap (r->slabs[i], SLAB_BYTES);
   free (r->slabs);
-  free (r->dense);
   free (r->table);
   free (r->regions);
   pthread_rwlock_destroy (&r->lock);
@@ -555,11 +534,16 @@ static const struct store_ops ram_ops = {
 struct store *
 store_ram_new (uint64_t size, struct fm_err *err)
 {
-  struct ram *r = calloc (1, sizeof *r);
+  struct ram *r;
   uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
   uint64_t regions = pages / REGION_PAGES + 1;
 
-  if (r == NULL)
+  if (size <= STORE_FLAT_MAX) {
+    struct store *s = store_flat_new (size, err);
+    if (s)
+      return s;
+  }
+  if ((r = calloc (1, sizeof *r)) == NULL)
     goto oom;
   r->cap = 1024;
   r->table = calloc (r->cap, sizeof *r->table);
@@ -569,10 +553,6 @@ store_ram_new (uint64_t size, struct fm_err *err)
   r->regions = calloc (regions / 64 + 1, sizeof *r->regions);
   if (r->table == NULL || r->regions == NULL)
     goto oom;
-  r->ngroups = (pages + GROUP_PAGES - 1) / GROUP_PAGES;
-  if (size <= DENSE_MAX &&
-      (r->dense = calloc (r->ngroups, sizeof *r->dense)) == NULL)
-    goto oom;
   pthread_rwlock_init (&r->lock, NULL);
   pthread_mutex_init (&r->alloc_lock, NULL);
   r->s.ops = &ram_ops;
@@ -581,7 +561,6 @@ store_ram_new (uint64_t size, struct fm_err *err)
 
 oom:
   if (r) {
-    free (r->dense);
     free (r->table);
     free (r->regions);
   }

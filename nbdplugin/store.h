@@ -7,8 +7,9 @@
  * and are holes in extents.
  *
  * Concurrency: read, write and extents may run in parallel with each other;
- * zero (which frees pages) takes the store exclusively.  Two writes to the
- * same bytes at once race as they would on a real disk.
+ * zero (which frees pages) excludes writes.  Requests on the same bytes at
+ * once race as they would on a real disk: a read sees the old bytes, the
+ * new ones or zeros, never another offset's.
  */
 #ifndef FUTUREDISK_STORE_H
 #define FUTUREDISK_STORE_H
@@ -51,8 +52,15 @@ struct store {
   struct fm_err err; /* the last failure, for the caller to report */
 };
 
-/* RAM store of `size` bytes.  NULL with err filled on failure. */
+/* RAM store of `size` bytes.  NULL with err filled on failure.  Disks up
+ * to STORE_FLAT_MAX get the flat layout where the address space can be
+ * reserved, others (and those) the hashed one.
+ */
 extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
+
+/* The RAM store's flat layout on its own (store-flat.c), for tests. */
+#define STORE_FLAT_MAX (256ULL << 30)
+extern struct store *store_flat_new (uint64_t size, struct fm_err *err);
 
 /* Persistent store in `path`: created if missing; an existing file must
  * have been made for the same size and profile, or it is refused.

@@ -229,10 +229,9 @@ count_data (void *opaque, uint64_t offset, uint64_t length, bool hole)
   return 0;
 }
 
-START_TEST (test_ram_race)
+static void
+race_test (struct store *s)
 {
-  struct fm_err err;
-  struct store *s = store_ram_new (2 * RACE_SHARED, &err);
   struct racer a[RACE_THREADS];
   pthread_t th[RACE_THREADS];
   char *buf = malloc (STORE_PAGE);
@@ -269,6 +268,69 @@ START_TEST (test_ram_race)
   ck_assert_uint_eq (s->ops->bytes_stored (s), pages);
   free (buf);
   s->ops->close (s);
+}
+
+START_TEST (test_ram_race)
+{
+  struct fm_err err;
+
+  race_test (store_ram_new (2 * RACE_SHARED, &err));
+  /* The hashed layout adds pages under its lock: "added meanwhile". */
+  race_test (store_ram_new (1ULL << 40, &err));
+}
+END_TEST
+
+/* A line of /proc/self/status ("VmRSS", "VmPTE"), in bytes. */
+static uint64_t
+vm_bytes (const char *key)
+{
+  char line[128];
+  unsigned long long kib = 0;
+  FILE *f = fopen ("/proc/self/status", "r");
+
+  ck_assert_ptr_nonnull (f);
+  while (fgets (line, sizeof line, f))
+    if (strncmp (line, key, strlen (key)) == 0 && line[strlen (key)] == ':')
+      kib = strtoull (line + strlen (key) + 1, NULL, 10);
+  fclose (f);
+  return kib * 1024;
+}
+
+/* The flat layout: reading holes costs no memory, writing costs what is
+ * written, punching gives it back; the size limit is enforced.
+ */
+START_TEST (test_flat_memory)
+{
+  const uint64_t cap = 64ULL << 30;
+  struct fm_err err;
+  struct store *s = store_flat_new (cap, &err);
+  char *buf = malloc (1 << 20);
+  uint64_t before, pte, i;
+
+  ck_assert_ptr_nonnull (s);
+  before = vm_bytes ("VmRSS");
+  pte = vm_bytes ("VmPTE");
+  /* Holes 16 MiB apart: touching them would cost a page table each. */
+  for (i = 0; i < 4096; i++)
+    ck_assert_int_eq (s->ops->read (s, buf, STORE_PAGE, i * (cap / 4096)), 0);
+  ck_assert_uint_lt (vm_bytes ("VmPTE"), pte + (1 << 20));
+  ck_assert_uint_lt (vm_bytes ("VmRSS"), before + (4 << 20));
+  memset (buf, 0x5a, 1 << 20);
+  for (i = 0; i < 64; i++)
+    ck_assert_int_eq (s->ops->write (s, buf, 1 << 20, (1ULL << 30) + (i << 20)),
+                      0);
+  ck_assert_uint_gt (vm_bytes ("VmRSS"), before + (60 << 20));
+  ck_assert_uint_eq (s->ops->bytes_stored (s), 64 << 20);
+  ck_assert_int_eq (s->ops->zero (s, 64 << 20, 1ULL << 30, true), 0);
+  ck_assert_uint_lt (vm_bytes ("VmRSS"), before + (8 << 20));
+  ck_assert_uint_eq (s->ops->bytes_stored (s), 0);
+  ck_assert_int_eq (s->ops->read (s, buf, 1 << 20, 1ULL << 30), 0);
+  ck_assert_int_eq (buf[0] | buf[(1 << 20) - 1], 0);
+  s->ops->close (s);
+  free (buf);
+
+  ck_assert_ptr_null (store_flat_new (STORE_FLAT_MAX + 1, &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "274877906945"));
 }
 END_TEST
 
@@ -398,6 +460,7 @@ main (void)
       {"ram_sparse", test_ram_sparse},
       {"ram_race", test_ram_race},
       {"ram_shadow_hashed", test_ram_shadow_hashed},
+      {"flat_memory", test_flat_memory},
       {"file_shadow", test_file_shadow},
       {"file_reopen", test_file_reopen},
       {"file_large", test_file_large},
