@@ -1,5 +1,5 @@
 /* futuredisk — nbdplugin: sparse store in RAM, flat layout (disks up to
- * 256 GiB).
+ * 64 GiB).
  *
  * Every byte of the disk has its own address in one range of the
  * process's address space, reserved without backing (MAP_NORESERVE:
@@ -14,10 +14,11 @@
  *
  * Cost on top of the data: one page-table page (4 KiB) per 2 MiB of disk
  * that holds data, typically 0.2% of it, at worst (lonely 4 KiB pages
- * 2 MiB apart) as much again as the data; the bitmap, 32 KiB per GiB of
- * disk, resident only where used.  That worst case is why bigger disks
- * use the hashed layout, whose overhead is per page written wherever it
- * lies.
+ * 2 MiB apart) as much again as the data, and never more than 1/512 of
+ * the capacity (128 MiB at 64 GiB); the bitmap, 32 KiB per GiB of disk,
+ * resident only where used.  Bigger disks use the hashed layout, whose
+ * overhead is per page written wherever it lies (1 GiB in lonely 4 KiB
+ * pages over 256 GiB cost 444 MiB of page tables here).
  *
  * Locking: reads take none.  A page's address never changes and its
  * memory never serves another offset, so a read racing a write or a trim

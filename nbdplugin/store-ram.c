@@ -1,5 +1,5 @@
 /* futuredisk — nbdplugin: sparse store in RAM, hashed layout (disks over
- * 256 GiB; smaller ones use the flat layout, store-flat.c, unless the
+ * 64 GiB; smaller ones use the flat layout, store-flat.c, unless the
  * address space for it cannot be reserved).
  *
  * 4 KiB pages, grouped sixteen to a 64 KiB group, the groups in an

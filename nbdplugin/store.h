@@ -59,7 +59,7 @@ struct store {
 extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
 
 /* The RAM store's flat layout on its own (store-flat.c), for tests. */
-#define STORE_FLAT_MAX (256ULL << 30)
+#define STORE_FLAT_MAX (64ULL << 30)
 extern struct store *store_flat_new (uint64_t size, struct fm_err *err);
 
 /* Persistent store in `path`: created if missing; an existing file must

@@ -11,15 +11,21 @@ the other land in different weather, while side by side both see the same.
 Each round starts both servers afresh and runs, on both at once: the timed
 write; an untimed write of the whole disk, so that both reads find every
 block written whatever either server's write speed was; the timed reads.
-A round's ratio is plugin / memory; the summary is the median of the
-rounds' ratios with their range (>= 1.0: the plugin is at least as fast).
-Also each server's CPU time per GiB moved (user + system of the nbdkit
-process) over the same seconds, ratio memory / plugin so that >= 1.0
-again means "no worse".
+Which server starts first, and whose fio, alternates from round to round,
+so that neither always has the first move.  A round's ratio is plugin /
+memory; the summary is the median of the rounds' ratios, their range and
+a 90% bootstrap interval of the median (>= 1.0: the plugin is at least as
+fast).  Also each server's CPU time per GiB moved (user + system of the
+nbdkit process) over the same seconds, ratio memory / plugin so that
+>= 1.0 again means "no worse".
 
-Usage: bench_fio.py PLUGIN.so [SECONDS] [ROUNDS]"""
+With --aa the memory plugin runs against itself: what the method reports
+for two identical servers, its noise floor.
+
+Usage: bench_fio.py [--aa] PLUGIN.so [SECONDS] [ROUNDS]"""
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -70,35 +76,58 @@ def side_by_side(servers, rw, bs, seconds=None):
             for (mib_s, iops), (p, _), c in zip(figures, servers, c0)]
 
 
-def one_round(plugin, seconds):
-    """{workload: [(figure, CPU s/GiB) for ours, for memory]}."""
+def one_round(ours, base, seconds, swap):
+    """{workload: [(figure, CPU s/GiB) for ours, for base]}; with swap,
+    base is started first and its fio too."""
     out = {}
-    with nbdkit([plugin, "ideal", f"size={SIZE}", "time=virtual"]) as a, \
-            nbdkit(["memory", SIZE]) as b:
+    first, second = (base, ours) if swap else (ours, base)
+    with nbdkit(first) as x, nbdkit(second) as y:
         for name, rw, bs, unit in JOBS:
             if rw != "write" and not out.get("filled"):
-                side_by_side([a, b], "write", "1M")  # every block, untimed
+                side_by_side([x, y], "write", "1M")  # every block, untimed
                 out["filled"] = True
+            res = side_by_side([x, y], rw, bs, seconds)  # in start order
+            if swap:
+                res.reverse()
             out[name] = [
                 (mib_s if unit == "bw" else iops, cpu / (mib_s * seconds / 1024))
-                for mib_s, iops, cpu in side_by_side([a, b], rw, bs, seconds)]
+                for mib_s, iops, cpu in res]
     del out["filled"]
     return out
 
 
+def median_interval(values, level=0.90, resamples=2000):
+    """Bootstrap interval of the median (fixed seed: same data, same
+    interval)."""
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values)))
+                  for _ in range(resamples))
+    tail = (1 - level) / 2
+    return meds[int(tail * resamples)], meds[int((1 - tail) * resamples) - 1]
+
+
 def main():
-    plugin = sys.argv[1]
-    seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    args = sys.argv[1:]
+    aa = "--aa" in args
+    if aa:
+        args.remove("--aa")
+    if not args or args[0].startswith("-"):
+        sys.exit(__doc__)
+    plugin = args[0]
+    seconds = int(args[1]) if len(args) > 1 else 10
+    rounds = int(args[2]) if len(args) > 2 else 3
+    base = ["memory", SIZE]
+    ours = base if aa else [plugin, "ideal", f"size={SIZE}", "time=virtual"]
     runs = []
     for r in range(rounds):
-        runs.append(one_round(plugin, seconds))
+        runs.append(one_round(ours, base, seconds, swap=r % 2 == 1))
         line = "  ".join(f"{n} {runs[-1][n][0][0] / runs[-1][n][1][0]:.2f}"
                          for n, *_ in JOBS)
         print(f"round {r + 1}/{rounds}: {line}", file=sys.stderr, flush=True)
-    print(f"{'workload':<18} {'futuredisk ideal':>18} {'memory plugin':>15} "
-          f"{'ratio':>6} {'range':>11}   {'CPU s/GiB ours':>14} "
-          f"{'memory':>7} {'ratio':>6}")
+    print(f"{'workload':<18} {'memory (A/A)' if aa else 'futuredisk ideal':>18}"
+          f" {'memory plugin':>15} {'ratio':>6} {'range':>11} "
+          f"{'90% interval':>12}   {'CPU s/GiB ours':>14} {'memory':>7} "
+          f"{'ratio':>6}")
     for name, rw, bs, unit in JOBS:
         ours = [run[name][0] for run in runs]
         base = [run[name][1] for run in runs]
@@ -108,7 +137,8 @@ def main():
         print(f"{name:<18} {statistics.median(a for a, _ in ours):>12.0f} "
               f"{u:<5} {statistics.median(b for b, _ in base):>9.0f} {u:<5} "
               f"{statistics.median(ratios):>6.2f} "
-              f"{min(ratios):>5.2f}-{max(ratios):<5.2f}   "
+              f"{min(ratios):>5.2f}-{max(ratios):<5.2f} "
+              f"{'%.2f-%.2f' % median_interval(ratios):>12}   "
               f"{statistics.median(c for _, c in ours):>14.3f} "
               f"{statistics.median(c for _, c in base):>7.3f} "
               f"{statistics.median(cpu_ratios):>6.2f}")
