@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check-main.h"
@@ -334,6 +335,30 @@ START_TEST (test_flat_memory)
 }
 END_TEST
 
+/* Where the address space for the flat layout cannot be reserved (a
+ * limit, strict overcommit), a small disk still gets a RAM store: the
+ * hashed layout.  Not under ASan, which needs address space of its own.
+ */
+START_TEST (test_ram_fallback)
+{
+#ifndef __SANITIZE_ADDRESS__
+  struct rlimit lim;
+  struct fm_err err;
+  struct store *s;
+
+  ck_assert_int_eq (getrlimit (RLIMIT_AS, &lim), 0);
+  lim.rlim_cur = vm_bytes ("VmSize") + (1ULL << 30);
+  ck_assert_int_eq (setrlimit (RLIMIT_AS, &lim), 0);
+  ck_assert_ptr_null (store_flat_new (32ULL << 30, &err));
+  ck_assert_ptr_nonnull (strstr (err.msg, "cannot reserve"));
+  s = store_ram_new (32ULL << 30, &err);
+  ck_assert_ptr_nonnull (s);
+  shadow_test (s, 4);
+  s->ops->close (s);
+#endif
+}
+END_TEST
+
 START_TEST (test_file_shadow)
 {
   char path[256];
@@ -461,6 +486,7 @@ main (void)
       {"ram_race", test_ram_race},
       {"ram_shadow_hashed", test_ram_shadow_hashed},
       {"flat_memory", test_flat_memory},
+      {"ram_fallback", test_ram_fallback},
       {"file_shadow", test_file_shadow},
       {"file_reopen", test_file_reopen},
       {"file_large", test_file_large},
