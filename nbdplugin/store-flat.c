@@ -75,23 +75,26 @@ mark (struct flat *f, uint64_t first, uint64_t end)
   __atomic_fetch_add (&f->pages, added, __ATOMIC_RELAXED);
 }
 
-/* The end of the run of pages that, like page p, hold data (or are
- * holes, as `data` says), at most `end`; whole words alike are skipped at
- * once.
+/* Where the run of bytes from `offset` that all hold data, or are all
+ * holes (*data says which), stops, at most at `end`.  Whole words of the
+ * bitmap alike are skipped at once.
  */
 static uint64_t
-run_end (const struct flat *f, uint64_t p, uint64_t end, bool data)
+run_stop (const struct flat *f, uint64_t offset, uint64_t end, bool *data)
 {
-  uint64_t alike = data ? ~0ULL : 0;
+  uint64_t p = offset / STORE_PAGE, last = (end - 1) / STORE_PAGE;
+  uint64_t alike;
 
-  for (p++; p < end; p++) {
+  *data = has (f, p);
+  alike = *data ? ~0ULL : 0;
+  for (p++; p <= last; p++) {
     if (p % 64 == 0 &&
         __atomic_load_n (&f->bits[p / 64], __ATOMIC_ACQUIRE) == alike) {
       p += 63;
       continue;
     }
-    if (has (f, p) != data)
-      return p;
+    if (has (f, p) != *data)
+      return p * STORE_PAGE;
   }
   return end;
 }
@@ -104,13 +107,9 @@ flat_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
   char *out = buf;
 
   while (offset < end) {
-    uint64_t p = offset / STORE_PAGE;
-    bool data = has (f, p);
-    uint64_t stop =
-        run_end (f, p, (end - 1) / STORE_PAGE + 1, data) * STORE_PAGE;
+    bool data;
+    uint64_t stop = run_stop (f, offset, end, &data);
 
-    if (stop > end)
-      stop = end;
     if (data)
       memcpy (out, f->base + offset, stop - offset);
     else
@@ -162,6 +161,24 @@ punch_pages (struct flat *f, uint64_t first, uint64_t end)
   }
 }
 
+/* Zero the bytes in [a, b) of the pages there that hold data (holes
+ * read as zeros already, and touching them would allocate them).
+ * Exclusive.
+ */
+static void
+zero_present (struct flat *f, uint64_t a, uint64_t b)
+{
+  while (a < b) {
+    uint64_t next = (a / STORE_PAGE + 1) * STORE_PAGE;
+
+    if (next > b)
+      next = b;
+    if (has (f, a / STORE_PAGE))
+      memset (f->base + a, 0, next - a);
+    a = next;
+  }
+}
+
 static int
 flat_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
 {
@@ -173,28 +190,16 @@ flat_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
   if (count == 0)
     return 0;
   pthread_rwlock_wrlock (&f->lock);
-  if (!punch || first >= last) { /* allocated zeros, or within one page */
-    uint64_t p;
-    if (!punch) {
-      memset (f->base + offset, 0, count);
-      mark (f, offset / STORE_PAGE, (end - 1) / STORE_PAGE + 1);
-    } else {
-      for (p = offset / STORE_PAGE; p * STORE_PAGE < end; p++)
-        if (has (f, p)) {
-          uint64_t a = p * STORE_PAGE > offset ? p * STORE_PAGE : offset;
-          uint64_t b = (p + 1) * STORE_PAGE < end ? (p + 1) * STORE_PAGE : end;
-          memset (f->base + a, 0, b - a);
-        }
-    }
-    pthread_rwlock_unlock (&f->lock);
-    return 0;
+  if (!punch) { /* allocated zeros */
+    memset (f->base + offset, 0, count);
+    mark (f, offset / STORE_PAGE, (end - 1) / STORE_PAGE + 1);
+  } else if (first >= last) { /* no whole page */
+    zero_present (f, offset, end);
+  } else { /* whole pages go; partial ones at either end keep their rest */
+    zero_present (f, offset, first * STORE_PAGE);
+    zero_present (f, last * STORE_PAGE, end);
+    punch_pages (f, first, last);
   }
-  /* Partial pages at either end keep their other bytes. */
-  if (offset < first * STORE_PAGE && has (f, first - 1))
-    memset (f->base + offset, 0, first * STORE_PAGE - offset);
-  if (end > last * STORE_PAGE && has (f, last))
-    memset (f->base + last * STORE_PAGE, 0, end - last * STORE_PAGE);
-  punch_pages (f, first, last);
   pthread_rwlock_unlock (&f->lock);
   return 0;
 }
@@ -213,15 +218,9 @@ flat_extents (struct store *s, uint64_t count, uint64_t offset,
   uint64_t end = offset + count;
 
   while (offset < end) {
-    uint64_t p = offset / STORE_PAGE;
-    bool data = has (f, p);
-    uint64_t stop =
-        run_end (f, p, (end - 1) / STORE_PAGE + 1, data) * STORE_PAGE;
-    int rc;
-
-    if (stop > end)
-      stop = end;
-    rc = fn (opaque, offset, stop - offset, !data);
+    bool data;
+    uint64_t stop = run_stop (f, offset, end, &data);
+    int rc = fn (opaque, offset, stop - offset, !data);
     if (rc != 0)
       return rc < 0 ? -1 : 0;
     offset = stop;
