@@ -231,6 +231,12 @@ clock_rebase (struct emu *e, uint64_t wall)
   __atomic_store_n (&e->w_anchor, wall, __ATOMIC_RELAXED);
 }
 
+const char *
+emu_store_name (const struct emu *e)
+{
+  return e->store->ops->name;
+}
+
 uint64_t
 emu_virtual_now (struct emu *e)
 {

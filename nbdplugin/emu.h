@@ -90,6 +90,9 @@ extern int emu_extents (struct emu *e, uint64_t count, uint64_t offset,
 /* The virtual clock now, as the next request would see it. */
 extern uint64_t emu_virtual_now (struct emu *e);
 
+/* Which store holds the bytes: "ram-flat", "ram-hashed" or "file". */
+extern const char *emu_store_name (const struct emu *e);
+
 /* Counters as the stats JSON object of DESIGN.md (one line). */
 extern void emu_stats_json (struct emu *e, FILE *fp);
 

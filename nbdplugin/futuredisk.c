@@ -291,8 +291,9 @@ futuredisk_get_ready (void)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
-  nbdkit_debug ("futuredisk: profile %s, %" PRIu64 " bytes, seed %" PRIu64,
-                profile.name, profile.capacity, seed);
+  nbdkit_debug ("futuredisk: profile %s, %" PRIu64 " bytes, seed %" PRIu64
+                ", store %s",
+                profile.name, profile.capacity, seed, emu_store_name (emu));
   return 0;
 }
 

@@ -248,7 +248,7 @@ flat_close (struct store *s)
 }
 
 static const struct store_ops flat_ops = {
-    .name = "ram",
+    .name = "ram-flat",
     .read = flat_read,
     .write = flat_write,
     .zero = flat_zero,

@@ -521,7 +521,7 @@ ram_close (struct store *s)
 }
 
 static const struct store_ops ram_ops = {
-    .name = "ram",
+    .name = "ram-hashed",
     .read = ram_read,
     .write = ram_write,
     .zero = ram_zero,

@@ -298,6 +298,18 @@ def test_trace_flag(server):
     assert "trace: pread offset=0 count=4096" in s.log_text()
 
 
+def test_store_layout_in_debug(server, workdir):
+    """-v names the store holding the bytes: the RAM store's flat layout up
+    to 64 GiB, its hashed one above, or the file."""
+    for args, name in [(("roadmap-2006", "size=64M"), "ram-flat"),
+                       (("roadmap-2013",), "ram-hashed"),
+                       (("roadmap-2006", "size=64M",
+                         f"store={workdir}/disk.img"), "file")]:
+        s = server(*args, extra=("-v",))
+        s.stop()
+        assert f", store {name}\n" in s.log_text(), args
+
+
 def test_real_time_waits_for_the_model(server):
     """time=real: no reply comes before its modelled completion (a lower
     bound only: machines are noisy; accuracy is in BENCHMARKS.md)."""
