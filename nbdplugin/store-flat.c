@@ -157,7 +157,12 @@ punch_pages (struct flat *f, uint64_t first, uint64_t end)
     /* One call for the span from the first to the last freed page. */
     lo = w * 64 + __builtin_ctzll (gone);
     hi = w * 64 + 64 - __builtin_clzll (gone);
-    madvise (f->base + lo * STORE_PAGE, (hi - lo) * STORE_PAGE, MADV_DONTNEED);
+    if (madvise (f->base + lo * STORE_PAGE, (hi - lo) * STORE_PAGE,
+                 MADV_DONTNEED) == -1)
+      /* (Locked memory refuses.)  A page written again later must read
+       * as zeros around its new bytes, so zero them by hand.
+       */
+      memset (f->base + lo * STORE_PAGE, 0, (hi - lo) * STORE_PAGE);
   }
 }
 
