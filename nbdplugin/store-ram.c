@@ -145,23 +145,14 @@ lookup (const struct ram *r, uint64_t gn)
   }
 }
 
-/* Group gn, or NULL.  Lock held (either way). */
-static struct group *
-group_of (const struct ram *r, uint64_t gn)
-{
-  const struct entry *e = lookup (r, gn);
-
-  return e ? e->g : NULL;
-}
-
 /* The page holding byte `offset`, or NULL.  Lock held. */
 static char *
 page_at (const struct ram *r, uint64_t offset)
 {
   uint64_t p = offset / STORE_PAGE;
-  const struct group *g = group_of (r, p / GROUP_PAGES);
+  const struct entry *e = lookup (r, p / GROUP_PAGES);
 
-  return g ? g->page[p % GROUP_PAGES] : NULL;
+  return e ? e->g->page[p % GROUP_PAGES] : NULL;
 }
 
 /* Rebuild the table at a new capacity, dropping tombstones.  Exclusive. */
@@ -195,15 +186,14 @@ static char *
 insert (struct ram *r, uint64_t p, char *pg)
 {
   uint64_t gn = p / GROUP_PAGES, key = gn + 1, i;
-  struct group *g = group_of (r, gn);
+  struct entry *e = lookup (r, gn);
 
-  if (g == NULL) {
-    struct entry *e;
+  if (e == NULL) {
+    struct group *g = calloc (1, sizeof *g);
 
-    if ((g = calloc (1, sizeof *g)) == NULL)
-      return NULL;
-    if ((r->used + r->dead + 1) * 2 > r->cap &&
-        rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1) {
+    if (g == NULL ||
+        ((r->used + r->dead + 1) * 2 > r->cap &&
+         rehash (r, r->used * 4 > r->cap ? r->cap * 2 : r->cap) == -1)) {
       free (g);
       return NULL;
     }
@@ -217,9 +207,9 @@ insert (struct ram *r, uint64_t p, char *pg)
     e->g = g;
     r->used++;
   }
-  if (g->page[p % GROUP_PAGES])
-    return g->page[p % GROUP_PAGES];
-  g->page[p % GROUP_PAGES] = pg;
+  if (e->g->page[p % GROUP_PAGES])
+    return e->g->page[p % GROUP_PAGES];
+  e->g->page[p % GROUP_PAGES] = pg;
   r->pages++;
   r->regions[p / REGION_PAGES / 64] |= 1ULL << (p / REGION_PAGES % 64);
   return pg;
@@ -227,20 +217,17 @@ insert (struct ram *r, uint64_t p, char *pg)
 
 /* Free page p (exclusive); the group goes when its last page does. */
 static void
-remove_page (struct ram *r, struct group *g, uint64_t p)
+remove_page (struct ram *r, struct entry *e, uint64_t p)
 {
-  uint64_t gn = p / GROUP_PAGES;
-  struct entry *e;
   int k;
 
-  page_free (r, g->page[p % GROUP_PAGES]);
-  g->page[p % GROUP_PAGES] = NULL;
+  page_free (r, e->g->page[p % GROUP_PAGES]);
+  e->g->page[p % GROUP_PAGES] = NULL;
   r->pages--;
   for (k = 0; k < GROUP_PAGES; k++)
-    if (g->page[k])
+    if (e->g->page[k])
       return;
-  free (g);
-  e = lookup (r, gn);
+  free (e->g);
   e->g = NULL;
   e->key = TOMBSTONE;
   r->used--;
@@ -253,8 +240,8 @@ static int
 ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
 {
   struct ram *r = (struct ram *)s;
-  const struct group *g = NULL;
-  uint64_t gn = UINT64_MAX; /* the group g is for */
+  const struct entry *e = NULL;
+  uint64_t gn = UINT64_MAX; /* the group e is for */
   const char *run = NULL;   /* source of the pending copy, or NULL */
   char *out = buf, *run_out = buf;
   uint64_t run_len = 0;
@@ -272,9 +259,9 @@ ram_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
       n = count;
     if (p / GROUP_PAGES != gn) {
       gn = p / GROUP_PAGES;
-      g = group_of (r, gn);
+      e = lookup (r, gn);
     }
-    pg = g ? g->page[p % GROUP_PAGES] : NULL;
+    pg = e ? e->g->page[p % GROUP_PAGES] : NULL;
     if (run && pg && pg + in == run + run_len) {
       run_len += n;
     } else {
@@ -413,7 +400,7 @@ ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
   while (count > 0) {
     uint64_t p = offset / STORE_PAGE, in = offset % STORE_PAGE;
     uint64_t n = STORE_PAGE - in;
-    struct group *g;
+    struct entry *e;
 
     if (n > count)
       n = count;
@@ -422,12 +409,12 @@ ram_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
       /* No page in this region: skip to its end. */
       uint64_t end = (p / REGION_PAGES + 1) * REGION_PAGES * STORE_PAGE;
       n = end - offset < count ? end - offset : count;
-    } else if ((g = group_of (r, p / GROUP_PAGES)) != NULL &&
-               g->page[p % GROUP_PAGES]) {
+    } else if ((e = lookup (r, p / GROUP_PAGES)) != NULL &&
+               e->g->page[p % GROUP_PAGES]) {
       if (n == STORE_PAGE)
-        remove_page (r, g, p);
+        remove_page (r, e, p);
       else
-        memset (g->page[p % GROUP_PAGES] + in, 0, n);
+        memset (e->g->page[p % GROUP_PAGES] + in, 0, n);
     }
     offset += n;
     count -= n;

@@ -53,8 +53,8 @@ struct store {
 };
 
 /* RAM store of `size` bytes.  NULL with err filled on failure.  Disks up
- * to STORE_FLAT_MAX get the flat layout where the address space can be
- * reserved, others (and those) the hashed one.
+ * to STORE_FLAT_MAX get the flat layout where its address space can be
+ * reserved; bigger ones, and those where it cannot, the hashed one.
  */
 extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
 
