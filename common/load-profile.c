@@ -25,24 +25,21 @@ fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
   fp = fopen (arg, "r");
   if (fp == NULL) {
     if (errno == ENOENT && strchr (arg, '/') == NULL)
-      snprintf (err->msg, sizeof err->msg,
-                "%.440s, and no profile file of that name exists",
-                builtin_err.msg);
+      fm_fail (err, "%.440s, and no profile file of that name exists",
+               builtin_err.msg);
     else
-      snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
-                fd_strerror (errno));
+      fm_fail (err, "profile file %s: %s", arg, fd_strerror (errno));
     return -1;
   }
   text = malloc (MAX_PROFILE_FILE + 1);
   if (text == NULL) {
     fclose (fp);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   len = fread (text, 1, MAX_PROFILE_FILE + 1, fp);
   if (ferror (fp) || len > MAX_PROFILE_FILE) {
-    snprintf (err->msg, sizeof err->msg, "profile file %s: %s", arg,
-              ferror (fp) ? fd_strerror (errno) : "larger than 1 MiB");
+    fm_fail (err, "profile file %s: %s", arg,
+             ferror (fp) ? fd_strerror (errno) : "larger than 1 MiB");
     free (text);
     fclose (fp);
     return -1;

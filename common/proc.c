@@ -116,17 +116,16 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
   p->err = calloc (1, OUT_MAX + 1);
   if (p->out == NULL || p->err == NULL) {
     fd_proc_free (p);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   if (pipe2 (out, O_CLOEXEC) == -1 || pipe2 (errp, O_CLOEXEC) == -1) {
-    snprintf (err->msg, sizeof err->msg, "pipe: %s", fd_strerror (errno));
+    fm_fail (err, "pipe: %s", fd_strerror (errno));
     fd_proc_free (p);
     return -1;
   }
   pid = fork ();
   if (pid == -1) {
-    snprintf (err->msg, sizeof err->msg, "fork: %s", fd_strerror (errno));
+    fm_fail (err, "fork: %s", fd_strerror (errno));
     fd_proc_free (p);
     return -1;
   }
@@ -235,14 +234,12 @@ fd_run_capture (char *const argv[], double timeout_s, char **out,
   while (n > 0 && p.err[n - 1] == '\n')
     p.err[--n] = '\0';
   if (p.timed_out)
-    snprintf (err->msg, sizeof err->msg, "%s: no answer within %g s",
-              fd_argv_str (argv), timeout_s);
+    fm_fail (err, "%s: no answer within %g s", fd_argv_str (argv), timeout_s);
   else if (p.signal)
-    snprintf (err->msg, sizeof err->msg, "%s: killed by signal %d",
-              fd_argv_str (argv), p.signal);
+    fm_fail (err, "%s: killed by signal %d", fd_argv_str (argv), p.signal);
   else
-    snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s", fd_argv_str (argv),
-              p.status, n > 300 ? p.err + n - 300 : p.err);
+    fm_fail (err, "%s: exit %d: %s", fd_argv_str (argv), p.status,
+             n > 300 ? p.err + n - 300 : p.err);
   fd_proc_free (&p);
   return -1;
 }
@@ -257,14 +254,12 @@ fd_spawn (char *const argv[], const char *log, struct fm_err *err)
   pid_t pid;
 
   if (fd == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", log, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   }
   pid = fork ();
   if (pid == -1) {
     close (fd);
-    snprintf (err->msg, sizeof err->msg, "fork: %s", fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "fork: %s", fd_strerror (errno));
   }
   if (pid == 0) {
     int null = open ("/dev/null", O_RDONLY);
@@ -297,9 +292,8 @@ fd_run_daemon (char *const argv[], const char *log, double timeout_s,
     if (fd_now_s () - t0 > timeout_s) {
       kill (pid, SIGKILL);
       waitpid (pid, &status, 0);
-      snprintf (err->msg, sizeof err->msg, "%s: not ready within %g s",
-                fd_argv_str (argv), timeout_s);
-      return -1;
+      return fm_fail (err, "%s: not ready within %g s", fd_argv_str (argv),
+                      timeout_s);
     }
     nanosleep (&ts, NULL);
   }
@@ -320,7 +314,7 @@ fd_run_daemon (char *const argv[], const char *log, double timeout_s,
       while (n > 0 && tail[n - 1] == '\n')
         tail[--n] = '\0';
     }
-    snprintf (err->msg, sizeof err->msg, "%s failed: %s", argv[0], tail);
+    fm_fail (err, "%s failed: %s", argv[0], tail);
   }
   return -1;
 }

@@ -47,16 +47,14 @@ int
 fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
                struct fm_err *err)
 {
-  static char words[64][160];
+  static char words[FD_FAULT_KEYS_MAX][160];
   char *tok, *save = NULL;
 
   for (tok = strtok_r (spec, ",", &save); tok;
        tok = strtok_r (NULL, ",", &save)) {
-    if (*n >= max || *n >= 64) {
-      snprintf (err->msg, sizeof err->msg, "--faults: more than %zu keys",
-                max < 64 ? max : 64);
-      return -1;
-    }
+    if (*n >= max || *n >= FD_FAULT_KEYS_MAX)
+      return fm_fail (err, "--faults: more than %zu keys",
+                      max < FD_FAULT_KEYS_MAX ? max : FD_FAULT_KEYS_MAX);
     snprintf (words[*n], sizeof words[*n], "%s%s",
               strchr (tok, '=') ? "" : "faults=", tok);
     out[*n] = words[*n];
@@ -69,12 +67,12 @@ int
 fd_fault_spec_check (const char *spec, struct fm_err *err)
 {
   char copy[4096];
-  const char *kv[64];
+  const char *kv[FD_FAULT_KEYS_MAX];
   size_t n = 0, i;
   struct fm_faultset scratch;
 
   snprintf (copy, sizeof copy, "%s", spec);
-  if (fd_fault_spec (copy, kv, 64, &n, err) == -1)
+  if (fd_fault_spec (copy, kv, FD_FAULT_KEYS_MAX, &n, err) == -1)
     return -1;
   fm_faultset_preset (&scratch, "none", err);
   for (i = 0; i < n; i++) {
@@ -146,9 +144,7 @@ wait_pidfile (const char *path, const char *what, double seconds,
     }
     sleep_ms (20);
   }
-  snprintf (err->msg, sizeof err->msg, "%s did not start within %g s", what,
-            seconds);
-  return -1;
+  return fm_fail (err, "%s did not start within %g s", what, seconds);
 }
 
 /* Has pid exited?  Our own children (nbdfuse) are reaped here: until
@@ -222,7 +218,9 @@ static int
 start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
               struct fm_err *err)
 {
-  char *argv[64], profile[300], size[80], seed[40], ctl[PATH_MAX + 16];
+  /* env + 2, nbdkit -P F -U S PLUGIN, 7 keys, the extras, NULL */
+  char *argv[3 + 6 + 7 + FD_FAULT_KEYS_MAX + 1], profile[300], size[80],
+      seed[40], ctl[PATH_MAX + 16];
   char stats[PATH_MAX + 16], log[PATH_MAX + 16], store[PATH_MAX + 16];
   char preload[PATH_MAX + 16], daemon_log[PATH_MAX + 16];
   const char *pre = getenv ("FD_NBDKIT_PRELOAD");
@@ -264,7 +262,10 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
     snprintf (store, sizeof store, "store=%s", o->store);
     argv[n++] = store;
   }
-  for (i = 0; i < o->n_extra && n < 62; i++)
+  if (o->n_extra > FD_FAULT_KEYS_MAX)
+    return fm_fail (err, "more than %d extra plugin parameters",
+                    FD_FAULT_KEYS_MAX);
+  for (i = 0; i < o->n_extra; i++)
     argv[n++] = (char *)o->extra[i];
   argv[n] = NULL;
   snprintf (daemon_log, sizeof daemon_log, "%s/nbdkit.log", d->dir);
@@ -293,9 +294,7 @@ start_nbdfuse (struct fd_disk *d, struct fm_err *err)
   struct stat st;
 
   if (mkdir (d->fusedir, 0700) == -1 && errno != EEXIST) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", d->fusedir,
-              fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", d->fusedir, fd_strerror (errno));
   }
   snprintf (log, sizeof log, "%s/nbdfuse.log", d->dir);
   /* nbdfuse stays in the foreground; its pid file says it is ready. */
@@ -305,9 +304,7 @@ start_nbdfuse (struct fd_disk *d, struct fm_err *err)
   if (wait_pidfile (d->fusepid, "nbdfuse", 30, err) == -1)
     return -1;
   if (stat (d->fusefile, &st) == -1) {
-    snprintf (err->msg, sizeof err->msg, "nbdfuse: %s: %s", d->fusefile,
-              fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "nbdfuse: %s: %s", d->fusefile, fd_strerror (errno));
   }
   return 0;
 }
@@ -330,8 +327,7 @@ start_loop (struct fd_disk *d, struct fm_err *err)
   if (r == -1)
     return -1;
   if (p.status != 0 || strncmp (p.out, "/dev/", 5) != 0) {
-    snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s", fd_argv_str (argv),
-              p.status, p.err);
+    fm_fail (err, "%s: exit %d: %s", fd_argv_str (argv), p.status, p.err);
     fd_proc_free (&p);
     return -1;
   }
@@ -347,9 +343,7 @@ fd_attach_via_check (const char *via, struct fm_err *err)
   if (via == NULL || strcmp (via, "auto") == 0 || strcmp (via, "nbd") == 0 ||
       strcmp (via, "loop") == 0)
     return 0;
-  snprintf (err->msg, sizeof err->msg,
-            "--attach %s: not one of auto, nbd, loop", via);
-  return -1;
+  return fm_fail (err, "--attach %s: not one of auto, nbd, loop", via);
 }
 
 /* Is an executable `name` on PATH? */
@@ -413,11 +407,11 @@ start_nbd (struct fd_disk *d, struct fm_err *err)
 
     snprintf (sys, sizeof sys, "/sys/block/nbd%d", n);
     if (access (sys, F_OK) != 0) {
-      snprintf (err->msg, sizeof err->msg,
-                "no free nbd device (all %d in use; modprobe nbd nbds_max=N "
-                "for more)",
-                n);
-      return -1;
+      return fm_fail (
+          err,
+          "no free nbd device (all %d in use; modprobe nbd nbds_max=N "
+          "for more)",
+          n);
     }
     if (nbd_busy (n))
       continue;
@@ -437,8 +431,7 @@ start_nbd (struct fd_disk *d, struct fm_err *err)
     }
     if (!nbd_busy (n) || ++tries == NBD_TRIES) {
       /* Failed for a reason of its own, not a race for the device. */
-      snprintf (err->msg, sizeof err->msg, "%s: exit %d: %s",
-                fd_argv_str (argv), p.status, p.err);
+      fm_fail (err, "%s: exit %d: %s", fd_argv_str (argv), p.status, p.err);
       fd_proc_free (&p);
       return -1;
     }
@@ -462,9 +455,8 @@ stop_nbd (struct fd_disk *d, struct fm_err *err)
   for (i = 0; i < 10 * 50 && nbd_busy (n); i++)
     sleep_ms (20);
   if (nbd_busy (n)) {
-    snprintf (err->msg, sizeof err->msg, "%s still connected 10 s after %s",
-              d->dev, fd_argv_str (argv));
-    return -1;
+    return fm_fail (err, "%s still connected 10 s after %s", d->dev,
+                    fd_argv_str (argv));
   }
   return 0;
 }
@@ -527,7 +519,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   struct fm_err e;
 
   if (d == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   if ((o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) ||
@@ -536,7 +528,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     return NULL;
   }
   if (realpath (o->dir, d->dir) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", o->dir, fd_strerror (errno));
+    fm_fail (err, "%s: %s", o->dir, fd_strerror (errno));
     free (d);
     return NULL;
   }
@@ -548,23 +540,20 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     snprintf (d->mount_opts, sizeof d->mount_opts, "%s",
               fs->mount_opts ? fs->mount_opts : "");
   if (o->mount && realpath (o->mount, d->mount) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "mount point %s: %s", o->mount,
-              fd_strerror (errno));
+    fm_fail (err, "mount point %s: %s", o->mount, fd_strerror (errno));
     free (d);
     return NULL;
   }
   if (o->mount && !fs) {
-    snprintf (err->msg, sizeof err->msg,
-              "mounting needs a file system type (--fs)");
+    fm_fail (err, "mounting needs a file system type (--fs)");
     free (d);
     return NULL;
   }
   if (o->via == NULL || strcmp (o->via, "auto") == 0)
     d->nbd = kernel_has_nbd () && on_path ("nbd-client");
   else if ((d->nbd = strcmp (o->via, "nbd") == 0) && !kernel_has_nbd ()) {
-    snprintf (err->msg, sizeof err->msg,
-              "--attach nbd: the kernel has no nbd devices "
-              "(modprobe nbd failed)");
+    fm_fail (err, "--attach nbd: the kernel has no nbd devices "
+                  "(modprobe nbd failed)");
     free (d);
     return NULL;
   }
@@ -575,8 +564,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
       sizeof ((struct sockaddr_un *)0)->sun_path) {
     snprintf (d->sockdir, sizeof d->sockdir, "/tmp/futuredisk-sock.XXXXXX");
     if (mkdtemp (d->sockdir) == NULL) {
-      snprintf (err->msg, sizeof err->msg, "%s: %s", d->sockdir,
-                fd_strerror (errno));
+      fm_fail (err, "%s: %s", d->sockdir, fd_strerror (errno));
       free (d);
       return NULL;
     }
@@ -719,8 +707,7 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
   FILE *fp = fopen (path, "w");
 
   if (fp == NULL) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
   fprintf (fp,
            "dir=%s\nsockdir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\n"
@@ -730,8 +717,7 @@ fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
            d->fuse_mounted, d->dev, d->mount, d->mounted, d->fstype,
            d->mount_opts, d->fsname, d->nbd);
   if (fclose (fp) == EOF) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
   return 0;
 }
@@ -744,8 +730,7 @@ fd_disk_load (const char *path, struct fm_err *err)
   char line[PATH_MAX + 32];
 
   if (fp == NULL || d == NULL) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", path,
-              fp ? "out of memory" : fd_strerror (errno));
+    fm_fail (err, "%s: %s", path, fp ? "out of memory" : fd_strerror (errno));
     if (fp)
       fclose (fp);
     free (d);
@@ -784,8 +769,7 @@ fd_disk_load (const char *path, struct fm_err *err)
   }
   fclose (fp);
   if (!d->dir[0]) {
-    snprintf (err->msg, sizeof err->msg, "%s: not a futuredisk state file",
-              path);
+    fm_fail (err, "%s: not a futuredisk state file", path);
     free (d);
     return NULL;
   }

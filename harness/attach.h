@@ -69,10 +69,17 @@ extern int fd_disk_save (const struct fd_disk *d, const char *path,
                          struct fm_err *err);
 extern struct fd_disk *fd_disk_load (const char *path, struct fm_err *err);
 
+/* How many extra plugin parameters (fault keys, clock keys) one disk
+ * takes: every array of them is this long, and a longer --faults SPEC is
+ * refused, never cut short.
+ */
+#define FD_FAULT_KEYS_MAX 64
+
 /* A --faults SPEC ("harsh,age=2y": comma-separated fault keys, a word
  * without '=' a preset) as plugin parameters ("faults=harsh", "age=2y"),
- * appended to out[*n] (at most max; they point into static storage and
- * into spec, which is split in place).  -1 with err if too many.
+ * appended to out[*n] (at most max <= FD_FAULT_KEYS_MAX; they point into
+ * static storage and into spec, which is split in place).  -1 with err if
+ * too many.
  */
 extern int fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
                           struct fm_err *err);

@@ -108,21 +108,16 @@ set_key (struct fd_campaign *c, struct matrix *m, int line, const char *key,
     if (strcmp (key, keys[k].name) == 0)
       break;
   if (k == NKEYS) {
-    snprintf (err->msg, sizeof err->msg, "%s:%d: unknown key '%.64s'", c->path,
-              line, key);
-    return -1;
+    return fm_fail (err, "%s:%d: unknown key '%.64s'", c->path, line, key);
   }
   vs = &m->k[k];
   if (more && k == K_FAULTS) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s:%d: one fault spec per 'faults' line", c->path, line);
-    return -1;
+    return fm_fail (err, "%s:%d: one fault spec per 'faults' line", c->path,
+                    line);
   }
   if (vs->line && k != K_FAULTS && !more) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s:%d: '%s' given twice (first on line %d)", c->path, line, key,
-              vs->line);
-    return -1;
+    return fm_fail (err, "%s:%d: '%s' given twice (first on line %d)", c->path,
+                    line, key, vs->line);
   }
   if (vs->line == 0)
     vs->line = line;
@@ -137,9 +132,7 @@ set_key (struct fd_campaign *c, struct matrix *m, int line, const char *key,
       value++;
   }
   if (vs->n == 0) {
-    snprintf (err->msg, sizeof err->msg, "%s:%d: '%s' has no value", c->path,
-              line, key);
-    return -1;
+    return fm_fail (err, "%s:%d: '%s' has no value", c->path, line, key);
   }
   return 0;
 }
@@ -158,9 +151,7 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
 
     line++;
     if (strchr (buf, '\n') == NULL && !feof (fp)) {
-      snprintf (err->msg, sizeof err->msg, "%s:%d: line too long", c->path,
-                line);
-      return -1;
+      return fm_fail (err, "%s:%d: line too long", c->path, line);
     }
     s = fm_trim (buf);
     if (*s == '\0' || *s == '#' || *s == ';')
@@ -171,7 +162,7 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
         continue;
       if (set_key (c, cur, line, last_key, s, true, err) == -1) {
         if (!err->msg[0])
-          snprintf (err->msg, sizeof err->msg, "out of memory");
+          fm_fail (err, "out of memory");
         return -1;
       }
       continue;
@@ -180,23 +171,19 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
     if (*s == '[') {
       char *end = strchr (s, ']');
       if (end == NULL || fm_trim (end + 1)[0]) {
-        snprintf (err->msg, sizeof err->msg, "%s:%d: bad section '%.64s'",
-                  c->path, line, s);
-        return -1;
+        return fm_fail (err, "%s:%d: bad section '%.64s'", c->path, line, s);
       }
       *end = '\0';
       s = fm_trim (s + 1);
       if (strcmp (s, "campaign") == 0) {
         if (line != c->defaults.line && c->defaults.line) {
-          snprintf (err->msg, sizeof err->msg,
-                    "%s:%d: a second [campaign] section", c->path, line);
-          return -1;
+          return fm_fail (err, "%s:%d: a second [campaign] section", c->path,
+                          line);
         }
         if (c->nm) {
-          snprintf (err->msg, sizeof err->msg,
-                    "%s:%d: [campaign] must come before the matrices", c->path,
-                    line);
-          return -1;
+          return fm_fail (err,
+                          "%s:%d: [campaign] must come before the matrices",
+                          c->path, line);
         }
         c->defaults.line = line;
         cur = &c->defaults;
@@ -204,24 +191,22 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
       } else if (strncmp (s, "matrix", 6) == 0 &&
                  isspace ((unsigned char)s[6]) && *fm_trim (s + 6)) {
         if ((cur = fd_append (&c->m, &c->nm, sizeof *c->m)) == NULL) {
-          snprintf (err->msg, sizeof err->msg, "out of memory");
-          return -1;
+          return fm_fail (err, "out of memory");
         }
         snprintf (cur->name, sizeof cur->name, "%s", fm_trim (s + 6));
         cur->line = line;
         in_campaign = false;
       } else {
-        snprintf (err->msg, sizeof err->msg,
-                  "%s:%d: unknown section '[%.64s]' (campaign, matrix NAME)",
-                  c->path, line, s);
-        return -1;
+        return fm_fail (
+            err, "%s:%d: unknown section '[%.64s]' (campaign, matrix NAME)",
+            c->path, line, s);
       }
       continue;
     }
     if ((eq = strchr (s, '=')) == NULL || cur == NULL) {
-      snprintf (err->msg, sizeof err->msg, "%s:%d: %s", c->path, line,
-                cur ? "expected KEY = VALUE" : "expected [campaign] first");
-      return -1;
+      return fm_fail (err, "%s:%d: %s", c->path, line,
+                      cur ? "expected KEY = VALUE"
+                          : "expected [campaign] first");
     }
     *eq = '\0';
     {
@@ -232,31 +217,27 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
             strspn (value, "abcdefghijklmnopqrstuvwxyz"
                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
                 strlen (value)) {
-          snprintf (err->msg, sizeof err->msg,
-                    "%s:%d: name '%.64s': letters, digits, '-', '_', '.'",
-                    c->path, line, value);
-          return -1;
+          return fm_fail (err,
+                          "%s:%d: name '%.64s': letters, digits, '-', '_', '.'",
+                          c->path, line, value);
         }
         snprintf (c->name, sizeof c->name, "%s", value);
       } else if (in_campaign && strcmp (key, "description") == 0)
         ; /* for the reader of the file */
       else if (set_key (c, cur, line, key, value, false, err) == -1) {
         if (!err->msg[0])
-          snprintf (err->msg, sizeof err->msg, "out of memory");
+          fm_fail (err, "out of memory");
         return -1;
       }
     }
   }
   if (c->defaults.line == 0 || c->name[0] == '\0') {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", c->path,
-              c->defaults.line ? "[campaign] has no name"
-                               : "no [campaign] section");
-    return -1;
+    return fm_fail (err, "%s: %s", c->path,
+                    c->defaults.line ? "[campaign] has no name"
+                                     : "no [campaign] section");
   }
   if (c->nm == 0) {
-    snprintf (err->msg, sizeof err->msg, "%s: no [matrix NAME] section",
-              c->path);
-    return -1;
+    return fm_fail (err, "%s: no [matrix NAME] section", c->path);
   }
   return 0;
 }
@@ -287,8 +268,8 @@ where (const struct fd_campaign *c, const struct matrix *m, enum key k,
   int line = m->k[k].line ? m->k[k].line : c->defaults.k[k].line;
 
   snprintf (inner, sizeof inner, "%s", err->msg);
-  snprintf (err->msg, sizeof err->msg, "%s:%d: [matrix %s] %s", c->path,
-            line ? line : m->line, m->name, inner);
+  fm_fail (err, "%s:%d: [matrix %s] %s", c->path, line ? line : m->line,
+           m->name, inner);
 }
 
 /* Does fs know the target's type? */
@@ -311,15 +292,13 @@ check_target (const char *t, struct fm_err *err)
   if (sscanf (t, "%31[^:]:%31[^:]:%31[^:]:%7s", type, count, kind, extra) ==
           4 ||
       !type[0]) {
-    snprintf (err->msg, sizeof err->msg, "target '%.64s': TYPE[:N[:KIND]]", t);
-    return -1;
+    return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]]", t);
   }
   if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1)
     return -1;
   if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot")) {
-    snprintf (err->msg, sizeof err->msg,
-              "target '%.64s': kind '%s' is not ure, lse or rot", t, kind);
-    return -1;
+    return fm_fail (err, "target '%.64s': kind '%s' is not ure, lse or rot", t,
+                    kind);
   }
   return 0;
 }
@@ -347,8 +326,7 @@ parse_seeds (const struct values *vs, uint64_t **out, size_t *n,
       uint64_t *slot;
       if (*n >= MAX_TRIALS ||
           (slot = fd_append (out, n, sizeof *slot)) == NULL) {
-        snprintf (err->msg, sizeof err->msg, "seeds: too many");
-        return -1;
+        return fm_fail (err, "seeds: too many");
       }
       *slot = s;
       if (s == UINT64_MAX)
@@ -373,14 +351,12 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
     v[k] = get (c, m, (enum key)k, &d[k]);
   err->msg[0] = '\0';
   if (v[K_FS]->n == 0) {
-    snprintf (err->msg, sizeof err->msg, "%s:%d: [matrix %s] has no 'fs'",
-              c->path, m->line, m->name);
-    return -1;
+    return fm_fail (err, "%s:%d: [matrix %s] has no 'fs'", c->path, m->line,
+                    m->name);
   }
   for (k = 0; k < NKEYS; k++)
     if (k != K_FAULTS && k != K_SEEDS && v[k]->n > 64) {
-      snprintf (err->msg, sizeof err->msg, "'%s': more than 64 values",
-                keys[k].name);
+      fm_fail (err, "'%s': more than 64 values", keys[k].name);
       goto bad;
     }
   for (i = 0; i < v[K_FS]->n; i++) {
@@ -399,9 +375,8 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
         goto bad;
       }
       if (bytes < fs->min_size) {
-        snprintf (err->msg, sizeof err->msg,
-                  "size %s: %s needs at least %llu MiB", v[K_SIZE]->v[j],
-                  fs->name, (unsigned long long)(fs->min_size >> 20));
+        fm_fail (err, "size %s: %s needs at least %llu MiB", v[K_SIZE]->v[j],
+                 fs->name, (unsigned long long)(fs->min_size >> 20));
         k = K_SIZE;
         goto bad;
       }
@@ -427,8 +402,7 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
     }
   for (i = 0; i < v[K_CRASH]->n; i++)
     if (strcmp (v[K_CRASH]->v[i], "no") && strcmp (v[K_CRASH]->v[i], "yes")) {
-      snprintf (err->msg, sizeof err->msg, "crash '%.32s': no or yes",
-                v[K_CRASH]->v[i]);
+      fm_fail (err, "crash '%.32s': no or yes", v[K_CRASH]->v[i]);
       k = K_CRASH;
       goto bad;
     }
@@ -451,9 +425,8 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
     for (j = 0; j < v[K_FS]->n; j++)
       known |= fs_has_type (fd_fs_find (v[K_FS]->v[j], err), t);
     if (!known) {
-      snprintf (err->msg, sizeof err->msg,
-                "target '%.64s': no file system of the matrix has that type",
-                t);
+      fm_fail (err,
+               "target '%.64s': no file system of the matrix has that type", t);
       k = K_TARGET;
       goto bad;
     }
@@ -465,14 +438,14 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
   if (v[K_REPS]->n != 1 || fm_parse_uint ("repetitions", v[K_REPS]->v[0], 1,
                                           1000, &reps, err) == -1) {
     if (v[K_REPS]->n != 1)
-      snprintf (err->msg, sizeof err->msg, "repetitions: one number");
+      fm_fail (err, "repetitions: one number");
     k = K_REPS;
     goto bad;
   }
   if (v[K_TIMEOUT]->n != 1 || fm_parse_double ("timeout", v[K_TIMEOUT]->v[0], 1,
                                                1e7, &timeout, err) == -1) {
     if (v[K_TIMEOUT]->n != 1)
-      snprintf (err->msg, sizeof err->msg, "timeout: one number of seconds");
+      fm_fail (err, "timeout: one number of seconds");
     k = K_TIMEOUT;
     goto bad;
   }
@@ -484,8 +457,7 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
   for (i = 0; i < v[K_THINK]->n; i++)
     if (strcmp (v[K_THINK]->v[i], "real") &&
         strcmp (v[K_THINK]->v[i], "zero")) {
-      snprintf (err->msg, sizeof err->msg, "think '%.32s': real or zero",
-                v[K_THINK]->v[i]);
+      fm_fail (err, "think '%.32s': real or zero", v[K_THINK]->v[i]);
       k = K_THINK;
       goto bad;
     }
@@ -507,14 +479,13 @@ expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
         if (c->nt == c->cap) {
           struct fd_campaign_trial *nt;
           if (c->nt >= MAX_TRIALS) {
-            snprintf (err->msg, sizeof err->msg, "%s: more than %d trials",
-                      c->path, MAX_TRIALS);
+            fm_fail (err, "%s: more than %d trials", c->path, MAX_TRIALS);
             free (seeds);
             return -1;
           }
           c->cap = c->cap ? 2 * c->cap : 64;
           if ((nt = realloc (c->t, c->cap * sizeof *nt)) == NULL) {
-            snprintf (err->msg, sizeof err->msg, "out of memory");
+            fm_fail (err, "out of memory");
             free (seeds);
             return -1;
           }
@@ -564,12 +535,12 @@ fd_campaign_load (const char *path, struct fm_err *err)
   size_t i;
 
   if (c == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   c->path = path;
   if ((fp = fopen (path, "r")) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "%s: cannot open", path);
+    fm_fail (err, "%s: cannot open", path);
     free (c);
     return NULL;
   }
@@ -627,8 +598,7 @@ fd_campaign_parse_shard (const char *s, uint64_t *i, uint64_t *n,
   char a[32], b[32], extra;
 
   if (sscanf (s, "%31[0-9]/%31[0-9]%c", a, b, &extra) != 2) {
-    snprintf (err->msg, sizeof err->msg, "--shard '%.64s': I/N, 0 <= I < N", s);
-    return -1;
+    return fm_fail (err, "--shard '%.64s': I/N, 0 <= I < N", s);
   }
   if (fm_parse_uint ("--shard count", b, 1, 100000, n, err) == -1 ||
       fm_parse_uint ("--shard index", a, 0, *n - 1, i, err) == -1)

@@ -126,7 +126,7 @@ cmd_attach (int argc, char **argv)
       {NULL, 0, NULL, 0},
   };
   struct fd_attach_opts o = {.seed = 1};
-  const char *extra[64];
+  const char *extra[FD_FAULT_KEYS_MAX];
   char dir[PATH_MAX], state[PATH_MAX + 8];
   struct fd_disk *d;
   struct fm_err err;
@@ -156,7 +156,8 @@ cmd_attach (int argc, char **argv)
         }
         break;
       case 'f':
-        if (fd_fault_spec (optarg, extra, 64, &o.n_extra, &err) == -1) {
+        if (fd_fault_spec (optarg, extra, FD_FAULT_KEYS_MAX, &o.n_extra,
+                           &err) == -1) {
           fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
           return 2;
         }

@@ -74,9 +74,8 @@ shard_from_env (uint64_t *i, uint64_t *n, bool *set, struct fm_err *err)
 
   if (id && *id) {
     if (!count || !*count) {
-      snprintf (err->msg, sizeof err->msg,
-                "SLURM_ARRAY_TASK_ID without SLURM_ARRAY_TASK_COUNT");
-      return -1;
+      return fm_fail (err,
+                      "SLURM_ARRAY_TASK_ID without SLURM_ARRAY_TASK_COUNT");
     }
     if ((min && *min &&
          fm_parse_uint ("SLURM_ARRAY_TASK_MIN", min, 0, 1000000, &lo, err) ==
@@ -94,10 +93,9 @@ shard_from_env (uint64_t *i, uint64_t *n, bool *set, struct fm_err *err)
   if (id && *id) {
     count = getenv ("FUTUREDISK_SHARD_COUNT");
     if (!count || !*count) {
-      snprintf (err->msg, sizeof err->msg,
-                "JOB_COMPLETION_INDEX without FUTUREDISK_SHARD_COUNT (set it "
-                "to the Job's completions)");
-      return -1;
+      return fm_fail (
+          err, "JOB_COMPLETION_INDEX without FUTUREDISK_SHARD_COUNT (set it "
+               "to the Job's completions)");
     }
     if (fm_parse_uint ("FUTUREDISK_SHARD_COUNT", count, 1, 100000, n, err) ==
             -1 ||
@@ -215,8 +213,7 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
   snprintf (s->log, sizeof s->log, "%s.log", s->dir);
   if (mkdir (s->dir, 0700) == -1 && errno != EEXIST) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", s->dir, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", s->dir, fd_strerror (errno));
   }
   unlink (s->log);
   snprintf (fill, sizeof fill, "%g", t->fill);
@@ -339,8 +336,7 @@ run_night (struct night *n, double budget_s, struct fm_err *err)
 
   n->slots = calloc (n->jobs, sizeof *n->slots);
   if (n->slots == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   fd_catch_signals ();
   while (n->next < n->ntodo || running) {
@@ -468,8 +464,8 @@ cmd_campaign (int argc, char **argv)
         break;
       case 'i':
         if (!*optarg || strlen (optarg) > 64 || strchr (optarg, '/')) {
-          snprintf (err.msg, sizeof err.msg,
-                    "--run-id '%.64s': 1 to 64 characters, no '/'", optarg);
+          fm_fail (&err, "--run-id '%.64s': 1 to 64 characters, no '/'",
+                   optarg);
           goto usage_err;
         }
         run_id = optarg;

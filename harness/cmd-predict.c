@@ -9,7 +9,6 @@
  * everything.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "faultmodels/profile.h"
 #include "faultmodels/units.h"
 #include "load-profile.h"
+#include "options.h"
 #include "proc.h"
 #include "trial.h"
 
@@ -62,173 +62,206 @@ duration (double s, char *buf, size_t len)
     snprintf (buf, len, "%.2f h", s / 3600);
 }
 
-int
-cmd_predict (int argc, char **argv)
+/* The trial's row of the table, when its check ran. */
+static void
+print_row (struct trial *t, const struct fm_profile *p, bool first,
+           double *first_fsck)
 {
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"fs", required_argument, NULL, 't'},
-      {"fill", required_argument, NULL, 'f'},
-      {"files", required_argument, NULL, 'n'},
-      {"files-per-tb", required_argument, NULL, 'N'},
-      {"profile", required_argument, NULL, 'p'},
-      {"seed", required_argument, NULL, 'S'},
-      {"json", required_argument, NULL, 'j'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *profiles[16], *fs = NULL, *json = NULL;
-  static const char *const roadmap[] = {"roadmap-2006", "roadmap-2009",
-                                        "roadmap-2013"};
-  size_t np = 0, i;
+  char cap[32], used[32], fr[32], fk[32];
+  const struct phase *ck = fd_trial_phase (t, "check");
+  double full_read;
+
+  if (ck == NULL || ck->outcome == NULL)
+    return;
+  if (first)
+    *first_fsck = ck->virtual_s;
+  full_read = (double)p->design_capacity / (double)p->bandwidth;
+  fm_format_size (p->capacity, cap, sizeof cap);
+  fm_format_size (t->m.bytes, used, sizeof used);
+  duration (full_read, fr, sizeof fr);
+  duration (ck->virtual_s, fk, sizeof fk);
+  printf ("%-14s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p->name, cap, t->m.n,
+          used, fr, fk, *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0,
+          strcmp (ck->outcome, "CLEAN") ? "  " : "",
+          strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
+  fflush (stdout);
+}
+
+struct predict_opts {
+  const char *profiles[16], *fs, *json;
+  size_t np;
   /* Files scale with capacity by default: the same mix of data on a
    * bigger disk (50,000 per TB: 10 MB a file at 50% full).
    */
-  uint64_t files = 0, per_tb = 50000, seed = 1;
-  double fill = 50, t0 = fd_now_s (), first_fsck = 0;
-  struct fm_err err;
-  int c, ret = 0;
+  uint64_t files, per_tb, seed;
+  double fill;
+};
 
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        predict_usage (stdout);
-        return 0;
-      case 't':
-        fs = optarg;
-        break;
-      case 'f': {
-        char v[32];
-        snprintf (v, sizeof v, "%s", optarg);
-        if (*v && v[strlen (v) - 1] == '%')
-          v[strlen (v) - 1] = '\0';
-        if (fm_parse_double ("--fill", v, 1, 90, &fill, &err) == -1)
-          goto usage_err;
-        break;
-      }
-      case 'n':
-        if (fm_parse_uint ("--files", optarg, 1, 100000000, &files, &err) == -1)
-          goto usage_err;
-        break;
-      case 'N':
-        if (fm_parse_uint ("--files-per-tb", optarg, 1, 100000000, &per_tb,
-                           &err) == -1)
-          goto usage_err;
-        files = 0;
-        break;
-      case 'p':
-        if (np == sizeof profiles / sizeof profiles[0]) {
-          snprintf (err.msg, sizeof err.msg, "--profile: at most 16");
-          goto usage_err;
-        }
-        profiles[np++] = optarg;
-        break;
-      case 'S':
-        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &seed, &err) == -1)
-          goto usage_err;
-        break;
-      case 'j':
-        json = optarg;
-        break;
-      default:
-        predict_usage (stderr);
-        return 2;
+static int
+predict_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct predict_opts *o = vo;
+
+  switch (c) {
+    case 't':
+      o->fs = arg;
+      return 0;
+    case 'f': {
+      char v[32];
+      snprintf (v, sizeof v, "%s", arg);
+      if (*v && v[strlen (v) - 1] == '%')
+        v[strlen (v) - 1] = '\0';
+      return fm_parse_double ("--fill", v, 1, 90, &o->fill, err);
+    }
+    case 'n':
+      return fm_parse_uint ("--files", arg, 1, 100000000, &o->files, err);
+    case 'N':
+      o->files = 0;
+      return fm_parse_uint ("--files-per-tb", arg, 1, 100000000, &o->per_tb,
+                            err);
+    case 'p':
+      if (o->np == sizeof o->profiles / sizeof o->profiles[0])
+        return fm_fail (err, "--profile: at most 16");
+      o->profiles[o->np++] = arg;
+      return 0;
+    case 'S':
+      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &o->seed, err);
+    case 'j':
+      o->json = arg;
+      return 0;
+  }
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option predict_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"fs", required_argument, NULL, 't'},
+    {"fill", required_argument, NULL, 'f'},
+    {"files", required_argument, NULL, 'n'},
+    {"files-per-tb", required_argument, NULL, 'N'},
+    {"profile", required_argument, NULL, 'p'},
+    {"seed", required_argument, NULL, 'S'},
+    {"json", required_argument, NULL, 'j'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts predict_cmd = {"predict", predict_options,
+                                               predict_usage, predict_set};
+
+/* Parse and check everything, loading every profile, before any work. */
+static int
+predict_parse (int argc, char **argv, struct predict_opts *o)
+{
+  static const char *const roadmap[] = {"roadmap-2006", "roadmap-2009",
+                                        "roadmap-2013"};
+  struct fm_err err;
+  int first, rc;
+  size_t i;
+
+  *o = (struct predict_opts){.per_tb = 50000, .seed = 1, .fill = 50};
+  rc = fd_options_parse (&predict_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first != argc || o->fs == NULL)
+    return fd_usage_error ("predict", "%s",
+                           o->fs ? "unexpected argument"
+                                 : "--fs TYPE is required");
+  if (fd_fs_find (o->fs, &err) == NULL)
+    return fd_usage_error ("predict", "%s", err.msg);
+  if (o->np == 0)
+    for (o->np = 0; o->np < 3; o->np++)
+      o->profiles[o->np] = roadmap[o->np];
+  for (i = 0; i < o->np; i++) {
+    struct fm_profile p;
+    if (fd_load_profile (o->profiles[i], &p, &err) == -1)
+      return fd_usage_error ("predict", "%s", err.msg);
+  }
+  return FD_OPTS_RUN;
+}
+
+/* One disk generation's trial; 0, or 1 if it failed (its row is still
+ * printed when the check ran).  *first_fsck: the first disk's check time.
+ */
+static int
+predict_one (const struct predict_opts *o, const char *profile, bool first,
+             double *first_fsck)
+{
+  static struct trial t;
+  struct fm_profile p;
+  struct fm_err err;
+  char size[32];
+  int ret = 0;
+
+  fd_load_profile (profile, &p, &err);
+  memset (&t, 0, sizeof t);
+  t.fs = fd_fs_find (o->fs, &err);
+  t.profile = profile;
+  snprintf (size, sizeof size, "%" PRIu64, p.capacity);
+  t.size = size;
+  t.seed = o->seed;
+  t.fill = o->fill;
+  t.timeout = 36000;
+  t.check_only = true;
+  t.populate = (struct fd_populate_opts){
+      .seed = o->seed,
+      .fill_pct = o->fill,
+      .meta_only = true,
+      .files =
+          o->files
+              ? o->files
+              : (uint64_t)((double)o->per_tb * (double)p.capacity / 1e12) + 1,
+      .progress = stderr};
+  fd_scratch_template ("predict", t.dir, sizeof t.dir);
+  if (mkdtemp (t.dir) == NULL) {
+    fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,
+             fd_strerror (errno));
+    return -1;
+  }
+  snprintf (t.mnt, sizeof t.mnt, "%s/mnt", t.dir);
+  snprintf (t.store, sizeof t.store, "%s/disk.store", t.dir);
+  mkdir (t.mnt, 0700);
+  fprintf (stderr, "%s predict: %s (%s) ...\n", fd_progname, profile, o->fs);
+  if (fd_trial_run (&t, &err) == -1) {
+    snprintf (t.error, sizeof t.error, "%s", err.msg);
+    fprintf (stderr, "%s predict: %s: %s\n", fd_progname, profile, err.msg);
+    ret = 1;
+  }
+  if (o->json) {
+    FILE *fp = fopen (o->json, "a");
+    if (fp) {
+      fd_trial_record (&t, fp);
+      fclose (fp);
     }
   }
-  if (optind != argc || fs == NULL) {
-    fprintf (stderr, "%s predict: %s\n", fd_progname,
-             fs ? "unexpected argument" : "--fs TYPE is required");
-    return 2;
-  }
-  if (fd_fs_find (fs, &err) == NULL)
-    goto usage_err;
-  if (np == 0)
-    for (np = 0; np < 3; np++)
-      profiles[np] = roadmap[np];
-  for (i = 0; i < np; i++) { /* every profile loads before any work */
-    struct fm_profile p;
-    if (fd_load_profile (profiles[i], &p, &err) == -1)
-      goto usage_err;
-  }
+  fd_trial_clean (&t, true);
+  print_row (&t, &p, first, first_fsck);
+  fd_manifest_free (&t.m);
+  return ret;
+}
 
+int
+cmd_predict (int argc, char **argv)
+{
+  struct predict_opts o;
+  double t0 = fd_now_s (), first_fsck = 0;
+  int ret = 0, rc;
+  size_t i;
+
+  rc = predict_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
   fd_catch_signals ();
   printf ("%-14s %9s %8s %9s %16s %16s %8s\n", "profile", "capacity", "files",
           "used", "full read", "fsck -n", "vs first");
-  for (i = 0; i < np && !fd_interrupted; i++) {
-    static struct trial t;
-    struct fm_profile p;
-    char cap[32], used[32], fr[32], fk[32], size[32];
-    const struct phase *ck;
-    double full_read;
-
-    fd_load_profile (profiles[i], &p, &err);
-    memset (&t, 0, sizeof t);
-    t.fs = fd_fs_find (fs, &err);
-    t.profile = profiles[i];
-    snprintf (size, sizeof size, "%" PRIu64, p.capacity);
-    t.size = size;
-    t.seed = seed;
-    t.fill = fill;
-    t.timeout = 36000;
-    t.check_only = true;
-    t.populate = (struct fd_populate_opts){
-        .seed = seed,
-        .fill_pct = fill,
-        .meta_only = true,
-        .files =
-            files ? files
-                  : (uint64_t)((double)per_tb * (double)p.capacity / 1e12) + 1,
-        .progress = stderr};
-    fd_scratch_template ("predict", t.dir, sizeof t.dir);
-    if (mkdtemp (t.dir) == NULL) {
-      fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,
-               fd_strerror (errno));
+  for (i = 0; i < o.np && !fd_interrupted; i++) {
+    rc = predict_one (&o, o.profiles[i], i == 0, &first_fsck);
+    if (rc == -1)
       return 1;
-    }
-    snprintf (t.mnt, sizeof t.mnt, "%s/mnt", t.dir);
-    snprintf (t.store, sizeof t.store, "%s/disk.store", t.dir);
-    mkdir (t.mnt, 0700);
-    fprintf (stderr, "%s predict: %s (%s) ...\n", fd_progname, profiles[i], fs);
-    if (fd_trial_run (&t, &err) == -1) {
-      snprintf (t.error, sizeof t.error, "%s", err.msg);
-      fprintf (stderr, "%s predict: %s: %s\n", fd_progname, profiles[i],
-               err.msg);
-      ret = 1;
-    }
-    if (json) {
-      FILE *fp = fopen (json, "a");
-      if (fp) {
-        fd_trial_record (&t, fp);
-        fclose (fp);
-      }
-    }
-    fd_trial_clean (&t, true);
-    ck = fd_trial_phase (&t, "check");
-    if (ck == NULL || ck->outcome == NULL) {
-      fd_manifest_free (&t.m);
-      continue;
-    }
-    if (i == 0)
-      first_fsck = ck->virtual_s;
-    full_read = (double)p.design_capacity / (double)p.bandwidth;
-    fm_format_size (p.capacity, cap, sizeof cap);
-    fm_format_size (t.m.bytes, used, sizeof used);
-    duration (full_read, fr, sizeof fr);
-    duration (ck->virtual_s, fk, sizeof fk);
-    printf ("%-14s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p.name, cap, t.m.n,
-            used, fr, fk, first_fsck > 0 ? ck->virtual_s / first_fsck : 0,
-            strcmp (ck->outcome, "CLEAN") ? "  " : "",
-            strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
-    fflush (stdout);
-    fd_manifest_free (&t.m);
+    ret |= rc;
   }
-  printf ("(%s, %.0f%% full, metadata only; took %.0f s wall)\n", fs, fill,
+  printf ("(%s, %.0f%% full, metadata only; took %.0f s wall)\n", o.fs, o.fill,
           fd_now_s () - t0);
   if (fd_interrupted)
     return 130;
   return ret;
-
-usage_err:
-  fprintf (stderr, "%s predict: %s\n", fd_progname, err.msg);
-  return 2;
 }

@@ -56,9 +56,7 @@ static int
 report_view (struct sqlite3 *db, struct fm_err *err)
 {
   if (sqlite3_exec (db, trial_view, NULL, NULL, NULL) != SQLITE_OK) {
-    snprintf (err->msg, sizeof err->msg, "report view: %s",
-              sqlite3_errmsg (db));
-    return -1;
+    return fm_fail (err, "report view: %s", sqlite3_errmsg (db));
   }
   return 0;
 }
@@ -75,8 +73,7 @@ report_night (struct sqlite3 *db, const char *campaign, char *name, size_t nlen,
                           "(?1 IS NULL OR campaign = ?1) AND (?2 = '' OR "
                           "run_id = ?2) ORDER BY id DESC LIMIT 1",
                           -1, &st, NULL) != SQLITE_OK) {
-    snprintf (err->msg, sizeof err->msg, "%s", sqlite3_errmsg (db));
-    return -1;
+    return fm_fail (err, "%s", sqlite3_errmsg (db));
   }
   if (campaign)
     sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
@@ -88,10 +85,9 @@ report_night (struct sqlite3 *db, const char *campaign, char *name, size_t nlen,
   }
   sqlite3_finalize (st);
   if (!found) {
-    snprintf (err->msg, sizeof err->msg, "no trials%s%s%s%s",
-              campaign ? " of campaign " : "", campaign ? campaign : "",
-              run_id[0] ? " in night " : "", run_id);
-    return -1;
+    return fm_fail (err, "no trials%s%s%s%s", campaign ? " of campaign " : "",
+                    campaign ? campaign : "", run_id[0] ? " in night " : "",
+                    run_id);
   }
   return 0;
 }

@@ -158,7 +158,8 @@ cmd_run (int argc, char **argv)
         if (fd_fault_spec_check (optarg, &err) == -1)
           goto usage_err;
         snprintf (spec, sizeof spec, "%s", optarg);
-        if (fd_fault_spec (spec, t.extra, 64, &t.n_extra, &err) == -1)
+        if (fd_fault_spec (spec, t.extra, FD_FAULT_KEYS_MAX, &t.n_extra,
+                           &err) == -1)
           goto usage_err;
         break;
       case 'T':
@@ -191,8 +192,7 @@ cmd_run (int argc, char **argv)
         break;
       case 'K':
         if (strcmp (optarg, "real") && strcmp (optarg, "zero")) {
-          snprintf (err.msg, sizeof err.msg,
-                    "--think: '%.64s' is not real or zero", optarg);
+          fm_fail (&err, "--think: '%.64s' is not real or zero", optarg);
           goto usage_err;
         }
         t.think = optarg;
@@ -241,14 +241,13 @@ cmd_run (int argc, char **argv)
     } else if (fm_parse_size ("--size", t.size, &bytes, &err) == -1)
       goto usage_err;
     if (bytes < t.fs->min_size) {
-      snprintf (err.msg, sizeof err.msg,
-                "--size: %s needs a disk of at least %" PRIu64 " MiB",
-                t.fs->name, t.fs->min_size >> 20);
+      fm_fail (&err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
+               t.fs->name, t.fs->min_size >> 20);
       goto usage_err;
     }
   }
   if ((t.campaign == NULL) != (t.run_id == NULL)) {
-    snprintf (err.msg, sizeof err.msg, "--campaign and --run-id go together");
+    fm_fail (&err, "--campaign and --run-id go together");
     goto usage_err;
   }
   {
@@ -258,8 +257,8 @@ cmd_run (int argc, char **argv)
     size_t k;
     for (k = 0; k < 2; k++)
       if (val[k]) {
-        if (t.n_extra == 64) {
-          snprintf (err.msg, sizeof err.msg, "--faults: too many keys");
+        if (t.n_extra == FD_FAULT_KEYS_MAX) {
+          fm_fail (&err, "--faults: too many keys");
           goto usage_err;
         }
         snprintf (clock_args[k], sizeof clock_args[k], "%s=%s", key[k], val[k]);
@@ -276,9 +275,8 @@ cmd_run (int argc, char **argv)
     char known[256];
     snprintf (known, sizeof known, " %s ", w);
     if (strstr (known, type) == NULL) {
-      snprintf (err.msg, sizeof err.msg,
-                "--target: unknown type '%.*s' for %s (%s)", (int)len, t.target,
-                t.fs->name, w);
+      fm_fail (&err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
+               t.target, t.fs->name, w);
       goto usage_err;
     }
   }

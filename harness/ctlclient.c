@@ -26,18 +26,16 @@ fd_ctl (const char *sock, const char *line, char **reply, struct fm_err *err)
 
   *reply = NULL;
   if (strlen (sock) >= sizeof sun.sun_path) {
-    snprintf (err->msg, sizeof err->msg, "socket path '%s' is too long", sock);
-    return -1;
+    return fm_fail (err, "socket path '%s' is too long", sock);
   }
   if (len > LINE_MAX_ || strchr (line, '\n')) {
-    snprintf (err->msg, sizeof err->msg,
-              "the command must be one line of at most %d bytes", LINE_MAX_);
-    return -1;
+    return fm_fail (err, "the command must be one line of at most %d bytes",
+                    LINE_MAX_);
   }
   strcpy (sun.sun_path, sock);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1 || connect (fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", sock, fd_strerror (errno));
+    fm_fail (err, "%s: %s", sock, fd_strerror (errno));
     if (fd != -1)
       close (fd);
     return -1;
@@ -45,14 +43,12 @@ fd_ctl (const char *sock, const char *line, char **reply, struct fm_err *err)
   if ((msg = malloc (len + 1)) == NULL || (buf = malloc (REPLY_MAX)) == NULL) {
     free (msg);
     close (fd);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   memcpy (msg, line, len);
   msg[len] = '\n';
   if (send (fd, msg, len + 1, MSG_NOSIGNAL) != (ssize_t)(len + 1)) {
-    snprintf (err->msg, sizeof err->msg, "%s: send: %s", sock,
-              fd_strerror (errno));
+    fm_fail (err, "%s: send: %s", sock, fd_strerror (errno));
     goto fail;
   }
   while (rlen < REPLY_MAX - 1) {
@@ -60,14 +56,12 @@ fd_ctl (const char *sock, const char *line, char **reply, struct fm_err *err)
     ssize_t n;
 
     if (poll (&p, 1, TIMEOUT_MS) <= 0) {
-      snprintf (err->msg, sizeof err->msg, "%s: no reply within %d s", sock,
-                TIMEOUT_MS / 1000);
+      fm_fail (err, "%s: no reply within %d s", sock, TIMEOUT_MS / 1000);
       goto fail;
     }
     n = recv (fd, buf + rlen, REPLY_MAX - 1 - rlen, 0);
     if (n <= 0) {
-      snprintf (err->msg, sizeof err->msg,
-                "%s: connection closed before a reply", sock);
+      fm_fail (err, "%s: connection closed before a reply", sock);
       goto fail;
     }
     rlen += (size_t)n;
@@ -96,7 +90,7 @@ fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
   if (fd_ctl (sock, line, &r, err) == -1)
     return -1;
   if (strncmp (r, "{\"ok\": true", 11) != 0) {
-    snprintf (err->msg, sizeof err->msg, "control '%s': %s", line, r);
+    fm_fail (err, "control '%s': %s", line, r);
     free (r);
     return -1;
   }

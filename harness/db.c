@@ -60,9 +60,8 @@ static const char schema_v2[] =
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
 {
-  snprintf (err->msg, sizeof err->msg, "%s: %s: %s", path, what,
-            db ? sqlite3_errmsg (db) : "out of memory");
-  return -1;
+  return fm_fail (err, "%s: %s: %s", path, what,
+                  db ? sqlite3_errmsg (db) : "out of memory");
 }
 
 /* PRAGMA user_version, or -1 when the file is not a database. */
@@ -120,9 +119,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
       return NULL;
     }
   } else if (version > FD_DB_SCHEMA_VERSION) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: schema version %d, this futuredisk knows up to %d", path,
-              version, FD_DB_SCHEMA_VERSION);
+    fm_fail (err, "%s: schema version %d, this futuredisk knows up to %d", path,
+             version, FD_DB_SCHEMA_VERSION);
     sqlite3_close (db);
     return NULL;
   }

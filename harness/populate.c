@@ -106,8 +106,7 @@ write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
   snprintf (full, sizeof full, "%s/%s", root, e->path);
   fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
   if (fd == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
   }
   for (off = 0; off < e->size; off += FD_BLOCK) {
     size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
@@ -117,8 +116,8 @@ write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
     } else {
       fill_block (b, seed, e->id, off / FD_BLOCK);
       if (pwrite (fd, b, n, (off_t)off) != (ssize_t)n) {
-        snprintf (err->msg, sizeof err->msg, "%s: write: %s", full,
-                  fd_strerror (errno ? errno : ENOSPC));
+        fm_fail (err, "%s: write: %s", full,
+                 fd_strerror (errno ? errno : ENOSPC));
         close (fd);
         return -1;
       }
@@ -126,15 +125,13 @@ write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
     h = hash_bytes (h, b, n);
   }
   if (sparse && ftruncate (fd, (off_t)e->size) == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
+    fm_fail (err, "%s: %s", full, fd_strerror (errno));
     close (fd);
     return -1;
   }
   e->hash = h;
   if (close (fd) == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: close: %s", full,
-              fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: close: %s", full, fd_strerror (errno));
   }
   return 0;
 }
@@ -149,15 +146,12 @@ allocate_file (const char *root, struct fd_entry *e, struct fm_err *err)
   snprintf (full, sizeof full, "%s/%s", root, e->path);
   fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
   if (fd == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", full, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
   }
   r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
   close (fd);
   if (r != 0) {
-    snprintf (err->msg, sizeof err->msg, "%s: fallocate: %s", full,
-              fd_strerror (r));
-    return -1;
+    return fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
   }
   e->hash = 0; /* unwritten: reads as zeros */
   return 0;
@@ -195,8 +189,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
   memset (m, 0, sizeof *m);
   m->meta_only = o->meta_only;
   if (statvfs (root, &sv) == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", root, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", root, fd_strerror (errno));
   }
   total = (uint64_t)sv.f_blocks * sv.f_frsize;
   used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
@@ -217,7 +210,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
     uint64_t parent;
 
     if (fd_interrupted) {
-      snprintf (err->msg, sizeof err->msg, "interrupted");
+      fm_fail (err, "interrupted");
       goto fail;
     }
     /* About one directory for every eight files: a random recursive tree
@@ -241,8 +234,8 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
     if (e.type == FD_DIR) {
       uint64_t *nd = realloc (dirs, ndirs * sizeof *dirs);
       if (nd == NULL || mkdir (full, e.mode) == -1) {
-        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
-                  nd ? fd_strerror (errno) : "out of memory");
+        fm_fail (err, "%s: %s", full,
+                 nd ? fd_strerror (errno) : "out of memory");
         dirs = nd ? nd : dirs;
         goto fail;
       }
@@ -258,8 +251,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
       e.size = strlen (e.target);
       e.hash = hash_bytes (0, (const unsigned char *)e.target, e.size);
       if (symlink (e.target, full) == -1) {
-        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
-                  fd_strerror (errno));
+        fm_fail (err, "%s: %s", full, fd_strerror (errno));
         goto fail;
       }
     } else if (files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE) {
@@ -273,8 +265,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
       snprintf (e.target, sizeof e.target, "%s", t->path);
       snprintf (tfull, sizeof tfull, "%s/%s", root, t->path);
       if (link (tfull, full) == -1) {
-        snprintf (err->msg, sizeof err->msg, "%s: %s", full,
-                  fd_strerror (errno));
+        fm_fail (err, "%s: %s", full, fd_strerror (errno));
         goto fail;
       }
     } else if (o->meta_only) {
@@ -305,7 +296,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
       half_synced = true;
     }
     if (push (m, &e) == -1) {
-      snprintf (err->msg, sizeof err->msg, "out of memory");
+      fm_fail (err, "out of memory");
       goto fail;
     }
     if (progress && time (NULL) - last >= 2) {
@@ -344,8 +335,7 @@ fd_manifest_write (const struct fd_manifest *m, const char *path,
   size_t i;
 
   if (fp == NULL) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
   fprintf (fp, "# path\ttype\tsize\tmode\thash\tid\n");
   for (i = 0; i < m->n; i++)
@@ -353,8 +343,7 @@ fd_manifest_write (const struct fd_manifest *m, const char *path,
              m->v[i].path, type_names[m->v[i].type], m->v[i].size,
              (unsigned)m->v[i].mode, m->v[i].hash, m->v[i].id);
   if (fclose (fp) == EOF) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", path, fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
   return 0;
 }
@@ -555,8 +544,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
   a->detail = detail;
   if (cls == NULL || (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
     free (cls);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   for (i = 0; i < m->n; i++) {
     const struct fd_entry *e = &m->v[i];
@@ -567,8 +555,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
       free (cls);
       free (sorted);
       sorted = NULL;
-      snprintf (err->msg, sizeof err->msg, "interrupted");
-      return -1;
+      return fm_fail (err, "interrupted");
     }
     snprintf (full, sizeof full, "%s/%s", root, e->path);
     if (e->type == FD_DIR) {

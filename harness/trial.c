@@ -156,8 +156,7 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   }
   fd_proc_free (&pr);
   if (fd_interrupted) {
-    snprintf (err->msg, sizeof err->msg, "interrupted");
-    return -1;
+    return fm_fail (err, "interrupted");
   }
   return 0;
 }
@@ -195,10 +194,8 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
     done++;
   }
   if (done < count) {
-    snprintf (err->msg, sizeof err->msg,
-              "--target %s: found only %" PRIu64 " files to hit", t->target,
-              done);
-    return -1;
+    return fm_fail (err, "--target %s: found only %" PRIu64 " files to hit",
+                    t->target, done);
   }
   return 0;
 }
@@ -253,8 +250,7 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
       break;
     v = realloc (t->damaged, (t->ndamaged + 1) * sizeof *v);
     if (v == NULL) {
-      snprintf (err->msg, sizeof err->msg, "out of memory");
-      return -1;
+      return fm_fail (err, "out of memory");
     }
     t->damaged = v;
     x = &v[t->ndamaged++];
@@ -613,9 +609,7 @@ fd_trial_parse_time (const char *s, struct fm_err *err)
     return 0;
   if (strncmp (s, "scale:", 6) == 0)
     return fm_parse_double ("--time scale", s + 6, 1e-6, 1e6, &f, err);
-  snprintf (err->msg, sizeof err->msg,
-            "--time: '%.64s' is not virtual, real or scale:F", s);
-  return -1;
+  return fm_fail (err, "--time: '%.64s' is not virtual, real or scale:F", s);
 }
 
 void

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "faultmodels/error.h"
+#include "attach.h"
 #include "attribute.h"
 #include "fsadapter.h"
 #include "populate.h"
@@ -52,7 +53,7 @@ struct trial {
   const char *time_mode;         /* the plugin's time=, or NULL */
   const char *think;             /* the plugin's think=, or NULL */
   const char *via;               /* --attach: auto, nbd, loop; NULL: auto */
-  const char *extra[64];
+  const char *extra[FD_FAULT_KEYS_MAX];
   size_t n_extra;
   uint64_t seed;
   double fill, timeout;

@@ -193,22 +193,20 @@ control_open (const char *path, struct fm_err *err)
   int i;
 
   if (strlen (path) >= sizeof sun.sun_path) {
-    snprintf (err->msg, sizeof err->msg,
-              "control: '%s': a socket path must be under %zu bytes", path,
-              sizeof sun.sun_path);
+    fm_fail (err, "control: '%s': a socket path must be under %zu bytes", path,
+             sizeof sun.sun_path);
     return NULL;
   }
   if (lstat (path, &st) == 0) {
     if (!S_ISSOCK (st.st_mode)) {
-      snprintf (err->msg, sizeof err->msg,
-                "control: '%s' exists and is not a socket", path);
+      fm_fail (err, "control: '%s' exists and is not a socket", path);
       return NULL;
     }
     unlink (path);
   }
   c = calloc (1, sizeof *c);
   if (c == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   c->wake[0] = c->wake[1] = c->listen_fd = -1;
@@ -233,8 +231,7 @@ control_open (const char *path, struct fm_err *err)
   return c;
 
 fail:
-  snprintf (err->msg, sizeof err->msg, "control: %s: %s", path,
-            fd_strerror (errno));
+  fm_fail (err, "control: %s: %s", path, fd_strerror (errno));
   control_close (c);
   return NULL;
 }
@@ -374,9 +371,7 @@ control_serve (struct control *c, struct emu *e, const char *stats_path,
   c->stats_path = stats_path;
   r = pthread_create (&c->thread, NULL, control_thread, c);
   if (r != 0) {
-    snprintf (err->msg, sizeof err->msg, "control: starting thread: %s",
-              fd_strerror (r));
-    return -1;
+    return fm_fail (err, "control: starting thread: %s", fd_strerror (r));
   }
   c->running = true;
   return 0;

@@ -82,16 +82,13 @@ emu_parse_time (const char *value, double *scale, struct fm_err *err)
     *scale = 1;
   else if (strncmp (value, "scale:", 6) == 0) {
     if (fm_parse_double ("time", value + 6, 1e-6, 1e6, scale, &e) == -1) {
-      snprintf (err->msg, sizeof err->msg,
-                "time: '%s': the factor after scale: must be a number in "
-                "[1e-06, 1e+06]",
-                value);
-      return -1;
+      return fm_fail (err,
+                      "time: '%s': the factor after scale: must be a number in "
+                      "[1e-06, 1e+06]",
+                      value);
     }
   } else {
-    snprintf (err->msg, sizeof err->msg,
-              "time: '%s' is not virtual, real or scale:F", value);
-    return -1;
+    return fm_fail (err, "time: '%s' is not virtual, real or scale:F", value);
   }
   return 0;
 }
@@ -104,9 +101,7 @@ emu_parse_think (const char *value, bool *zero, struct fm_err *err)
   else if (strcmp (value, "zero") == 0)
     *zero = true;
   else {
-    snprintf (err->msg, sizeof err->msg, "think: '%s' is not real or zero",
-              value);
-    return -1;
+    return fm_fail (err, "think: '%s' is not real or zero", value);
   }
   return 0;
 }
@@ -131,7 +126,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   struct emu *e = calloc (1, sizeof *e);
 
   if (e == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   e->profile = cfg->profile;
@@ -170,7 +165,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
     goto fail;
   e->wc = wcache_new (e->store);
   if (e->wc == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     goto fail;
   }
   fm_disk_on_destage (e->disk, destaged, e);
@@ -736,7 +731,7 @@ emu_extents (struct emu *e, uint64_t count, uint64_t offset,
 
   pthread_mutex_lock (&e->lock);
   if (wcache_each_page (e->wc, count, offset, collect_page, &m) == -1) {
-    snprintf (err->msg, sizeof err->msg, "extents: out of memory");
+    fm_fail (err, "extents: out of memory");
     errno = ENOMEM;
     ret = -1;
   }
@@ -744,7 +739,7 @@ emu_extents (struct emu *e, uint64_t count, uint64_t offset,
   if (ret == 0 &&
       e->store->ops->extents (e->store, count, offset, m.n ? merge_extent : fn,
                               m.n ? (void *)&m : opaque) == -1) {
-    snprintf (err->msg, sizeof err->msg, "extents: %s", e->store->err.msg);
+    fm_fail (err, "extents: %s", e->store->err.msg);
     ret = -1;
   }
   free (m.pages);
@@ -805,15 +800,12 @@ emu_write_stats (struct emu *e, const char *path, struct fm_err *err)
   snprintf (tmp, sizeof tmp, "%s.tmp", path);
   fp = fopen (tmp, "w");
   if (fp == NULL) {
-    snprintf (err->msg, sizeof err->msg, "stats: %s: %s", tmp,
-              fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "stats: %s: %s", tmp, fd_strerror (errno));
   }
   emu_stats_json (e, fp);
   fputc ('\n', fp);
   if (fclose (fp) == EOF || rename (tmp, path) == -1) {
-    snprintf (err->msg, sizeof err->msg, "stats: %s: %s", path,
-              fd_strerror (errno));
+    fm_fail (err, "stats: %s: %s", path, fd_strerror (errno));
     unlink (tmp);
     return -1;
   }
@@ -831,8 +823,8 @@ emu_stats_clear (struct emu *e)
 int
 emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
 {
-  double scale;
-  bool zero;
+  double scale = 1;
+  bool zero = false;
 
   if (strcmp (key, "time") == 0) {
     if (emu_parse_time (value, &scale, err) == -1)
@@ -852,7 +844,5 @@ emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
     pthread_mutex_unlock (&e->lock);
     return 0;
   }
-  snprintf (err->msg, sizeof err->msg,
-            "unknown setting '%s' (settable: time, think)", key);
-  return -1;
+  return fm_fail (err, "unknown setting '%s' (settable: time, think)", key);
 }

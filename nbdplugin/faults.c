@@ -147,9 +147,7 @@ latent_errors (struct dfaults *f, struct fm_err *err)
   if (n > f->sectors)
     n = f->sectors;
   if ((v = malloc (n * sizeof *v)) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory for %" PRIu64 " LSEs",
-              n);
-    return -1;
+    return fm_fail (err, "out of memory for %" PRIu64 " LSEs", n);
   }
   while (placed < n) {
     uint64_t key = f->lse_episodes;
@@ -165,8 +163,7 @@ latent_errors (struct dfaults *f, struct fm_err *err)
   for (i = 0; i < n; i++)
     if (fm_faultmap_add (f->map, v[i], 1, FM_FAULT_LSE) == -1) {
       free (v);
-      snprintf (err->msg, sizeof err->msg, "out of memory placing LSEs");
-      return -1;
+      return fm_fail (err, "out of memory placing LSEs");
     }
   free (v);
   /* Sectors drawn twice, or already marginal, count once. */
@@ -196,17 +193,16 @@ stuck_bits (struct dfaults *f, struct fm_err *err)
                   fm_hash (seed, FM_STREAM_STUCK, UINT64_MAX, 1),
                   bits * f->cfg.set.stuck_bits);
   if (n > 10000000) {
-    snprintf (err->msg, sizeof err->msg,
-              "stuck-bits: %" PRIu64 " stuck bits on this disk is more than "
-              "the 10^7 futuredisk keeps",
-              n);
-    return -1;
+    return fm_fail (err,
+                    "stuck-bits: %" PRIu64
+                    " stuck bits on this disk is more than "
+                    "the 10^7 futuredisk keeps",
+                    n);
   }
   if (n == 0)
     return 0;
   if ((f->stuck = malloc (n * sizeof *f->stuck)) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory for stuck bits");
-    return -1;
+    return fm_fail (err, "out of memory for stuck bits");
   }
   for (i = 0; i < n; i++) {
     uint64_t bit =
@@ -235,7 +231,7 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
 
   if (f == NULL || (f->map = fm_faultmap_new ()) == NULL) {
     free (f);
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   f->cfg = *cfg;
@@ -247,13 +243,12 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   f->fail_at_ns = cfg->set.fail_at_ns ? cfg->set.fail_at_ns : UINT64_MAX;
   f->spares = cfg->set.spares;
   if ((f->remapped = fm_faultmap_new ()) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     dfaults_free (f);
     return NULL;
   }
   if (cfg->log_path && (f->log = fopen (cfg->log_path, "w")) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "faultlog: %s: %s", cfg->log_path,
-              fd_strerror (errno));
+    fm_fail (err, "faultlog: %s: %s", cfg->log_path, fd_strerror (errno));
     dfaults_free (f);
     return NULL;
   }
@@ -261,9 +256,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     uint64_t n =
         fm_ure_marginal (f->cfg.seed, f->sectors, f->p_sector, add_marginal, f);
     if (n > 0 && fm_faultmap_sectors (f->map) == 0) {
-      snprintf (err->msg, sizeof err->msg,
-                "out of memory placing %llu marginal sectors",
-                (unsigned long long)n);
+      fm_fail (err, "out of memory placing %llu marginal sectors",
+               (unsigned long long)n);
       dfaults_free (f);
       return NULL;
     }
@@ -298,23 +292,19 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
   uint64_t last = (offset + length + f->cfg.sector - 1) / f->cfg.sector;
 
   if (offset >= f->cfg.disk_size || length > f->cfg.disk_size - offset) {
-    snprintf (err->msg, sizeof err->msg,
-              "inject %s: %" PRIu64 "+%" PRIu64 " is outside the %" PRIu64
-              "-byte disk",
-              fm_fault_name (kind), offset, length, f->cfg.disk_size);
-    return -1;
+    return fm_fail (err,
+                    "inject %s: %" PRIu64 "+%" PRIu64 " is outside the %" PRIu64
+                    "-byte disk",
+                    fm_fault_name (kind), offset, length, f->cfg.disk_size);
   }
   switch (kind) {
     case FM_FAULT_URE:
     case FM_FAULT_LSE:
       if (length == 0) {
-        snprintf (err->msg, sizeof err->msg, "inject %s: length is 0",
-                  fm_fault_name (kind));
-        return -1;
+        return fm_fail (err, "inject %s: length is 0", fm_fault_name (kind));
       }
       if (fm_faultmap_add (f->map, first, last - first, kind) == -1) {
-        snprintf (err->msg, sizeof err->msg, "inject: out of memory");
-        return -1;
+        return fm_fail (err, "inject: out of memory");
       }
       /* The log says which whole sectors went bad. */
       offset = first * f->cfg.sector;
@@ -335,12 +325,11 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       break;
     case FM_FAULT_REALLOCATED:
     case FM_FAULT_STUCK:
-      snprintf (err->msg, sizeof err->msg,
-                "inject %s: not a fault of whole sectors; it comes from "
-                "rates (powercut, powercut-after=, lost-write=, "
-                "misdirected-write=, flip-rate=, stuck-bits=, realloc=)",
-                fm_fault_name (kind));
-      return -1;
+      return fm_fail (err,
+                      "inject %s: not a fault of whole sectors; it comes from "
+                      "rates (powercut, powercut-after=, lost-write=, "
+                      "misdirected-write=, flip-rate=, stuck-bits=, realloc=)",
+                      fm_fault_name (kind));
     case FM_FAULT_NKINDS:
       abort ();
   }
@@ -362,7 +351,7 @@ failed_disk (struct dfaults *f, uint64_t now, struct fm_err *err)
     f->failure_logged = true;
   }
   f->hits[FM_FAULT_DISK_FAILURE]++;
-  snprintf (err->msg, sizeof err->msg, "the disk has failed (disk-failure)");
+  fm_fail (err, "the disk has failed (disk-failure)");
   errno = EIO;
   return -1;
 }
@@ -395,7 +384,7 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
       log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
                  detail);
       if (fm_faultmap_clear (f->map, bad, 1) == -1) {
-        snprintf (err->msg, sizeof err->msg, "out of memory");
+        fm_fail (err, "out of memory");
         errno = ENOMEM;
         return -1;
       }
@@ -406,10 +395,10 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               f->cfg.set.erc_ns);
     log_event (f, now, "trigger", kind, bad * f->cfg.sector,
                bad_n * f->cfg.sector, detail);
-    snprintf (err->msg, sizeof err->msg,
-              "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
-              ", %s)",
-              bad, bad * f->cfg.sector, fm_fault_name (kind));
+    fm_fail (err,
+             "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
+             ", %s)",
+             bad, bad * f->cfg.sector, fm_fault_name (kind));
     errno = EIO;
     return -1;
   }
@@ -437,16 +426,16 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
       if (f->spares == 0) {
         log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
                    f->cfg.sector, "no spare sector left: write failed");
-        snprintf (err->msg, sizeof err->msg,
-                  "write failed: sector %" PRIu64 " needs a spare and none "
-                  "is left",
-                  s);
+        fm_fail (err,
+                 "write failed: sector %" PRIu64 " needs a spare and none "
+                 "is left",
+                 s);
         errno = EIO;
         return -1;
       }
       f->spares--;
       if (fm_faultmap_add (f->remapped, s, 1, FM_FAULT_REALLOCATED) == -1) {
-        snprintf (err->msg, sizeof err->msg, "out of memory");
+        fm_fail (err, "out of memory");
         errno = ENOMEM;
         return -1;
       }
@@ -512,7 +501,7 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   return 0;
 
 oom:
-  snprintf (err->msg, sizeof err->msg, "out of memory");
+  fm_fail (err, "out of memory");
   errno = ENOMEM;
   return -1;
 }
@@ -673,9 +662,7 @@ dfaults_load (struct dfaults *f, const char *path, struct fm_err *err)
   int lineno = 0;
 
   if (fp == NULL) {
-    snprintf (err->msg, sizeof err->msg, "bad: %s: %s", path,
-              fd_strerror (errno));
-    return -1;
+    return fm_fail (err, "bad: %s: %s", path, fd_strerror (errno));
   }
   while (fgets (line, sizeof line, fp)) {
     char off_s[64], len_s[64], kind_s[64], extra[2], *hash;
@@ -686,8 +673,7 @@ dfaults_load (struct dfaults *f, const char *path, struct fm_err *err)
 
     lineno++;
     if (strchr (line, '\n') == NULL && !feof (fp)) {
-      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: line too long", path,
-                lineno);
+      fm_fail (err, "bad: %s:%d: line too long", path, lineno);
       goto fail;
     }
     if ((hash = strchr (line, '#')) != NULL)
@@ -696,21 +682,18 @@ dfaults_load (struct dfaults *f, const char *path, struct fm_err *err)
     if (n <= 0)
       continue;
     if (n != 3) {
-      snprintf (err->msg, sizeof err->msg,
-                "bad: %s:%d: expected 'OFFSET LENGTH KIND'", path, lineno);
+      fm_fail (err, "bad: %s:%d: expected 'OFFSET LENGTH KIND'", path, lineno);
       goto fail;
     }
     if (fm_parse_size ("offset", off_s, &off, &e) == -1 ||
         fm_parse_size ("length", len_s, &len, &e) == -1 ||
         fm_fault_parse (kind_s, &kind, &e) == -1) {
-      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: %s", path, lineno,
-                e.msg);
+      fm_fail (err, "bad: %s:%d: %s", path, lineno, e.msg);
       goto fail;
     }
     snprintf (source, sizeof source, "bad=%s:%d", path, lineno);
     if (dfaults_inject (f, 0, kind, off, len, source, &e) == -1) {
-      snprintf (err->msg, sizeof err->msg, "bad: %s:%d: %s", path, lineno,
-                e.msg);
+      fm_fail (err, "bad: %s:%d: %s", path, lineno, e.msg);
       goto fail;
     }
   }

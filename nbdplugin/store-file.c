@@ -263,10 +263,8 @@ open_segments (struct filestore *f, uint64_t size, bool create,
     f->fd[k] =
         open (seg, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
     if (f->fd[k] == -1 || (create && ftruncate (f->fd[k], (off_t)len) == -1)) {
-      snprintf (err->msg, sizeof err->msg, "store: %s: %s%s", seg,
-                fd_strerror (errno),
-                create ? "" : " (a part of the store is missing)");
-      return -1;
+      return fm_fail (err, "store: %s: %s%s", seg, fd_strerror (errno),
+                      create ? "" : " (a part of the store is missing)");
     }
   }
   return 0;
@@ -284,7 +282,7 @@ store_file_open (const char *path, uint64_t size, const char *profile,
 
   f = calloc (1, sizeof *f);
   if (f == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    fm_fail (err, "out of memory");
     return NULL;
   }
   snprintf (f->path, sizeof f->path, "%s", path);
@@ -294,16 +292,15 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   for (k = 0; k < MAX_SEGMENTS; k++)
     f->fd[k] = -1;
   if (f->nseg > MAX_SEGMENTS) {
-    snprintf (err->msg, sizeof err->msg,
-              "store: a %llu-byte disk is more than a store file holds "
-              "(%d x 8 TiB)",
-              (unsigned long long)size, MAX_SEGMENTS);
+    fm_fail (err,
+             "store: a %llu-byte disk is more than a store file holds "
+             "(%d x 8 TiB)",
+             (unsigned long long)size, MAX_SEGMENTS);
     goto fail;
   }
   f->fd[0] = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (f->fd[0] == -1 || fstat (f->fd[0], &st) == -1) {
-    snprintf (err->msg, sizeof err->msg, "store: %s: %s", path,
-              fd_strerror (errno));
+    fm_fail (err, "store: %s: %s", path, fd_strerror (errno));
     goto fail;
   }
   if (st.st_size == 0) {
@@ -317,8 +314,7 @@ store_file_open (const char *path, uint64_t size, const char *profile,
         ftruncate (f->fd[0],
                    (off_t)(HEADER_SIZE + (size < SEGMENT ? size : SEGMENT))) ==
             -1) {
-      snprintf (err->msg, sizeof err->msg, "store: %s: creating: %s", path,
-                fd_strerror (errno));
+      fm_fail (err, "store: %s: creating: %s", path, fd_strerror (errno));
       goto fail;
     }
     if (open_segments (f, size, true, err) == -1)
@@ -327,42 +323,42 @@ store_file_open (const char *path, uint64_t size, const char *profile,
   }
   r = pread (f->fd[0], &h, sizeof h, 0);
   if (r != (ssize_t)sizeof h || memcmp (h.magic, MAGIC, sizeof h.magic)) {
-    snprintf (err->msg, sizeof err->msg,
-              "store: %s is not a futuredisk store (bad header); refusing "
-              "to overwrite it",
-              path);
+    fm_fail (err,
+             "store: %s is not a futuredisk store (bad header); refusing "
+             "to overwrite it",
+             path);
     goto fail;
   }
   if ((h.version != VERSION && h.version != VERSION_SEG) ||
       h.header_size != HEADER_SIZE) {
-    snprintf (err->msg, sizeof err->msg,
-              "store: %s has format version %u, this plugin reads %u and %u",
-              path, h.version, VERSION, VERSION_SEG);
+    fm_fail (err,
+             "store: %s has format version %u, this plugin reads %u and %u",
+             path, h.version, VERSION, VERSION_SEG);
     goto fail;
   }
   h.profile[sizeof h.profile - 1] = '\0';
   if (h.size != size) {
-    snprintf (err->msg, sizeof err->msg,
-              "store: %s holds a %llu-byte disk, but size is %llu bytes; "
-              "use the size it was made with or another file",
-              path, (unsigned long long)h.size, (unsigned long long)size);
+    fm_fail (err,
+             "store: %s holds a %llu-byte disk, but size is %llu bytes; "
+             "use the size it was made with or another file",
+             path, (unsigned long long)h.size, (unsigned long long)size);
     goto fail;
   }
   if (strcmp (h.profile, profile) != 0) {
-    snprintf (err->msg, sizeof err->msg,
-              "store: %s was made with profile %s, not %s; use the profile "
-              "it was made with or another file",
-              path, h.profile, profile);
+    fm_fail (err,
+             "store: %s was made with profile %s, not %s; use the profile "
+             "it was made with or another file",
+             path, h.profile, profile);
     goto fail;
   }
   if (h.version != (f->nseg > 1 ? VERSION_SEG : VERSION)) {
     /* A single-file store of more than 8 TiB (made on a file system that
      * allowed it, by a plugin before version 2): its layout differs.
      */
-    snprintf (err->msg, sizeof err->msg,
-              "store: %s is a version %u store of a %llu-byte disk; make it "
-              "again",
-              path, h.version, (unsigned long long)size);
+    fm_fail (err,
+             "store: %s is a version %u store of a %llu-byte disk; make it "
+             "again",
+             path, h.version, (unsigned long long)size);
     goto fail;
   }
   if (open_segments (f, size, false, err) == -1)

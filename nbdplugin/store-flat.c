@@ -270,9 +270,8 @@ store_flat_new (uint64_t size, struct fm_err *err)
   struct flat *f;
 
   if (size == 0 || size > STORE_FLAT_MAX) {
-    snprintf (err->msg, sizeof err->msg,
-              "a flat RAM store holds 1 to %llu bytes, not %llu",
-              (unsigned long long)STORE_FLAT_MAX, (unsigned long long)size);
+    fm_fail (err, "a flat RAM store holds 1 to %llu bytes, not %llu",
+             (unsigned long long)STORE_FLAT_MAX, (unsigned long long)size);
     errno = EINVAL;
     return NULL;
   }
@@ -283,9 +282,8 @@ store_flat_new (uint64_t size, struct fm_err *err)
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (f->base == MAP_FAILED) {
     free (f);
-    snprintf (err->msg, sizeof err->msg,
-              "cannot reserve %llu bytes of address space: %s",
-              (unsigned long long)size, strerror (errno));
+    fm_fail (err, "cannot reserve %llu bytes of address space: %s",
+             (unsigned long long)size, strerror (errno));
     return NULL;
   }
   /* Where transparent huge pages are on for everything, one lonely 4 KiB
@@ -303,8 +301,8 @@ store_flat_new (uint64_t size, struct fm_err *err)
   return &f->s;
 
 oom:
-  snprintf (err->msg, sizeof err->msg, "out of memory for a %llu-byte store",
-            (unsigned long long)size);
+  fm_fail (err, "out of memory for a %llu-byte store",
+           (unsigned long long)size);
   errno = ENOMEM;
   return NULL;
 }

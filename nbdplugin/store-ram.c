@@ -552,7 +552,7 @@ oom:
     free (r->regions);
   }
   free (r);
-  snprintf (err->msg, sizeof err->msg, "out of memory for a %llu-byte store",
-            (unsigned long long)size);
+  fm_fail (err, "out of memory for a %llu-byte store",
+           (unsigned long long)size);
   return NULL;
 }

@@ -30,7 +30,7 @@
 #include "faultmodels/geometry.h"
 #include "faultmodels/rng.h"
 #include "faultmodels/seek.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 #include "runs.h"
 
 #define R_UNITS FM_ANGLE_UNITS

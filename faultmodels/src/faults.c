@@ -8,7 +8,7 @@
 #include "faultmodels/faults.h"
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 #include "runs.h"
 
 static const struct {

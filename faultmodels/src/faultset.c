@@ -13,7 +13,7 @@
 #include "faultmodels/faults.h"
 #include "faultmodels/faultset.h"
 #include "faultmodels/units.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 enum fkey_type {
   T_PROB,     /* double in [0, 1] */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "faultmodels/geometry.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 struct zone {
   uint64_t first_lba;   /* first sector of the zone */

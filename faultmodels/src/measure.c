@@ -1,7 +1,7 @@
 /* futuredisk — faultmodels: closed-loop workloads (see measure.h). */
 #include "faultmodels/measure.h"
 #include "faultmodels/rng.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 uint64_t
 fm_measure_sequential (struct fm_disk *d, uint64_t start, uint64_t len,

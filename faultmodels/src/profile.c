@@ -15,7 +15,7 @@
 #include "faultmodels/profile.h"
 #include "faultmodels/seek.h"
 #include "faultmodels/units.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 enum key_type {
   K_STR,   /* text, stored in a char array */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "faultmodels/profile.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 #define MS(x)   ((uint64_t)((x)*1e6 + 0.5))
 #define MBPS(x) ((uint64_t)((x)*1e6 + 0.5))

@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "faultmodels/seek.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 int
 fm_seek_init (struct fm_seek *s, uint64_t t2t_ns, uint64_t avg_ns,

@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "faultmodels/units.h"
-#include "internal.h"
+#include "faultmodels/error.h"
 
 int
 fm_fail (struct fm_err *err, const char *fmt, ...)

@@ -117,8 +117,7 @@ map_logical (const char *dev, uint64_t logical, uint64_t *phys,
     return -1;
   if ((p = strstr (out, "physical ")) == NULL ||
       sscanf (p, "physical %llu", &y) != 1) {
-    snprintf (err->msg, sizeof err->msg, "btrfs-map-logical %s: %.100s", l,
-              out);
+    fm_fail (err, "btrfs-map-logical %s: %.100s", l, out);
     free (out);
     return -1;
   }
@@ -164,8 +163,7 @@ tree_root (const char *dev, size_t r, unsigned long long *logical,
   if (p && *p == '(' && (p = strchr (p, ')')) != NULL)
     p++;
   if (p == NULL || sscanf (p, "%llu", logical) != 1) {
-    snprintf (err->msg, sizeof err->msg, "btrfs dump-tree -r: no %s",
-              roots[r].type);
+    fm_fail (err, "btrfs dump-tree -r: no %s", roots[r].type);
     free (out);
     return -1;
   }
@@ -196,8 +194,7 @@ fs_tree_block (const char *dev, const char *type, const char *path,
   v = parse_tree (out, &n);
   free (out);
   if (v == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return fm_fail (err, "out of memory");
   }
   for (i = 0; i < n && v[i].ino != cur; i++)
     ;
@@ -217,8 +214,7 @@ fs_tree_block (const char *dev, const char *type, const char *path,
       p++;
   }
   if (i == n) {
-    snprintf (err->msg, sizeof err->msg, "btrfs: %s: no '%s' in dump-tree",
-              path, comp);
+    fm_fail (err, "btrfs: %s: no '%s' in dump-tree", path, comp);
     free (v);
     return -1;
   }
@@ -231,9 +227,8 @@ fs_tree_block (const char *dev, const char *type, const char *path,
   }
   free (v);
   if (logical == 0) {
-    snprintf (err->msg, sizeof err->msg,
-              "btrfs: %s has no %s block on disk (inline?)", path, type);
-    return -1;
+    return fm_fail (err, "btrfs: %s has no %s block on disk (inline?)", path,
+                    type);
   }
   return map_logical (dev, logical, offset, err);
 }
@@ -260,10 +255,8 @@ btrfs_locate (const char *dev, const char *type, const char *path,
       *length = 16384;
       return map_logical (dev, logical, offset, err);
     }
-  snprintf (err->msg, sizeof err->msg,
-            "unknown target type '%.64s' for btrfs (%s)", type,
-            fd_fs_btrfs.target_types);
-  return -1;
+  return fm_fail (err, "unknown target type '%.64s' for btrfs (%s)", type,
+                  fd_fs_btrfs.target_types);
 }
 
 const struct fd_fs fd_fs_btrfs = {

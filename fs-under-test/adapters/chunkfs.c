@@ -54,9 +54,7 @@ resolve (struct cfs_fs *fs, const char *path, uint64_t *ino, uint64_t *parent,
   for (part = strtok_r (buf, "/", &save); part;
        part = strtok_r (NULL, "/", &save)) {
     if ((r = cfs_lookup (fs, at, part, &a)) < 0) {
-      snprintf (err->msg, sizeof err->msg, "chunkfs: %s: %s", path,
-                strerror (-r));
-      return -1;
+      return fm_fail (err, "chunkfs: %s: %s", path, strerror (-r));
     }
     up = at;
     at = a.ino;
@@ -102,16 +100,13 @@ chunkfs_locate (const char *dev, const char *type, const char *path,
     if (strcmp (kinds[i].type, type) == 0)
       break;
   if (i == sizeof kinds / sizeof kinds[0]) {
-    snprintf (err->msg, sizeof err->msg, "chunkfs: no block type '%.32s'",
-              type);
-    return -1;
+    return fm_fail (err, "chunkfs: no block type '%.32s'", type);
   }
   if ((io = cfs_open (dev, false, &e)) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "chunkfs: %s", e.msg);
-    return -1;
+    return fm_fail (err, "chunkfs: %s", e.msg);
   }
   if ((fs = cfs_fs_open (io, 0, &e)) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "chunkfs: %s", e.msg);
+    fm_fail (err, "chunkfs: %s", e.msg);
     cfs_close (io, &e);
     return -1;
   }
@@ -119,8 +114,8 @@ chunkfs_locate (const char *dev, const char *type, const char *path,
     int rc = cfs_locate (fs, kinds[i].of_parent ? parent : ino, kinds[i].where,
                          &abs);
     if (rc < 0)
-      snprintf (err->msg, sizeof err->msg, "chunkfs: %s: no %s block (%s)",
-                path, type, rc == -ENOENT ? "it has none" : strerror (-rc));
+      fm_fail (err, "chunkfs: %s: no %s block (%s)", path, type,
+               rc == -ENOENT ? "it has none" : strerror (-rc));
     else {
       *offset = abs * CFS_BLOCK;
       r = 0;

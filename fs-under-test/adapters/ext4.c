@@ -69,18 +69,15 @@ group0_block (const char *dev, const char *type, unsigned long long *blk,
   const char *g, *p;
 
   if (what == NULL) {
-    snprintf (err->msg, sizeof err->msg,
-              "unknown target type '%.64s' for ext4 (%s)", type,
-              fd_fs_ext4.target_types);
-    return -1;
+    return fm_fail (err, "unknown target type '%.64s' for ext4 (%s)", type,
+                    fd_fs_ext4.target_types);
   }
   if (fd_run_capture (argv, 600, &out, err) == -1)
     return -1;
   g = strstr (out, "Group 0:");
   p = g ? strstr (g, what) : NULL;
   if (p == NULL || sscanf (p + strlen (what), "%llu", blk) != 1) {
-    snprintf (err->msg, sizeof err->msg, "dumpe2fs %s: no '%s' in group 0", dev,
-              what);
+    fm_fail (err, "dumpe2fs %s: no '%s' in group 0", dev, what);
     free (out);
     return -1;
   }
@@ -100,18 +97,15 @@ ext4_locate (const char *dev, const char *type, const char *path,
     return -1;
   if ((p = strstr (out, "Block size:")) == NULL ||
       sscanf (p, "Block size: %llu", &bs) != 1) {
-    snprintf (err->msg, sizeof err->msg, "debugfs stats %s: no block size",
-              dev);
-    return -1;
+    return fm_fail (err, "debugfs stats %s: no block size", dev);
   }
   if (strcmp (type, "data") == 0) {
     snprintf (req, sizeof req, "bmap \"/%s\" 0", path);
     if (debugfs (dev, req, out, sizeof out, err) == -1)
       return -1;
     if (sscanf (out, "%llu", &blk) != 1 || blk == 0) {
-      snprintf (err->msg, sizeof err->msg,
-                "%s has no first data block (debugfs: %.100s)", path, out);
-      return -1;
+      return fm_fail (err, "%s has no first data block (debugfs: %.100s)", path,
+                      out);
     }
   } else if (strcmp (type, "inode") == 0) {
     snprintf (req, sizeof req, "imap \"/%s\"", path);
@@ -119,9 +113,7 @@ ext4_locate (const char *dev, const char *type, const char *path,
       return -1;
     if ((p = strstr (out, "located at block ")) == NULL ||
         sscanf (p, "located at block %llu", &blk) != 1) {
-      snprintf (err->msg, sizeof err->msg, "debugfs imap %s: %.100s", path,
-                out);
-      return -1;
+      return fm_fail (err, "debugfs imap %s: %.100s", path, out);
     }
   } else if (strcmp (type, "dir") == 0 || strcmp (type, "journal") == 0) {
     /* The first block of the file's directory, or of the journal. */
@@ -136,8 +128,7 @@ ext4_locate (const char *dev, const char *type, const char *path,
     if (debugfs (dev, req, out, sizeof out, err) == -1)
       return -1;
     if (sscanf (out, "%llu", &blk) != 1 || blk == 0) {
-      snprintf (err->msg, sizeof err->msg, "debugfs %s: %.100s", req, out);
-      return -1;
+      return fm_fail (err, "debugfs %s: %.100s", req, out);
     }
   } else if (strcmp (type, "superblock") == 0) {
     *offset = 1024; /* the primary superblock, whatever the block size */

@@ -55,8 +55,7 @@ fd_fs_find (const char *name, struct fm_err *err)
     snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
               i ? ", " : "", adapters[i]->name);
   }
-  snprintf (err->msg, sizeof err->msg,
-            "unknown file system '%.64s' (adapters: %s)", name, list);
+  fm_fail (err, "unknown file system '%.64s' (adapters: %s)", name, list);
   return NULL;
 }
 

@@ -99,7 +99,7 @@ to_daddr (const char *dev, const char *kind, unsigned long long n,
     return -1;
   p = strchr (out, '(');
   if (p == NULL || sscanf (p, "(%llu)", daddr) != 1) {
-    snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.100s", cmd, out);
+    fm_fail (err, "xfs_db %s: %.100s", cmd, out);
     free (out);
     return -1;
   }
@@ -121,8 +121,7 @@ xfs_field (const char *dev, const char *c, const char *field,
     return -1;
   at = strstr (out, field);
   if (at == NULL || sscanf (at, want, v) != 1) {
-    snprintf (err->msg, sizeof err->msg, "xfs_db %s: no %s: %.80s", c, field,
-              out);
+    fm_fail (err, "xfs_db %s: no %s: %.80s", c, field, out);
     free (out);
     return -1;
   }
@@ -168,7 +167,7 @@ inode_block (const char *dev, const char *path, unsigned long long bs,
     return -1;
   if ((p = strstr (out, "inode number is ")) == NULL ||
       sscanf (p, "inode number is %llu", &ino) != 1) {
-    snprintf (err->msg, sizeof err->msg, "xfs_db %s: %.80s", cmd, out);
+    fm_fail (err, "xfs_db %s: %.80s", cmd, out);
     free (out);
     return -1;
   }
@@ -230,8 +229,7 @@ xfs_locate (const char *dev, const char *type, const char *path,
     if (first_block (dev, path, &daddr, err) == -1)
       return -1;
     if (daddr == 0) {
-      snprintf (err->msg, sizeof err->msg, "%s has no data block", path);
-      return -1;
+      return fm_fail (err, "%s has no data block", path);
     }
   } else if (strcmp (type, "dir") == 0) {
     /* The directory's first block; a short-form directory lives in its
@@ -247,10 +245,8 @@ xfs_locate (const char *dev, const char *type, const char *path,
     if (inode_block (dev, path, bs, &daddr, err) == -1)
       return -1;
   } else {
-    snprintf (err->msg, sizeof err->msg,
-              "unknown target type '%.64s' for xfs (%s)", type,
-              fd_fs_xfs.target_types);
-    return -1;
+    return fm_fail (err, "unknown target type '%.64s' for xfs (%s)", type,
+                    fd_fs_xfs.target_types);
   }
   *offset = daddr * 512;
   return 0;

@@ -13,4 +13,11 @@ struct fm_err {
   char msg[FM_ERR_MAX];
 };
 
+/* Fill err (if not NULL) with a printf-style message and return -1, so
+ * that a failing path reads `return fm_fail (err, "...", ...);`.  The one
+ * way anything in the project sets a struct fm_err.
+ */
+extern int fm_fail (struct fm_err *err, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
 #endif

@@ -106,16 +106,12 @@ check_tag (const unsigned char *p, const char magic[4], const char *what,
            struct cfs_err *err)
 {
   if (memcmp (p, magic, 4) != 0) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: not a %.4s block (magic %02x%02x%02x%02x)", what, magic,
-              p[0], p[1], p[2], p[3]);
-    return -1;
+    return cfs_fail (err, "%s: not a %.4s block (magic %02x%02x%02x%02x)", what,
+                     magic, p[0], p[1], p[2], p[3]);
   }
   if (cfs_get16 (p + 4) != CFS_VERSION) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: format version %u, this chunkfs knows %u", what,
-              cfs_get16 (p + 4), CFS_VERSION);
-    return -1;
+    return cfs_fail (err, "%s: format version %u, this chunkfs knows %u", what,
+                     cfs_get16 (p + 4), CFS_VERSION);
   }
   return 0;
 }
@@ -127,9 +123,8 @@ check_crc (const uint8_t uuid[16], const unsigned char *blk, size_t len,
   uint32_t want = cfs_get32 (blk + len), got = cfs_meta_crc (uuid, blk, len);
 
   if (want != got) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: bad checksum (stored %08x, computed %08x)", what, want, got);
-    return -1;
+    return cfs_fail (err, "%s: bad checksum (stored %08x, computed %08x)", what,
+                     want, got);
   }
   return 0;
 }
@@ -159,8 +154,7 @@ check_geometry (const struct cfs_super *s, struct cfs_err *err)
   else if (s->features != 0)
     bad = "feature flags (unknown)";
   if (bad) {
-    snprintf (err->msg, sizeof err->msg, "superblock: bad %s", bad);
-    return -1;
+    return cfs_fail (err, "superblock: bad %s", bad);
   }
   return 0;
 }
@@ -268,16 +262,12 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
       check_crc (uuid, p, CFS_BLOCK - 4, what, err) == -1)
     return -1;
   if (cfs_get32 (p + 8) != index) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: it is chunk %u's (a misdirected write)", what,
-              cfs_get32 (p + 8));
-    return -1;
+    return cfs_fail (err, "%s: it is chunk %u's (a misdirected write)", what,
+                     cfs_get32 (p + 8));
   }
   h->state = (enum cfs_chunk_state)cfs_get32 (p + 12);
   if (h->state > CFS_DAMAGED) {
-    snprintf (err->msg, sizeof err->msg, "%s: bad state %u", what,
-              (unsigned)h->state);
-    return -1;
+    return cfs_fail (err, "%s: bad state %u", what, (unsigned)h->state);
   }
   h->generation = cfs_get64 (p + 16);
   h->free_blocks = cfs_get32 (p + 24);
@@ -295,9 +285,8 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
       (h->backref_block && (h->backref_blocks == 0 ||
                             (uint64_t)h->backref_block + h->backref_blocks >
                                 h->super.chunk_blocks))) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: free counts or back-reference table out of range", what);
-    return -1;
+    return cfs_fail (
+        err, "%s: free counts or back-reference table out of range", what);
   }
   return 0;
 }
@@ -369,9 +358,8 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
   memcpy (in->symlink, p + 144, sizeof in->symlink);
   in->symlink[sizeof in->symlink - 1] = '\0';
   if (in->chunk != chunk) {
-    snprintf (err->msg, sizeof err->msg,
-              "inode: it is chunk %u's (a misdirected write)", in->chunk);
-    return -1;
+    return cfs_fail (err, "inode: it is chunk %u's (a misdirected write)",
+                     in->chunk);
   }
   return 0;
 }
@@ -409,17 +397,13 @@ cfs_meta_check (const void *blk, const uint8_t uuid[16], const char magic[4],
       check_crc (uuid, p, CFS_BLOCK - 4, what, err) == -1)
     return -1;
   if (cfs_get32 (p + 8) != chunk) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: it is chunk %u's (a misdirected write)", what,
-              cfs_get32 (p + 8));
-    return -1;
+    return cfs_fail (err, "%s: it is chunk %u's (a misdirected write)", what,
+                     cfs_get32 (p + 8));
   }
   if (cfs_get64 (p + 16) > max_generation) {
-    snprintf (err->msg, sizeof err->msg,
-              "%s: generation %llu is newer than its chunk's %llu", what,
-              (unsigned long long)cfs_get64 (p + 16),
-              (unsigned long long)max_generation);
-    return -1;
+    return cfs_fail (err, "%s: generation %llu is newer than its chunk's %llu",
+                     what, (unsigned long long)cfs_get64 (p + 16),
+                     (unsigned long long)max_generation);
   }
   return 0;
 }

@@ -40,7 +40,7 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
   uint32_t c, dirty = 0;
 
   if (fs == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    cfs_fail (err, "out of memory");
     return NULL;
   }
   fs->io = io;
@@ -51,8 +51,7 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
       goto fail;
   }
   if (fs->sb.device_blocks > cfs_blocks (io)) {
-    snprintf (err->msg, sizeof err->msg,
-              "the file system is %llu blocks, the device only %llu",
+    cfs_fail (err, "the file system is %llu blocks, the device only %llu",
               (unsigned long long)fs->sb.device_blocks,
               (unsigned long long)cfs_blocks (io));
     goto fail;
@@ -62,7 +61,7 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
   fs->chunks = calloc (fs->sb.chunks, sizeof *fs->chunks);
   fs->hash = calloc (fs->nhash, sizeof *fs->hash);
   if (fs->chunks == NULL || fs->hash == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
+    cfs_fail (err, "out of memory");
     goto fail;
   }
   if (cfs_chunks_load (fs, err) == -1)
@@ -70,7 +69,7 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
   for (c = 0; c < fs->sb.chunks; c++)
     dirty += fs->chunks[c].h.state >= CFS_DIRTY;
   if (fs->writable && dirty && !(flags & CFS_OPEN_FORCE)) {
-    snprintf (err->msg, sizeof err->msg,
+    cfs_fail (err,
               "%u chunk%s dirty or damaged: check the file system first "
               "(fsck.chunkfs), or mount it anyway with -o force",
               dirty, dirty == 1 ? " is" : "s are");
@@ -78,7 +77,7 @@ cfs_fs_open (struct cfs_io *io, unsigned flags, struct cfs_err *err)
   }
   if (cfs_iget (fs, cfs_ref (0, CFS_ROOT_INO), &root) < 0 ||
       !S_ISDIR (root.in.mode)) {
-    snprintf (err->msg, sizeof err->msg, "the root directory is unreadable%s%s",
+    cfs_fail (err, "the root directory is unreadable%s%s",
               fs->errmsg[0] ? ": " : "", fs->errmsg);
     goto fail;
   }
@@ -118,7 +117,7 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
   if (r == 0 && cfs_chunks_clean (fs) < 0)
     r = -1;
   if (r == -1)
-    snprintf (err->msg, sizeof err->msg, "sync: %s", fs->errmsg);
+    cfs_fail (err, "sync: %s", fs->errmsg);
   return r;
 }
 

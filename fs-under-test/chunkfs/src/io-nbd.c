@@ -18,7 +18,7 @@ struct nbd_io {
 static void
 nbd_fail (struct cfs_err *err, const char *what, unsigned long long block)
 {
-  snprintf (err->msg, sizeof err->msg, "%s block %llu: %s", what, block,
+  cfs_fail (err, "%s block %llu: %s", what, block,
             nbd_get_error () ? nbd_get_error () : "unknown error");
 }
 
@@ -35,14 +35,14 @@ nbd_open (const char *where, bool writable, struct cfs_err *err)
   n->io.m = &cfs_nbd_io;
   if ((n->nbd = nbd_create ()) == NULL ||
       nbd_connect_uri (n->nbd, where) == -1) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", where, nbd_get_error ());
+    cfs_fail (err, "%s: %s", where, nbd_get_error ());
     nbd_close (n->nbd);
     free (n);
     return NULL;
   }
   if ((size = nbd_get_size (n->nbd)) < 0 ||
       (writable && nbd_is_read_only (n->nbd) == 1)) {
-    snprintf (err->msg, sizeof err->msg, "%s: %s", where,
+    cfs_fail (err, "%s: %s", where,
               size < 0 ? nbd_get_error () : "the export is read-only");
     nbd_close (n->nbd);
     free (n);
@@ -121,7 +121,7 @@ nbd_io_close (struct cfs_io *io, struct cfs_err *err)
   int r = nbd_shutdown (n->nbd, 0);
 
   if (r == -1)
-    snprintf (err->msg, sizeof err->msg, "close: %s", nbd_get_error ());
+    cfs_fail (err, "close: %s", nbd_get_error ());
   nbd_close (n->nbd);
   free (n);
   return r;

@@ -151,8 +151,8 @@ test_close (struct cfs_io *io, struct cfs_err *err)
 static struct cfs_io *
 test_open (const char *where, bool writable, struct cfs_err *err)
 {
-  snprintf (err->msg, sizeof err->msg,
-            "%s: the test manager wraps an open channel (cfs_test_io)", where);
+  cfs_fail (err, "%s: the test manager wraps an open channel (cfs_test_io)",
+            where);
   (void)writable;
   return NULL;
 }

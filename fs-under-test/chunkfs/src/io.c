@@ -6,6 +6,17 @@
 
 #include "io-internal.h"
 
+int
+cfs_fail (struct cfs_err *err, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (err->msg, sizeof err->msg, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
 void
 cfs_errno (struct cfs_err *err, int errnum, const char *fmt, ...)
 {

@@ -58,31 +58,26 @@ cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   if (chunk_bytes < (uint64_t)CFS_MIN_CHUNK_BLOCKS * CFS_BLOCK ||
       chunk_bytes > (uint64_t)CFS_MAX_CHUNK_BLOCKS * CFS_BLOCK ||
       (chunk_bytes & (chunk_bytes - 1))) {
-    snprintf (err->msg, sizeof err->msg,
-              "chunk size %llu: a power of two from 16 MiB to 4 GiB",
-              (unsigned long long)chunk_bytes);
-    return -1;
+    return cfs_fail (err,
+                     "chunk size %llu: a power of two from 16 MiB to 4 GiB",
+                     (unsigned long long)chunk_bytes);
   }
   if (ratio < CFS_BLOCK || ratio > chunk_bytes / 64) {
-    snprintf (err->msg, sizeof err->msg,
-              "inode ratio %llu: from 4096 bytes to a 64th of a chunk",
-              (unsigned long long)ratio);
-    return -1;
+    return cfs_fail (err,
+                     "inode ratio %llu: from 4096 bytes to a 64th of a chunk",
+                     (unsigned long long)ratio);
   }
   if (o->label && strlen (o->label) > 31) {
-    snprintf (err->msg, sizeof err->msg, "label '%.40s...': 31 bytes at most",
-              o->label);
-    return -1;
+    return cfs_fail (err, "label '%.40s...': 31 bytes at most", o->label);
   }
   memset (s, 0, sizeof *s);
   s->chunk_blocks = (uint32_t)(chunk_bytes / CFS_BLOCK);
   if (blocks < CFS_FIRST_CHUNK + (uint64_t)s->chunk_blocks) {
-    snprintf (err->msg, sizeof err->msg,
-              "the device (%llu blocks) is smaller than one chunk of %llu "
-              "MiB",
-              (unsigned long long)blocks,
-              (unsigned long long)(chunk_bytes >> 20));
-    return -1;
+    return cfs_fail (
+        err,
+        "the device (%llu blocks) is smaller than one chunk of %llu "
+        "MiB",
+        (unsigned long long)blocks, (unsigned long long)(chunk_bytes >> 20));
   }
   if ((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks > CFS_MAX_CHUNKS) {
     snprintf (
@@ -101,8 +96,7 @@ cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   if (o->uuid)
     memcpy (s->uuid, o->uuid, 16);
   else if (getrandom (s->uuid, 16, 0) != 16) {
-    snprintf (err->msg, sizeof err->msg, "getrandom: %s", strerror (errno));
-    return -1;
+    return cfs_fail (err, "getrandom: %s", strerror (errno));
   }
   s->device_blocks = blocks;
   s->chunks = (uint32_t)((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks);
@@ -116,8 +110,7 @@ cfs_mkfs (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   cfs_geometry (s, &g);
 
   if ((blk = malloc (CFS_BLOCK)) == NULL) {
-    snprintf (err->msg, sizeof err->msg, "out of memory");
-    return -1;
+    return cfs_fail (err, "out of memory");
   }
   /* The old superblock goes first, so a crash part way leaves no file
    * system that looks made; the new one is written last.

@@ -21,6 +21,12 @@ struct cfs_err {
   char msg[256];
 };
 
+/* Fill err with a printf-style message and return -1, so that a failing
+ * path reads `return cfs_fail (err, "...", ...);`.
+ */
+extern int cfs_fail (struct cfs_err *err, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
 struct cfs_io;
 
 struct cfs_io_manager {

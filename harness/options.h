@@ -1,0 +1,49 @@
+/* futuredisk — harness: the one way a subcommand reads its options.
+ *
+ * Every cmd-NAME.c is shaped the same: a struct of its options, a parse
+ * function that fills it through fd_options_parse (getopt_long underneath,
+ * so `--opt=value`, `--opt value` and abbreviations all work as users of
+ * GNU tools expect), and a run function that does the work.  --help,
+ * an unknown option and a bad value end alike: the usage text on stdout
+ * (exit 0) or one line naming the bad value on stderr (exit 2).
+ */
+#ifndef FUTUREDISK_OPTIONS_H
+#define FUTUREDISK_OPTIONS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "faultmodels/error.h"
+
+/* What a parse came to: go on and run, or exit with this code. */
+enum {
+  FD_OPTS_RUN = -1,
+  FD_OPTS_HELP = 0,
+  FD_OPTS_BAD = 2
+};
+
+struct fd_cmd_opts {
+  const char *name;          /* the subcommand, for messages ("run") */
+  const struct option *opts; /* getopt_long's table; 'h' is --help */
+  /* Print the usage text to fp (stdout for --help, stderr on error). */
+  void (*usage) (FILE *fp);
+  /* Take one option: its getopt_long value and argument.  0, or -1 with
+   * err naming the option and the bad value.
+   */
+  int (*set) (void *o, int c, const char *arg, struct fm_err *err);
+};
+
+/* Parse argv (argv[0] is the subcommand) into o.  On FD_OPTS_RUN,
+ * *first is the index of the first operand.  Otherwise the return value
+ * is the exit code, and what the user needs to know has been printed.
+ */
+extern int fd_options_parse (const struct fd_cmd_opts *cmd, int argc,
+                             char **argv, void *o, int *first);
+
+/* "futuredisk CMD: message" on stderr; returns FD_OPTS_BAD, so that a
+ * check after parsing reads `return fd_usage_error (...);`.
+ */
+extern int fd_usage_error (const char *cmd, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+#endif
