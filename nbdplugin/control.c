@@ -68,12 +68,152 @@ good_name (const char *s)
   return n > 0;
 }
 
+/* One control command: what it does with its argument (NULL or empty
+ * when none was given), replying one JSON line to out.
+ */
+struct command {
+  const char *name;
+  bool takes_arg;
+  void (*run) (struct emu *e, const char *stats_path, char *arg, FILE *out);
+};
+
+static void
+ctl_stats (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  struct fm_err err;
+
+  if (stats_path && emu_write_stats (e, stats_path, &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  fputs ("{\"ok\": true, \"stats\": ", out);
+  emu_stats_json (e, out);
+  fputs ("}\n", out);
+}
+
+static void
+ctl_mark (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  if (arg == NULL || !good_name (arg)) {
+    reply_error (out, "%s",
+                 "usage: mark NAME (1-128 printable "
+                 "characters, no spaces)");
+    return;
+  }
+  fputs ("{\"ok\": true, \"mark\": ", out);
+  fd_json_string (out, arg);
+  fprintf (out, ", \"virtual_ns\": %" PRIu64 "}\n", emu_virtual_now (e));
+}
+
+static void
+ctl_set (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  struct fm_err err;
+  char *eq;
+
+  if (arg == NULL || (eq = strchr (arg, '=')) == NULL || eq == arg ||
+      strchr (arg, ' ')) {
+    reply_error (out, "%s", "usage: set KEY=VALUE");
+    return;
+  }
+  *eq = '\0';
+  if (emu_set (e, arg, eq + 1, &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  fputs ("{\"ok\": true, \"set\": ", out);
+  fd_json_string (out, arg);
+  fputs (", \"value\": ", out);
+  fd_json_string (out, eq + 1);
+  fputs ("}\n", out);
+}
+
+static void
+ctl_inject (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  char kind_s[64], off_s[64], len_s[64], extra[2];
+  enum fm_fault_kind kind;
+  uint64_t off, length;
+  struct fm_err err;
+
+  if (arg == NULL ||
+      sscanf (arg, "%63s %63s %63s %1s", kind_s, off_s, len_s, extra) != 3) {
+    reply_error (out, "%s", "usage: inject KIND OFFSET LENGTH");
+    return;
+  }
+  if (fm_fault_parse (kind_s, &kind, &err) == -1 ||
+      fm_parse_size ("offset", off_s, &off, &err) == -1 ||
+      fm_parse_size ("length", len_s, &length, &err) == -1 ||
+      emu_inject (e, kind, off, length, "control", &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  fprintf (out,
+           "{\"ok\": true, \"inject\": \"%s\", \"offset\": %" PRIu64
+           ", \"length\": %" PRIu64 "}\n",
+           fm_fault_name (kind), off, length);
+}
+
+static void
+ctl_powercut (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  struct fm_err err;
+
+  if (emu_powercut (e, "control", &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  fputs ("{\"ok\": true, \"powercut\": true}\n", out);
+}
+
+static void
+ctl_clear (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  emu_stats_clear (e);
+  fputs ("{\"ok\": true}\n", out);
+}
+
+static void
+ctl_help (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
+         "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", "
+         "\"powercut\", \"clear\", \"help\"]}\n",
+         out);
+}
+
+static const struct command commands[] = {
+    {"stats", false, ctl_stats},
+    {"mark", true, ctl_mark},
+    {"set", true, ctl_set},
+    {"inject", true, ctl_inject},
+    {"powercut", false, ctl_powercut},
+    {"clear", false, ctl_clear},
+    {"help", false, ctl_help},
+};
+
+static void
+reply_unknown (const char *cmd, FILE *out)
+{
+  char shown[64];
+
+  /* Quote at most a little of what we were sent. */
+  snprintf (shown, sizeof shown, "%.40s", cmd);
+  for (char *p = shown; *p; p++)
+    if (!isprint ((unsigned char)*p))
+      *p = '?';
+  reply_error (out,
+               "unknown command '%s' (commands: stats, mark, set, inject, "
+               "powercut, clear, help)",
+               shown);
+}
+
 void
 control_handle (struct emu *e, const char *stats_path, const char *line,
                 size_t len, FILE *out)
 {
-  char cmd[CONTROL_LINE_MAX + 1], *arg, *eq;
-  struct fm_err err;
+  char cmd[CONTROL_LINE_MAX + 1], *arg;
+  size_t i;
 
   if (len > CONTROL_LINE_MAX) {
     reply_error (out, "line longer than %s bytes", "4096");
@@ -93,94 +233,20 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
     while (*arg == ' ')
       arg++;
   }
-
-  if (strcmp (cmd, "stats") == 0 && (arg == NULL || *arg == '\0')) {
-    if (stats_path && emu_write_stats (e, stats_path, &err) == -1) {
-      reply_error (out, "%s", err.msg);
-      return;
-    }
-    fputs ("{\"ok\": true, \"stats\": ", out);
-    emu_stats_json (e, out);
-    fputs ("}\n", out);
-  } else if (strcmp (cmd, "mark") == 0) {
-    if (arg == NULL || !good_name (arg)) {
-      reply_error (out, "%s",
-                   "usage: mark NAME (1-128 printable "
-                   "characters, no spaces)");
-      return;
-    }
-    fputs ("{\"ok\": true, \"mark\": ", out);
-    fd_json_string (out, arg);
-    fprintf (out, ", \"virtual_ns\": %" PRIu64 "}\n", emu_virtual_now (e));
-  } else if (strcmp (cmd, "set") == 0) {
-    if (arg == NULL || (eq = strchr (arg, '=')) == NULL || eq == arg ||
-        strchr (arg, ' ')) {
-      reply_error (out, "%s", "usage: set KEY=VALUE");
-      return;
-    }
-    *eq = '\0';
-    if (emu_set (e, arg, eq + 1, &err) == -1) {
-      reply_error (out, "%s", err.msg);
-      return;
-    }
-    fputs ("{\"ok\": true, \"set\": ", out);
-    fd_json_string (out, arg);
-    fputs (", \"value\": ", out);
-    fd_json_string (out, eq + 1);
-    fputs ("}\n", out);
-  } else if (strcmp (cmd, "inject") == 0) {
-    char kind_s[64], off_s[64], len_s[64], extra[2];
-    enum fm_fault_kind kind;
-    uint64_t off, length;
-
-    if (arg == NULL ||
-        sscanf (arg, "%63s %63s %63s %1s", kind_s, off_s, len_s, extra) != 3) {
-      reply_error (out, "%s", "usage: inject KIND OFFSET LENGTH");
-      return;
-    }
-    if (fm_fault_parse (kind_s, &kind, &err) == -1 ||
-        fm_parse_size ("offset", off_s, &off, &err) == -1 ||
-        fm_parse_size ("length", len_s, &length, &err) == -1 ||
-        emu_inject (e, kind, off, length, "control", &err) == -1) {
-      reply_error (out, "%s", err.msg);
-      return;
-    }
-    fprintf (out,
-             "{\"ok\": true, \"inject\": \"%s\", \"offset\": %" PRIu64
-             ", \"length\": %" PRIu64 "}\n",
-             fm_fault_name (kind), off, length);
-  } else if (strcmp (cmd, "powercut") == 0 && (arg == NULL || *arg == '\0')) {
-    if (emu_powercut (e, "control", &err) == -1) {
-      reply_error (out, "%s", err.msg);
-      return;
-    }
-    fputs ("{\"ok\": true, \"powercut\": true}\n", out);
-  } else if (strcmp (cmd, "clear") == 0 && (arg == NULL || *arg == '\0')) {
-    emu_stats_clear (e);
-    fputs ("{\"ok\": true}\n", out);
-  } else if (strcmp (cmd, "help") == 0 && (arg == NULL || *arg == '\0')) {
-    fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
-           "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", "
-           "\"powercut\", \"clear\", \"help\"]}\n",
-           out);
-  } else if (cmd[0] == '\0') {
+  if (cmd[0] == '\0') {
     reply_error (out, "%s", "empty command");
-  } else if (strcmp (cmd, "stats") == 0 || strcmp (cmd, "clear") == 0 ||
-             strcmp (cmd, "powercut") == 0 || strcmp (cmd, "help") == 0) {
-    reply_error (out, "%.100s takes no argument", cmd);
-  } else {
-    char shown[64];
-
-    /* Quote at most a little of what we were sent. */
-    snprintf (shown, sizeof shown, "%.40s", cmd);
-    for (char *p = shown; *p; p++)
-      if (!isprint ((unsigned char)*p))
-        *p = '?';
-    reply_error (out,
-                 "unknown command '%s' (commands: stats, mark, set, inject, "
-                 "powercut, clear, help)",
-                 shown);
+    return;
   }
+  for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp (cmd, commands[i].name) != 0)
+      continue;
+    if (!commands[i].takes_arg && arg && *arg)
+      reply_error (out, "%.100s takes no argument", cmd);
+    else
+      commands[i].run (e, stats_path, arg, out);
+    return;
+  }
+  reply_unknown (cmd, out);
 }
 
 struct control *
