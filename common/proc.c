@@ -101,52 +101,33 @@ drain (struct sink *s)
   return 1;
 }
 
-int
-fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
-        struct fm_err *err)
+/* The child: its own process group (so a timeout kills all it started),
+ * stdin from /dev/null, stdout and stderr into the pipes.
+ */
+static void __attribute__ ((noreturn))
+exec_child (char *const argv[], int out, int errp)
 {
-  int out[2], errp[2], i, status;
-  struct sink sinks[2];
-  struct rusage ru;
-  double t0 = fd_now_s ();
-  pid_t pid;
+  int null = open ("/dev/null", O_RDONLY);
 
-  memset (p, 0, sizeof *p);
-  p->out = calloc (1, OUT_MAX + 1);
-  p->err = calloc (1, OUT_MAX + 1);
-  if (p->out == NULL || p->err == NULL) {
-    fd_proc_free (p);
-    return fm_fail (err, "out of memory");
-  }
-  if (pipe2 (out, O_CLOEXEC) == -1 || pipe2 (errp, O_CLOEXEC) == -1) {
-    fm_fail (err, "pipe: %s", fd_strerror (errno));
-    fd_proc_free (p);
-    return -1;
-  }
-  pid = fork ();
-  if (pid == -1) {
-    fm_fail (err, "fork: %s", fd_strerror (errno));
-    fd_proc_free (p);
-    return -1;
-  }
-  if (pid == 0) {
-    int null = open ("/dev/null", O_RDONLY);
+  setpgid (0, 0);
+  dup2 (null, 0);
+  dup2 (out, 1);
+  dup2 (errp, 2);
+  signal (SIGPIPE, SIG_DFL);
+  execvp (argv[0], argv);
+  fprintf (stderr, "%s: %s\n", argv[0], fd_strerror (errno));
+  _exit (127);
+}
 
-    /* Its own process group, so a timeout kills all it started. */
-    setpgid (0, 0);
-    dup2 (null, 0);
-    dup2 (out[1], 1);
-    dup2 (errp[1], 2);
-    signal (SIGPIPE, SIG_DFL);
-    execvp (argv[0], argv);
-    fprintf (stderr, "%s: %s\n", argv[0], fd_strerror (errno));
-    _exit (127);
-  }
-  setpgid (pid, pid);
-  close (out[1]);
-  close (errp[1]);
-  sinks[0] = (struct sink){out[0], p->out, 0};
-  sinks[1] = (struct sink){errp[0], p->err, 0};
+/* Collect both pipes until they close, the deadline passes (the group
+ * is killed, p->timed_out) or an unshielded interrupt comes.
+ */
+static void
+collect (pid_t pid, struct sink sinks[2], double t0, double timeout_s,
+         struct fd_proc *p)
+{
+  int i;
+
   while (sinks[0].fd != -1 || sinks[1].fd != -1) {
     struct pollfd fds[2];
     int nf = 0, wait_ms = 1000;
@@ -181,6 +162,15 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
   for (i = 0; i < 2; i++)
     if (sinks[i].fd != -1)
       close (sinks[i].fd);
+}
+
+/* Reap the child: its status, and its wall and CPU time. */
+static void
+reap (pid_t pid, double t0, struct fd_proc *p)
+{
+  struct rusage ru;
+  int status;
+
   while (wait4 (pid, &status, 0, &ru) == -1 && errno == EINTR)
     ;
   p->wall_s = fd_now_s () - t0;
@@ -192,6 +182,44 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
     p->status = -1;
     p->signal = WTERMSIG (status);
   }
+}
+
+int
+fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
+        struct fm_err *err)
+{
+  int out[2], errp[2];
+  struct sink sinks[2];
+  double t0 = fd_now_s ();
+  pid_t pid;
+
+  memset (p, 0, sizeof *p);
+  p->out = calloc (1, OUT_MAX + 1);
+  p->err = calloc (1, OUT_MAX + 1);
+  if (p->out == NULL || p->err == NULL) {
+    fd_proc_free (p);
+    return fm_fail (err, "out of memory");
+  }
+  if (pipe2 (out, O_CLOEXEC) == -1 || pipe2 (errp, O_CLOEXEC) == -1) {
+    fm_fail (err, "pipe: %s", fd_strerror (errno));
+    fd_proc_free (p);
+    return -1;
+  }
+  pid = fork ();
+  if (pid == -1) {
+    fm_fail (err, "fork: %s", fd_strerror (errno));
+    fd_proc_free (p);
+    return -1;
+  }
+  if (pid == 0)
+    exec_child (argv, out[1], errp[1]);
+  setpgid (pid, pid);
+  close (out[1]);
+  close (errp[1]);
+  sinks[0] = (struct sink){out[0], p->out, 0};
+  sinks[1] = (struct sink){errp[0], p->err, 0};
+  collect (pid, sinks, t0, timeout_s, p);
+  reap (pid, t0, p);
   return 0;
 }
 
