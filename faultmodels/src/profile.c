@@ -354,129 +354,178 @@ file_defaults (struct fm_profile *p)
   fm_faultset_defaults (&p->faults);
 }
 
-int
-fm_profile_parse (const char *filename, const char *text, size_t len,
-                  struct fm_profile *out, struct fm_err *err)
+/* A profile file being read: where we are, and what each line set. */
+struct parse {
+  const char *filename;
+  int lineno;
+  int lines[N_KEYS]; /* the line that set each key, 0 if none */
+  struct fault_lines fault_lines;
+  bool have_base;
+  struct fm_profile p;
+};
+
+/* Split one line into key and value (a value may be "quoted"; # starts
+ * a comment).  *key is NULL for a blank or comment line.
+ */
+static int
+split_line (struct parse *ps, char *line, char **key, char **val,
+            struct fm_err *err)
+{
+  char *eq, *hash, *k = fm_trim (line), *v;
+
+  *key = NULL;
+  if (*k == '\0' || *k == '#')
+    return 0;
+  eq = strchr (k, '=');
+  if (eq == NULL)
+    return fm_fail (err, "%s:%d: expected 'key = value', got '%s'",
+                    ps->filename, ps->lineno, k);
+  *eq = '\0';
+  k = fm_trim (k);
+  v = fm_trim (eq + 1);
+  if (*v == '"') {
+    char *close = strchr (v + 1, '"');
+    if (close == NULL)
+      return fm_fail (err, "%s:%d: %s: unterminated quote", ps->filename,
+                      ps->lineno, k);
+    if (*fm_trim (close + 1) != '\0' && *fm_trim (close + 1) != '#')
+      return fm_fail (err, "%s:%d: %s: text after the closing quote",
+                      ps->filename, ps->lineno, k);
+    *close = '\0';
+    v++;
+  } else if ((hash = strchr (v, '#')) != NULL) {
+    *hash = '\0';
+    v = fm_trim (v);
+  }
+  if (*k == '\0')
+    return fm_fail (err, "%s:%d: missing key before '='", ps->filename,
+                    ps->lineno);
+  *key = k;
+  *val = v;
+  return 0;
+}
+
+/* base = NAME: a built-in profile to start from, before any other key. */
+static int
+take_base (struct parse *ps, const char *val, struct fm_err *err)
+{
+  struct fm_err e;
+  size_t i;
+
+  if (ps->have_base)
+    return fm_fail (err, "%s:%d: base: set twice", ps->filename, ps->lineno);
+  for (i = 0; i < N_KEYS; i++)
+    if (ps->lines[i])
+      return fm_fail (err,
+                      "%s:%d: base: must come before every other key "
+                      "(%s is set on line %d)",
+                      ps->filename, ps->lineno, profile_keys[i].key,
+                      ps->lines[i]);
+  if (fm_profile_builtin (val, &ps->p, &e) == -1)
+    return fm_fail (err, "%s:%d: base: %s", ps->filename, ps->lineno, e.msg);
+  ps->have_base = true;
+  return 0;
+}
+
+static int
+take_key (struct parse *ps, const char *key, const char *val,
+          struct fm_err *err)
+{
+  struct fm_err e;
+  int k;
+
+  if (strcmp (key, "base") == 0)
+    return take_base (ps, val, err);
+  k = key_index (key);
+  if (k == -1 && fm_faultset_is_key (key)) {
+    if (fault_keys_seen (ps->filename, ps->lineno, key, &ps->fault_lines,
+                         err) == -1)
+      return -1;
+    if (*val == '\0')
+      return fm_fail (err, "%s:%d: %s: empty value", ps->filename, ps->lineno,
+                      key);
+    if (fm_faultset_set (&ps->p.faults, key, val, &e) == -1)
+      return fm_fail (err, "%s:%d: %s", ps->filename, ps->lineno, e.msg);
+    return 0;
+  }
+  if (k == -1)
+    return fm_fail (err, "%s:%d: unknown key '%s' (see PROFILES.md)",
+                    ps->filename, ps->lineno, key);
+  if (ps->lines[k])
+    return fm_fail (err, "%s:%d: %s: set twice (first on line %d)",
+                    ps->filename, ps->lineno, key, ps->lines[k]);
+  if (*val == '\0')
+    return fm_fail (err, "%s:%d: %s: empty value", ps->filename, ps->lineno,
+                    key);
+  if (set_key (&ps->p, &profile_keys[k], val, &e) == -1)
+    return fm_fail (err, "%s:%d: %s: %s", ps->filename, ps->lineno, key, e.msg);
+  ps->lines[k] = ps->lineno;
+  return 0;
+}
+
+/* After the last line: the required keys, and no rotating-disk key on an
+ * SSD.
+ */
+static int
+finish (struct parse *ps, struct fm_err *err)
 {
   static const char *const required_hdd[] = {
       "name",        "capacity",    "rpm",          "bandwidth_mbps",
       "seek_t2t_ms", "seek_avg_ms", "seek_full_ms", NULL};
   static const char *const required_ssd[] = {"name", "capacity", NULL};
-  int lines[N_KEYS] = {0};
-  struct origin o = {filename, lines};
-  struct fm_profile p;
-  struct fault_lines fault_lines = {0};
   const char *const *req;
-  bool have_base = false;
+  size_t i;
+
+  /* A file that sets a capacity describes a disk of that capacity. */
+  if (ps->lines[key_index ("capacity")])
+    ps->p.design_capacity = ps->p.capacity;
+  req = ps->p.kind == FM_KIND_HDD ? required_hdd : required_ssd;
+  for (; *req; req++) {
+    if (!ps->lines[key_index (*req)] &&
+        !(ps->have_base && strcmp (*req, "name")))
+      return fm_fail (err, "%s: missing required key '%s'", ps->filename, *req);
+  }
+  if (ps->p.kind == FM_KIND_SSD)
+    for (i = 0; i < N_KEYS; i++)
+      if (ps->lines[i] && profile_keys[i].hdd_only)
+        return fm_fail (err,
+                        "%s:%d: %s: only a rotating disk (kind = hdd) "
+                        "has this",
+                        ps->filename, ps->lines[i], profile_keys[i].key);
+  return 0;
+}
+
+int
+fm_profile_parse (const char *filename, const char *text, size_t len,
+                  struct fm_profile *out, struct fm_err *err)
+{
+  struct parse ps = {.filename = filename};
+  struct origin o = {filename, ps.lines};
   size_t pos = 0;
-  int lineno = 0;
-  struct fm_err e;
 
-  file_defaults (&p);
+  file_defaults (&ps.p);
   while (pos < len) {
-    char line[1024], *key, *val, *eq, *hash;
+    char line[1024], *key, *val;
     size_t n = 0;
-    int k;
 
-    lineno++;
+    ps.lineno++;
     while (pos < len && text[pos] != '\n') {
       if (text[pos] == '\0')
         return fm_fail (err, "%s:%d: NUL byte in a profile file", filename,
-                        lineno);
+                        ps.lineno);
       if (n + 1 >= sizeof line)
         return fm_fail (err, "%s:%d: line longer than %zu characters", filename,
-                        lineno, sizeof line - 2);
+                        ps.lineno, sizeof line - 2);
       line[n++] = text[pos++];
     }
     pos++; /* the newline */
     line[n] = '\0';
-
-    key = fm_trim (line);
-    if (*key == '\0' || *key == '#')
-      continue;
-    eq = strchr (key, '=');
-    if (eq == NULL)
-      return fm_fail (err, "%s:%d: expected 'key = value', got '%s'", filename,
-                      lineno, key);
-    *eq = '\0';
-    key = fm_trim (key);
-    val = fm_trim (eq + 1);
-    if (*val == '"') {
-      char *close = strchr (val + 1, '"');
-      if (close == NULL)
-        return fm_fail (err, "%s:%d: %s: unterminated quote", filename, lineno,
-                        key);
-      if (*fm_trim (close + 1) != '\0' && *fm_trim (close + 1) != '#')
-        return fm_fail (err, "%s:%d: %s: text after the closing quote",
-                        filename, lineno, key);
-      *close = '\0';
-      val++;
-    } else if ((hash = strchr (val, '#')) != NULL) {
-      *hash = '\0';
-      val = fm_trim (val);
-    }
-    if (*key == '\0')
-      return fm_fail (err, "%s:%d: missing key before '='", filename, lineno);
-
-    if (strcmp (key, "base") == 0) {
-      size_t i;
-
-      if (have_base)
-        return fm_fail (err, "%s:%d: base: set twice", filename, lineno);
-      for (i = 0; i < N_KEYS; i++)
-        if (lines[i])
-          return fm_fail (err,
-                          "%s:%d: base: must come before every other key "
-                          "(%s is set on line %d)",
-                          filename, lineno, profile_keys[i].key, lines[i]);
-      if (fm_profile_builtin (val, &p, &e) == -1)
-        return fm_fail (err, "%s:%d: base: %s", filename, lineno, e.msg);
-      have_base = true;
-      continue;
-    }
-    k = key_index (key);
-    if (k == -1 && fm_faultset_is_key (key)) {
-      if (fault_keys_seen (filename, lineno, key, &fault_lines, err) == -1)
-        return -1;
-      if (*val == '\0')
-        return fm_fail (err, "%s:%d: %s: empty value", filename, lineno, key);
-      if (fm_faultset_set (&p.faults, key, val, &e) == -1)
-        return fm_fail (err, "%s:%d: %s", filename, lineno, e.msg);
-      continue;
-    }
-    if (k == -1)
-      return fm_fail (err, "%s:%d: unknown key '%s' (see PROFILES.md)",
-                      filename, lineno, key);
-    if (lines[k])
-      return fm_fail (err, "%s:%d: %s: set twice (first on line %d)", filename,
-                      lineno, key, lines[k]);
-    if (*val == '\0')
-      return fm_fail (err, "%s:%d: %s: empty value", filename, lineno, key);
-    if (set_key (&p, &profile_keys[k], val, &e) == -1)
-      return fm_fail (err, "%s:%d: %s: %s", filename, lineno, key, e.msg);
-    lines[k] = lineno;
+    if (split_line (&ps, line, &key, &val, err) == -1 ||
+        (key && take_key (&ps, key, val, err) == -1))
+      return -1;
   }
-
-  /* A file that sets a capacity describes a disk of that capacity. */
-  if (lines[key_index ("capacity")])
-    p.design_capacity = p.capacity;
-
-  req = p.kind == FM_KIND_HDD ? required_hdd : required_ssd;
-  for (; *req; req++) {
-    if (!lines[key_index (*req)] && !(have_base && strcmp (*req, "name")))
-      return fm_fail (err, "%s: missing required key '%s'", filename, *req);
-  }
-  if (p.kind == FM_KIND_SSD) {
-    size_t i;
-    for (i = 0; i < N_KEYS; i++)
-      if (lines[i] && profile_keys[i].hdd_only)
-        return fm_fail (err,
-                        "%s:%d: %s: only a rotating disk (kind = hdd) "
-                        "has this",
-                        filename, lines[i], profile_keys[i].key);
-  }
-  if (check (&p, &o, err) == -1)
+  if (finish (&ps, err) == -1 || check (&ps.p, &o, err) == -1)
     return -1;
-  *out = p;
+  *out = ps.p;
   return 0;
 }
