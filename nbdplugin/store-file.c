@@ -270,14 +270,75 @@ open_segments (struct filestore *f, uint64_t size, bool create,
   return 0;
 }
 
+/* A new store file: its header, and room for the first segment. */
+static int
+create_store (struct filestore *f, const char *path, uint64_t size,
+              const char *profile, struct fm_err *err)
+{
+  struct header h;
+
+  memset (&h, 0, sizeof h);
+  memcpy (h.magic, MAGIC, sizeof h.magic);
+  h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
+  h.header_size = HEADER_SIZE;
+  h.size = size;
+  snprintf (h.profile, sizeof h.profile, "%s", profile);
+  if (pwrite (f->fd[0], &h, sizeof h, 0) != (ssize_t)sizeof h ||
+      ftruncate (f->fd[0], (off_t)(HEADER_SIZE +
+                                   (size < SEGMENT ? size : SEGMENT))) == -1)
+    return fm_fail (err, "store: %s: creating: %s", path, fd_strerror (errno));
+  return open_segments (f, size, true, err);
+}
+
+/* An existing store file: refuse it unless it is ours, of a version we
+ * read, and made for this disk (size and profile).
+ */
+static int
+check_store (struct filestore *f, const char *path, uint64_t size,
+             const char *profile, struct fm_err *err)
+{
+  struct header h;
+  ssize_t r;
+
+  r = pread (f->fd[0], &h, sizeof h, 0);
+  if (r != (ssize_t)sizeof h || memcmp (h.magic, MAGIC, sizeof h.magic))
+    return fm_fail (err,
+                    "store: %s is not a futuredisk store (bad header); "
+                    "refusing to overwrite it",
+                    path);
+  if ((h.version != VERSION && h.version != VERSION_SEG) ||
+      h.header_size != HEADER_SIZE)
+    return fm_fail (
+        err, "store: %s has format version %u, this plugin reads %u and %u",
+        path, h.version, VERSION, VERSION_SEG);
+  h.profile[sizeof h.profile - 1] = '\0';
+  if (h.size != size)
+    return fm_fail (err,
+                    "store: %s holds a %llu-byte disk, but size is %llu "
+                    "bytes; use the size it was made with or another file",
+                    path, (unsigned long long)h.size, (unsigned long long)size);
+  if (strcmp (h.profile, profile) != 0)
+    return fm_fail (err,
+                    "store: %s was made with profile %s, not %s; use the "
+                    "profile it was made with or another file",
+                    path, h.profile, profile);
+  /* A single-file store of more than 8 TiB (made on a file system that
+   * allowed it, by a plugin before version 2): its layout differs.
+   */
+  if (h.version != (f->nseg > 1 ? VERSION_SEG : VERSION))
+    return fm_fail (err,
+                    "store: %s is a version %u store of a %llu-byte disk; "
+                    "make it again",
+                    path, h.version, (unsigned long long)size);
+  return open_segments (f, size, false, err);
+}
+
 struct store *
 store_file_open (const char *path, uint64_t size, const char *profile,
                  struct fm_err *err)
 {
   struct filestore *f;
-  struct header h;
   struct stat st;
-  ssize_t r;
   size_t k;
 
   f = calloc (1, sizeof *f);
@@ -303,65 +364,8 @@ store_file_open (const char *path, uint64_t size, const char *profile,
     fm_fail (err, "store: %s: %s", path, fd_strerror (errno));
     goto fail;
   }
-  if (st.st_size == 0) {
-    memset (&h, 0, sizeof h);
-    memcpy (h.magic, MAGIC, sizeof h.magic);
-    h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
-    h.header_size = HEADER_SIZE;
-    h.size = size;
-    snprintf (h.profile, sizeof h.profile, "%s", profile);
-    if (pwrite (f->fd[0], &h, sizeof h, 0) != (ssize_t)sizeof h ||
-        ftruncate (f->fd[0],
-                   (off_t)(HEADER_SIZE + (size < SEGMENT ? size : SEGMENT))) ==
-            -1) {
-      fm_fail (err, "store: %s: creating: %s", path, fd_strerror (errno));
-      goto fail;
-    }
-    if (open_segments (f, size, true, err) == -1)
-      goto fail;
-    return &f->s;
-  }
-  r = pread (f->fd[0], &h, sizeof h, 0);
-  if (r != (ssize_t)sizeof h || memcmp (h.magic, MAGIC, sizeof h.magic)) {
-    fm_fail (err,
-             "store: %s is not a futuredisk store (bad header); refusing "
-             "to overwrite it",
-             path);
-    goto fail;
-  }
-  if ((h.version != VERSION && h.version != VERSION_SEG) ||
-      h.header_size != HEADER_SIZE) {
-    fm_fail (err,
-             "store: %s has format version %u, this plugin reads %u and %u",
-             path, h.version, VERSION, VERSION_SEG);
-    goto fail;
-  }
-  h.profile[sizeof h.profile - 1] = '\0';
-  if (h.size != size) {
-    fm_fail (err,
-             "store: %s holds a %llu-byte disk, but size is %llu bytes; "
-             "use the size it was made with or another file",
-             path, (unsigned long long)h.size, (unsigned long long)size);
-    goto fail;
-  }
-  if (strcmp (h.profile, profile) != 0) {
-    fm_fail (err,
-             "store: %s was made with profile %s, not %s; use the profile "
-             "it was made with or another file",
-             path, h.profile, profile);
-    goto fail;
-  }
-  if (h.version != (f->nseg > 1 ? VERSION_SEG : VERSION)) {
-    /* A single-file store of more than 8 TiB (made on a file system that
-     * allowed it, by a plugin before version 2): its layout differs.
-     */
-    fm_fail (err,
-             "store: %s is a version %u store of a %llu-byte disk; make it "
-             "again",
-             path, h.version, (unsigned long long)size);
-    goto fail;
-  }
-  if (open_segments (f, size, false, err) == -1)
+  if ((st.st_size == 0 ? create_store (f, path, size, profile, err)
+                       : check_store (f, path, size, profile, err)) == -1)
     goto fail;
   return &f->s;
 
