@@ -7,7 +7,6 @@
  * point); detach reads that and takes it all down, newest first.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "commands.h"
 #include "errmsg.h"
 #include "faultmodels/units.h"
+#include "options.h"
 
 #define STATE_ROOT "/run/futuredisk/attach"
 
@@ -109,97 +109,113 @@ clear_state_dir (const char *dir)
   rmdir (dir);
 }
 
-int
-cmd_attach (int argc, char **argv)
-{
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"mount", required_argument, NULL, 'm'},
-      {"profile", required_argument, NULL, 'p'},
-      {"size", required_argument, NULL, 's'},
-      {"seed", required_argument, NULL, 'S'},
-      {"faults", required_argument, NULL, 'f'},
-      {"fs", required_argument, NULL, 't'},
-      {"mkfs", no_argument, NULL, 'k'},
-      {"store", required_argument, NULL, 'o'},
-      {"attach", required_argument, NULL, 'a'},
-      {NULL, 0, NULL, 0},
-  };
-  struct fd_attach_opts o = {.seed = 1};
+struct attach_opts {
+  struct fd_attach_opts a; /* a.extra points at extra */
   const char *extra[FD_FAULT_KEYS_MAX];
+};
+
+static int
+attach_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct attach_opts *o = vo;
+
+  switch (c) {
+    case 'm':
+      o->a.mount = arg;
+      return 0;
+    case 'p':
+      o->a.profile = arg;
+      return 0;
+    case 's':
+      o->a.size = arg;
+      return 0;
+    case 'S':
+      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &o->a.seed, err);
+    case 'f': {
+      /* fd_fault_spec cuts its spec up, and keeps copies of the keys. */
+      char *spec = strdup (arg);
+      int rc;
+      if (spec == NULL)
+        return fm_fail (err, "out of memory");
+      rc =
+          fd_fault_spec (spec, o->extra, FD_FAULT_KEYS_MAX, &o->a.n_extra, err);
+      free (spec);
+      return rc;
+    }
+    case 't':
+      o->a.fs = arg;
+      return 0;
+    case 'k':
+      o->a.mkfs = true;
+      return 0;
+    case 'o':
+      o->a.store = arg;
+      return 0;
+    case 'a':
+      if (fd_attach_via_check (arg, err) == -1)
+        return -1;
+      o->a.via = arg;
+      return 0;
+  }
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option attach_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"mount", required_argument, NULL, 'm'},
+    {"profile", required_argument, NULL, 'p'},
+    {"size", required_argument, NULL, 's'},
+    {"seed", required_argument, NULL, 'S'},
+    {"faults", required_argument, NULL, 'f'},
+    {"fs", required_argument, NULL, 't'},
+    {"mkfs", no_argument, NULL, 'k'},
+    {"store", required_argument, NULL, 'o'},
+    {"attach", required_argument, NULL, 'a'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts attach_cmd = {"attach", attach_options,
+                                              attach_usage, attach_set};
+
+static int
+attach_parse (int argc, char **argv, struct attach_opts *o)
+{
+  int first, rc;
+
+  memset (o, 0, sizeof *o);
+  o->a.seed = 1;
+  o->a.extra = o->extra;
+  rc = fd_options_parse (&attach_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first != argc || o->a.mount == NULL) {
+    fd_usage_error ("attach", "%s",
+                    o->a.mount ? "unexpected argument"
+                               : "--mount DIR is required");
+    attach_usage (stderr);
+    return FD_OPTS_BAD;
+  }
+  if (o->a.mkfs && !o->a.fs)
+    return fd_usage_error ("attach", "--mkfs needs --fs TYPE");
+  return FD_OPTS_RUN;
+}
+
+/* Attach, record it in the state directory and say where it all is. */
+static int
+attach_run (struct attach_opts *o)
+{
   char dir[PATH_MAX], state[PATH_MAX + 8];
+  const char *mount = o->a.mount;
   struct fd_disk *d;
   struct fm_err err;
-  int c;
 
-  o.extra = extra;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        attach_usage (stdout);
-        return 0;
-      case 'm':
-        o.mount = optarg;
-        break;
-      case 'p':
-        o.profile = optarg;
-        break;
-      case 's':
-        o.size = optarg;
-        break;
-      case 'S':
-        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &o.seed, &err) ==
-            -1) {
-          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 'f':
-        if (fd_fault_spec (optarg, extra, FD_FAULT_KEYS_MAX, &o.n_extra,
-                           &err) == -1) {
-          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 't':
-        o.fs = optarg;
-        break;
-      case 'k':
-        o.mkfs = true;
-        break;
-      case 'o':
-        o.store = optarg;
-        break;
-      case 'a':
-        if (fd_attach_via_check (optarg, &err) == -1) {
-          fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        o.via = optarg;
-        break;
-      default:
-        attach_usage (stderr);
-        return 2;
-    }
-  }
-  if (optind != argc || o.mount == NULL) {
-    fprintf (stderr, "%s attach: %s\n", fd_progname,
-             o.mount ? "unexpected argument" : "--mount DIR is required");
-    attach_usage (stderr);
-    return 2;
-  }
-  if (o.mkfs && !o.fs) {
-    fprintf (stderr, "%s attach: --mkfs needs --fs TYPE\n", fd_progname);
-    return 2;
-  }
-  if (state_dir (o.mount, dir, sizeof dir) == -1)
+  if (state_dir (mount, dir, sizeof dir) == -1)
     return 1;
   snprintf (state, sizeof state, "%s/state", dir);
   if (access (state, F_OK) == 0) {
     fprintf (stderr,
              "%s attach: %s already has an attached disk (%s detach %s)\n",
-             fd_progname, o.mount, fd_progname, o.mount);
+             fd_progname, mount, fd_progname, mount);
     return 1;
   }
   if (mkdir_p (dir) == -1) {
@@ -207,8 +223,8 @@ cmd_attach (int argc, char **argv)
              fd_strerror (errno));
     return 1;
   }
-  o.dir = dir;
-  d = fd_disk_attach (&o, &err);
+  o->a.dir = dir;
+  d = fd_disk_attach (&o->a, &err);
   if (d == NULL) {
     fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
     clear_state_dir (dir);
@@ -220,13 +236,29 @@ cmd_attach (int argc, char **argv)
     return 1;
   }
   printf ("device %s\nattach %s\ncontrol %s\nmount %s\n", fd_disk_device (d),
-          fd_disk_via (d), fd_disk_control (d), o.mount);
+          fd_disk_via (d), fd_disk_control (d), mount);
   free (d); /* still attached: the state file remembers it */
   return 0;
 }
 
 int
-cmd_detach (int argc, char **argv)
+cmd_attach (int argc, char **argv)
+{
+  struct attach_opts o;
+  int rc;
+
+  rc = attach_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return attach_run (&o);
+}
+
+/* detach takes its one operand, the mount point, as it is. */
+static const struct fd_cmd_opts detach_cmd = {"detach", NULL, attach_usage,
+                                              NULL};
+
+static int
+detach_run (const char *mount)
 {
   char dir[PATH_MAX], path[PATH_MAX + 16];
   struct fd_disk *d;
@@ -234,21 +266,12 @@ cmd_detach (int argc, char **argv)
   FILE *fp;
   int ret = 0;
 
-  if (argc == 2 &&
-      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
-    attach_usage (stdout);
-    return 0;
-  }
-  if (argc != 2) {
-    attach_usage (stderr);
-    return 2;
-  }
-  if (state_dir (argv[1], dir, sizeof dir) == -1)
+  if (state_dir (mount, dir, sizeof dir) == -1)
     return 1;
   snprintf (path, sizeof path, "%s/state", dir);
   if ((d = fd_disk_load (path, &err)) == NULL) {
     fprintf (stderr, "%s detach: nothing attached at %s (%s)\n", fd_progname,
-             argv[1], err.msg);
+             mount, err.msg);
     return 1;
   }
   if (fd_disk_detach (d, &err) == -1) {
@@ -267,4 +290,15 @@ cmd_detach (int argc, char **argv)
   if (ret == 0)
     clear_state_dir (dir);
   return ret;
+}
+
+int
+cmd_detach (int argc, char **argv)
+{
+  int rc;
+
+  rc = fd_operands_parse (&detach_cmd, argc, argv, 1, 1);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return detach_run (argv[1]);
 }

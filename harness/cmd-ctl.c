@@ -3,12 +3,14 @@
  * Sends one command line to the plugin's control socket and prints the
  * one-line JSON reply.  Exit status 0 when the reply says "ok": true.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "ctlclient.h"
+#include "options.h"
 
 static void
 ctl_usage (FILE *fp)
@@ -25,44 +27,62 @@ ctl_usage (FILE *fp)
            fd_progname);
 }
 
-int
-cmd_ctl (int argc, char **argv)
-{
-  char line[4098], *reply;
-  struct fm_err err;
-  size_t len = 0;
-  int i;
+struct ctl_opts {
+  const char *socket;
+  char line[4098]; /* the command words, one space apart */
+};
 
-  if (argc > 1 &&
-      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
-    ctl_usage (stdout);
-    return 0;
-  }
-  if (argc < 3) {
-    ctl_usage (stderr);
-    return 2;
-  }
+static const struct fd_cmd_opts ctl_cmd = {"ctl", NULL, ctl_usage, NULL};
+
+static int
+ctl_parse (int argc, char **argv, struct ctl_opts *o)
+{
+  size_t len = 0;
+  int i, rc;
+
+  rc = fd_operands_parse (&ctl_cmd, argc, argv, 2, INT_MAX);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  o->socket = argv[1];
   for (i = 2; i < argc; i++) {
     size_t n = strlen (argv[i]);
-    if (len + n + 2 > sizeof line - 1) {
-      fprintf (stderr,
-               "%s ctl: the command must be one line of at most "
-               "4096 bytes\n",
-               fd_progname);
-      return 2;
-    }
+    if (len + n + 2 > sizeof o->line - 1)
+      return fd_usage_error ("ctl", "the command must be one line of at most "
+                                    "4096 bytes");
     if (i > 2)
-      line[len++] = ' ';
-    memcpy (line + len, argv[i], n);
+      o->line[len++] = ' ';
+    memcpy (o->line + len, argv[i], n);
     len += n;
   }
-  line[len] = '\0';
-  if (fd_ctl (argv[1], line, &reply, &err) == -1) {
+  o->line[len] = '\0';
+  return FD_OPTS_RUN;
+}
+
+static int
+ctl_run (const struct ctl_opts *o)
+{
+  struct fm_err err;
+  char *reply;
+  int ret;
+
+  if (fd_ctl (o->socket, o->line, &reply, &err) == -1) {
     fprintf (stderr, "%s ctl: %s\n", fd_progname, err.msg);
     return 2;
   }
   puts (reply);
-  i = strncmp (reply, "{\"ok\": true", 11) == 0 ? 0 : 1;
+  ret = strncmp (reply, "{\"ok\": true", 11) == 0 ? 0 : 1;
   free (reply);
-  return i;
+  return ret;
+}
+
+int
+cmd_ctl (int argc, char **argv)
+{
+  struct ctl_opts o;
+  int rc;
+
+  rc = ctl_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return ctl_run (&o);
 }

@@ -2,7 +2,6 @@
  * report: what `./futuredisk demo` shows a new user in a few minutes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -16,6 +15,7 @@
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
+#include "options.h"
 #include "report.h"
 
 /* Where the shipped campaign files are: $FUTUREDISK_CAMPAIGNS, the
@@ -67,83 +67,10 @@ summary_line (sqlite3 *db, const char *sql, const char *run_id)
   sqlite3_finalize (st);
 }
 
-int
-cmd_demo (int argc, char **argv)
+/* The night in three lines of numbers, under the report's name. */
+static void
+demo_summary (sqlite3 *db, const char *run_id)
 {
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"jobs", required_argument, NULL, 'j'},
-      {"out", required_argument, NULL, 'o'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *out = "out";
-  char ini[PATH_MAX], db_path[PATH_MAX + 16], html[PATH_MAX + 16];
-  char jobs[32], name[96], run_id[96] = "";
-  uint64_t njobs = (uint64_t)sysconf (_SC_NPROCESSORS_ONLN);
-  struct fm_err err;
-  sqlite3 *db;
-  FILE *fp;
-  int c, rc;
-
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        demo_usage (stdout);
-        return 0;
-      case 'j':
-        if (fm_parse_uint ("--jobs", optarg, 1, 256, &njobs, &err) == -1) {
-          fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 'o':
-        out = optarg;
-        break;
-      default:
-        demo_usage (stderr);
-        return 2;
-    }
-  }
-  if (optind != argc) {
-    fprintf (stderr, "%s demo: unexpected argument '%s'\n", fd_progname,
-             argv[optind]);
-    return 2;
-  }
-  if (mkdir (out, 0755) == -1 && errno != EEXIST) {
-    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, out,
-             fd_strerror (errno));
-    return 1;
-  }
-  snprintf (ini, sizeof ini, "%s/demo.ini", campaign_dir ());
-  snprintf (db_path, sizeof db_path, "%s/demo.db", out);
-  snprintf (html, sizeof html, "%s/report.html", out);
-  snprintf (jobs, sizeof jobs, "%" PRIu64, njobs ? njobs : 1);
-  {
-    char *cargv[] = {(char *)"campaign",
-                     ini,
-                     (char *)"--db",
-                     db_path,
-                     (char *)"--jobs",
-                     jobs,
-                     NULL};
-    rc = cmd_campaign (6, cargv);
-  }
-  if (rc == 130 || rc == 2)
-    return rc;
-  if ((db = fd_report_open (db_path, "demo", name, sizeof name, run_id,
-                            sizeof run_id, &err)) == NULL) {
-    fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
-    return 1;
-  }
-  if ((fp = fopen (html, "w")) == NULL ||
-      fd_report_write (db, name, run_id, fp) == -1 || fclose (fp) != 0) {
-    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, html,
-             fd_strerror (errno));
-    sqlite3_close (db);
-    return 1;
-  }
-  printf ("\nReport: %s\n", html);
   summary_line (
       db,
       "SELECT 'fsck time, smallest to largest roadmap disk: ' || "
@@ -173,6 +100,113 @@ cmd_demo (int argc, char **argv)
                 "AND campaign = 'demo' AND target = '' AND (faults != '' OR "
                 "crash)",
                 run_id);
+}
+
+struct demo_opts {
+  const char *out;
+  uint64_t njobs;
+};
+
+static int
+demo_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct demo_opts *o = vo;
+
+  switch (c) {
+    case 'j':
+      return fm_parse_uint ("--jobs", arg, 1, 256, &o->njobs, err);
+    case 'o':
+      o->out = arg;
+      return 0;
+  }
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option demo_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"out", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts demo_cmd = {"demo", demo_options, demo_usage,
+                                            demo_set};
+
+static int
+demo_parse (int argc, char **argv, struct demo_opts *o)
+{
+  int first, rc;
+
+  *o = (struct demo_opts){.out = "out",
+                          .njobs = (uint64_t)sysconf (_SC_NPROCESSORS_ONLN)};
+  rc = fd_options_parse (&demo_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first != argc)
+    return fd_usage_error ("demo", "unexpected argument '%s'", argv[first]);
+  return FD_OPTS_RUN;
+}
+
+/* The campaign into OUT/demo.db, then its report; the campaign's exit
+ * code, unless the report could not be written.
+ */
+static int
+demo_run (const struct demo_opts *o)
+{
+  char ini[PATH_MAX], db_path[PATH_MAX + 16], html[PATH_MAX + 16];
+  char jobs[32], name[96], run_id[96] = "";
+  struct fm_err err;
+  sqlite3 *db;
+  FILE *fp;
+  int rc;
+
+  if (mkdir (o->out, 0755) == -1 && errno != EEXIST) {
+    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, o->out,
+             fd_strerror (errno));
+    return 1;
+  }
+  snprintf (ini, sizeof ini, "%s/demo.ini", campaign_dir ());
+  snprintf (db_path, sizeof db_path, "%s/demo.db", o->out);
+  snprintf (html, sizeof html, "%s/report.html", o->out);
+  snprintf (jobs, sizeof jobs, "%" PRIu64, o->njobs ? o->njobs : 1);
+  {
+    char *cargv[] = {(char *)"campaign",
+                     ini,
+                     (char *)"--db",
+                     db_path,
+                     (char *)"--jobs",
+                     jobs,
+                     NULL};
+    rc = cmd_campaign (6, cargv);
+  }
+  if (rc == 130 || rc == 2)
+    return rc;
+  if ((db = fd_report_open (db_path, "demo", name, sizeof name, run_id,
+                            sizeof run_id, &err)) == NULL) {
+    fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
+    return 1;
+  }
+  if ((fp = fopen (html, "w")) == NULL ||
+      fd_report_write (db, name, run_id, fp) == -1 || fclose (fp) != 0) {
+    fprintf (stderr, "%s demo: %s: %s\n", fd_progname, html,
+             fd_strerror (errno));
+    sqlite3_close (db);
+    return 1;
+  }
+  printf ("\nReport: %s\n", html);
+  demo_summary (db, run_id);
   sqlite3_close (db);
   return rc;
+}
+
+int
+cmd_demo (int argc, char **argv)
+{
+  struct demo_opts o;
+  int rc;
+
+  rc = demo_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return demo_run (&o);
 }

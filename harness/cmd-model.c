@@ -5,7 +5,6 @@
  * full sequential read, QD1 random 4 KiB reads, and reading 10% of the disk
  * that way — the workshop's question, asked of the model.
  */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "faultmodels/units.h"
 #include "json.h"
 #include "load-profile.h"
+#include "options.h"
 
 #define MAX_PROFILES 64
 
@@ -138,17 +138,81 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
           iops, pct);
 }
 
+struct model_opts {
+  const char *names[MAX_PROFILES];
+  size_t n;
+  uint64_t size, seed, samples;
+  bool json;
+};
+
+static int
+model_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct model_opts *o = vo;
+
+  switch (c) {
+    case 'p':
+      if (o->n == MAX_PROFILES)
+        return fm_fail (err, "at most %d profiles", MAX_PROFILES);
+      o->names[o->n++] = arg;
+      return 0;
+    case 's':
+      if (fm_parse_size ("--size", arg, &o->size, err) == -1)
+        return -1;
+      if (o->size == 0)
+        return fm_fail (err, "--size: must be positive");
+      return 0;
+    case 'S':
+      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &o->seed, err);
+    case 'n':
+      return fm_parse_uint ("--samples", arg, 1, 100000000, &o->samples, err);
+    case 'j':
+      o->json = true;
+      return 0;
+  }
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option model_options[] = {
+    {"profile", required_argument, NULL, 'p'},
+    {"size", required_argument, NULL, 's'},
+    {"seed", required_argument, NULL, 'S'},
+    {"samples", required_argument, NULL, 'n'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts model_cmd = {"model", model_options,
+                                             model_usage, model_set};
+
+static int
+model_parse (int argc, char **argv, struct model_opts *o)
+{
+  int first, rc;
+
+  *o = (struct model_opts){.seed = 1, .samples = 20000};
+  rc = fd_options_parse_short (&model_cmd, "p:s:jh", argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first < argc)
+    return fd_usage_error ("model", "unexpected argument '%s'", argv[first]);
+  if (o->n == 0)
+    for (; fm_profile_builtin_name (o->n); o->n++)
+      o->names[o->n] = fm_profile_builtin_name (o->n);
+  return FD_OPTS_RUN;
+}
+
 /* Every profile is loaded before anything is printed, so a bad name
  * fails at once and never after half a table.
  */
 static int
-run_model (const char *const *names, size_t n, uint64_t size, uint64_t seed,
-           uint64_t samples, bool json)
+model_run (const struct model_opts *o)
 {
   struct fm_profile *p;
   struct fm_summary s;
   struct fm_err err;
-  size_t i;
+  size_t i, n = o->n;
   int r = 1;
 
   p = calloc (n, sizeof *p);
@@ -157,31 +221,31 @@ run_model (const char *const *names, size_t n, uint64_t size, uint64_t seed,
     return 1;
   }
   for (i = 0; i < n; i++) {
-    if (fd_load_profile (names[i], &p[i], &err) == -1 ||
-        (size && fm_profile_resize (&p[i], size, &err) == -1)) {
+    if (fd_load_profile (o->names[i], &p[i], &err) == -1 ||
+        (o->size && fm_profile_resize (&p[i], o->size, &err) == -1)) {
       fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
       goto out;
     }
   }
-  if (json)
+  if (o->json)
     printf ("[\n");
   else
     printf ("%-14s %8s %13s %5s %19s %19s %7s %7s %11s\n", "profile",
             "capacity", "bw mean/out/in", "seek", "min full read", "full read",
             "4k ms", "IOPS", "10% random");
   for (i = 0; i < n; i++) {
-    if (fm_measure_summary (&p[i], seed, samples, &s, &err) == -1) {
+    if (fm_measure_summary (&p[i], o->seed, o->samples, &s, &err) == -1) {
       fflush (stdout);
       fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
       goto out;
     }
-    if (json)
+    if (o->json)
       print_json (&p[i], &s, i + 1 == n);
     else
       print_row (&p[i], &s);
     fflush (stdout);
   }
-  if (json)
+  if (o->json)
     printf ("]\n");
   r = 0;
 out:
@@ -192,73 +256,11 @@ out:
 int
 cmd_model (int argc, char **argv)
 {
-  static const struct option longopts[] = {
-      {"profile", required_argument, NULL, 'p'},
-      {"size", required_argument, NULL, 's'},
-      {"seed", required_argument, NULL, 'S'},
-      {"samples", required_argument, NULL, 'n'},
-      {"json", no_argument, NULL, 'j'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *names[MAX_PROFILES];
-  size_t n = 0;
-  uint64_t size = 0, seed = 1, samples = 20000;
-  bool json = false;
-  struct fm_err err;
-  int c;
+  struct model_opts o;
+  int rc;
 
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "p:s:jh", longopts, NULL)) != -1) {
-    switch (c) {
-      case 'p':
-        if (n == MAX_PROFILES) {
-          fprintf (stderr, "%s model: at most %d profiles\n", fd_progname,
-                   MAX_PROFILES);
-          return 2;
-        }
-        names[n++] = optarg;
-        break;
-      case 's':
-        if (fm_parse_size ("--size", optarg, &size, &err) == -1) {
-          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        if (size == 0) {
-          fprintf (stderr, "%s model: --size: must be positive\n", fd_progname);
-          return 2;
-        }
-        break;
-      case 'S':
-        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &seed, &err)) {
-          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 'n':
-        if (fm_parse_uint ("--samples", optarg, 1, 100000000, &samples, &err)) {
-          fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 'j':
-        json = true;
-        break;
-      case 'h':
-        model_usage (stdout);
-        return 0;
-      default:
-        model_usage (stderr);
-        return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf (stderr, "%s model: unexpected argument '%s'\n", fd_progname,
-             argv[optind]);
-    return 2;
-  }
-  if (n == 0)
-    for (; fm_profile_builtin_name (n); n++)
-      names[n] = fm_profile_builtin_name (n);
-  return run_model (names, n, size, seed, samples, json);
+  rc = model_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return model_run (&o);
 }

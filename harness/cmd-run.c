@@ -3,7 +3,6 @@
  * stdout; exit 130 when interrupted, with everything detached.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "faultmodels/profile.h"
 #include "faultmodels/units.h"
 #include "load-profile.h"
+#include "options.h"
 #include "proc.h"
 #include "attach.h"
 #include "db.h"
@@ -89,272 +89,330 @@ run_usage (FILE *fp)
       fd_progname);
 }
 
-int
-cmd_run (int argc, char **argv)
-{
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"fs", required_argument, NULL, 't'},
-      {"profile", required_argument, NULL, 'p'},
-      {"size", required_argument, NULL, 's'},
-      {"seed", required_argument, NULL, 'S'},
-      {"fill", required_argument, NULL, 'f'},
-      {"faults", required_argument, NULL, 'F'},
-      {"target", required_argument, NULL, 'T'},
-      {"json", required_argument, NULL, 'j'},
-      {"dir", required_argument, NULL, 'd'},
-      {"keep", no_argument, NULL, 'k'},
-      {"timeout", required_argument, NULL, 'o'},
-      {"meta-only", required_argument, NULL, 'M'},
-      {"db", required_argument, NULL, 'D'},
-      {"crash", no_argument, NULL, 'C'},
-      {"time", required_argument, NULL, 'm'},
-      {"think", required_argument, NULL, 'K'},
-      {"campaign", required_argument, NULL, 'c'},
-      {"run-id", required_argument, NULL, 'r'},
-      {"rep", required_argument, NULL, 'R'},
-      {"attach", required_argument, NULL, 'a'},
-      {NULL, 0, NULL, 0},
-  };
-  static struct trial t;
-  static char spec[4096], clock_args[2][80];
-  const char *fs = NULL, *dir = NULL, *db_path = NULL;
-  struct fm_err err;
-  int c, ret = 0;
-  bool made_dir = false;
+/* The options go straight into the trial they describe. */
+struct run_opts {
+  struct trial t;
+  const char *fs, *dir, *db_path;
+  char spec[4096], clock_args[2][80];
+};
 
-  memset (&t, 0, sizeof t);
-  t.profile = "roadmap-2006";
-  t.size = "1G";
-  t.seed = 1;
-  t.fill = 30;
-  t.timeout = 3600;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        run_usage (stdout);
-        return 0;
-      case 't':
-        fs = optarg;
-        break;
-      case 'p':
-        t.profile = optarg;
-        break;
-      case 's':
-        t.size = optarg;
-        break;
-      case 'S':
-        if (fm_parse_uint ("--seed", optarg, 0, UINT64_MAX, &t.seed, &err) ==
-            -1)
-          goto usage_err;
-        break;
-      case 'f':
-        if (fm_parse_double ("--fill", optarg, 0, 95, &t.fill, &err) == -1)
-          goto usage_err;
-        break;
-      case 'F':
-        t.faults_spec = optarg;
-        if (fd_fault_spec_check (optarg, &err) == -1)
-          goto usage_err;
-        snprintf (spec, sizeof spec, "%s", optarg);
-        if (fd_fault_spec (spec, t.extra, FD_FAULT_KEYS_MAX, &t.n_extra,
-                           &err) == -1)
-          goto usage_err;
-        break;
-      case 'T':
-        t.target = optarg;
-        break;
-      case 'j':
-        t.json_path = optarg;
-        break;
-      case 'd':
-        dir = optarg;
-        break;
-      case 'k':
-        t.keep = true;
-        break;
-      case 'o':
-        if (fm_parse_double ("--timeout", optarg, 1, 1e7, &t.timeout, &err) ==
-            -1)
-          goto usage_err;
-        break;
-      case 'D':
-        db_path = optarg;
-        break;
-      case 'C':
-        t.crash = true;
-        break;
-      case 'm':
-        if (fd_trial_parse_time (optarg, &err) == -1)
-          goto usage_err;
-        t.time_mode = optarg;
-        break;
-      case 'K':
-        if (strcmp (optarg, "real") && strcmp (optarg, "zero")) {
-          fm_fail (&err, "--think: '%.64s' is not real or zero", optarg);
-          goto usage_err;
-        }
-        t.think = optarg;
-        break;
-      case 'c':
-        t.campaign = optarg;
-        break;
-      case 'r':
-        t.run_id = optarg;
-        break;
-      case 'R':
-        if (fm_parse_uint ("--rep", optarg, 0, 1000000, &t.rep, &err) == -1)
-          goto usage_err;
-        break;
-      case 'a':
-        if (fd_attach_via_check (optarg, &err) == -1)
-          goto usage_err;
-        t.via = optarg;
-        break;
-      case 'M':
-        t.populate.meta_only = true;
-        if (fm_parse_uint ("--meta-only", optarg, 1, 100000000,
-                           &t.populate.files, &err) == -1)
-          goto usage_err;
-        break;
-      default:
-        run_usage (stderr);
-        return 2;
-    }
+static int
+run_set_faults (struct run_opts *o, const char *arg, struct fm_err *err)
+{
+  struct trial *t = &o->t;
+
+  t->faults_spec = arg;
+  if (fd_fault_spec_check (arg, err) == -1)
+    return -1;
+  snprintf (o->spec, sizeof o->spec, "%s", arg);
+  return fd_fault_spec (o->spec, t->extra, FD_FAULT_KEYS_MAX, &t->n_extra, err);
+}
+
+static int
+run_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct run_opts *o = vo;
+  struct trial *t = &o->t;
+
+  switch (c) {
+    case 't':
+      o->fs = arg;
+      return 0;
+    case 'p':
+      t->profile = arg;
+      return 0;
+    case 's':
+      t->size = arg;
+      return 0;
+    case 'S':
+      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &t->seed, err);
+    case 'f':
+      return fm_parse_double ("--fill", arg, 0, 95, &t->fill, err);
+    case 'F':
+      return run_set_faults (o, arg, err);
+    case 'T':
+      t->target = arg;
+      return 0;
+    case 'j':
+      t->json_path = arg;
+      return 0;
+    case 'd':
+      o->dir = arg;
+      return 0;
+    case 'k':
+      t->keep = true;
+      return 0;
+    case 'o':
+      return fm_parse_double ("--timeout", arg, 1, 1e7, &t->timeout, err);
+    case 'D':
+      o->db_path = arg;
+      return 0;
+    case 'C':
+      t->crash = true;
+      return 0;
+    case 'm':
+      t->time_mode = arg;
+      return fd_trial_parse_time (arg, err);
+    case 'K':
+      if (strcmp (arg, "real") && strcmp (arg, "zero"))
+        return fm_fail (err, "--think: '%.64s' is not real or zero", arg);
+      t->think = arg;
+      return 0;
+    case 'c':
+      t->campaign = arg;
+      return 0;
+    case 'r':
+      t->run_id = arg;
+      return 0;
+    case 'R':
+      return fm_parse_uint ("--rep", arg, 0, 1000000, &t->rep, err);
+    case 'a':
+      t->via = arg;
+      return fd_attach_via_check (arg, err);
+    case 'M':
+      t->populate.meta_only = true;
+      return fm_parse_uint ("--meta-only", arg, 1, 100000000,
+                            &t->populate.files, err);
   }
-  if (optind != argc || fs == NULL) {
-    fprintf (stderr, "%s run: %s\n", fd_progname,
-             fs ? "unexpected argument" : "--fs TYPE is required");
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option run_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"fs", required_argument, NULL, 't'},
+    {"profile", required_argument, NULL, 'p'},
+    {"size", required_argument, NULL, 's'},
+    {"seed", required_argument, NULL, 'S'},
+    {"fill", required_argument, NULL, 'f'},
+    {"faults", required_argument, NULL, 'F'},
+    {"target", required_argument, NULL, 'T'},
+    {"json", required_argument, NULL, 'j'},
+    {"dir", required_argument, NULL, 'd'},
+    {"keep", no_argument, NULL, 'k'},
+    {"timeout", required_argument, NULL, 'o'},
+    {"meta-only", required_argument, NULL, 'M'},
+    {"db", required_argument, NULL, 'D'},
+    {"crash", no_argument, NULL, 'C'},
+    {"time", required_argument, NULL, 'm'},
+    {"think", required_argument, NULL, 'K'},
+    {"campaign", required_argument, NULL, 'c'},
+    {"run-id", required_argument, NULL, 'r'},
+    {"rep", required_argument, NULL, 'R'},
+    {"attach", required_argument, NULL, 'a'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts run_cmd = {"run", run_options, run_usage,
+                                           run_set};
+
+/* The disk --size asks for (full: the profile's own capacity) must hold
+ * the file system.
+ */
+static int
+run_check_size (const struct trial *t, struct fm_err *err)
+{
+  uint64_t bytes;
+  struct fm_profile p;
+
+  if (strcmp (t->size, "full") == 0) {
+    if (fd_load_profile (t->profile, &p, err) == -1)
+      return -1;
+    bytes = p.capacity;
+  } else if (fm_parse_size ("--size", t->size, &bytes, err) == -1)
+    return -1;
+  if (bytes < t->fs->min_size)
+    return fm_fail (err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
+                    t->fs->name, t->fs->min_size >> 20);
+  return 0;
+}
+
+/* The plugin's clock parameters, after the fault keys. */
+static int
+run_clock_args (struct run_opts *o, struct fm_err *err)
+{
+  struct trial *t = &o->t;
+  const char *const key[] = {"time", "think"},
+                    *val[] = {t->time_mode, t->think};
+  size_t k;
+
+  for (k = 0; k < 2; k++)
+    if (val[k]) {
+      if (t->n_extra == FD_FAULT_KEYS_MAX)
+        return fm_fail (err, "--faults: too many keys");
+      snprintf (o->clock_args[k], sizeof o->clock_args[k], "%s=%s", key[k],
+                val[k]);
+      t->extra[t->n_extra++] = o->clock_args[k];
+    }
+  return 0;
+}
+
+/* --target's type must be one the file system's adapter knows. */
+static int
+run_check_target (const struct trial *t, struct fm_err *err)
+{
+  char type[34], known[256];
+  const char *w = t->fs->target_types;
+  size_t len = strcspn (t->target, ":");
+
+  snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30), t->target);
+  /* " data inode ... " contains " TYPE " exactly when it is known. */
+  snprintf (known, sizeof known, " %s ", w);
+  if (strstr (known, type) == NULL)
+    return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
+                    t->target, t->fs->name, w);
+  return 0;
+}
+
+/* Parse and check everything before any work. */
+static int
+run_parse (int argc, char **argv, struct run_opts *o)
+{
+  struct trial *t = &o->t;
+  struct fm_err err;
+  int first, rc;
+
+  memset (o, 0, sizeof *o);
+  t->profile = "roadmap-2006";
+  t->size = "1G";
+  t->seed = 1;
+  t->fill = 30;
+  t->timeout = 3600;
+  rc = fd_options_parse (&run_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first != argc || o->fs == NULL) {
+    fd_usage_error ("run", "%s",
+                    o->fs ? "unexpected argument" : "--fs TYPE is required");
     run_usage (stderr);
-    return 2;
+    return FD_OPTS_BAD;
   }
-  if ((t.fs = fd_fs_find (fs, &err)) == NULL)
-    goto usage_err;
-  {
-    uint64_t bytes;
-    struct fm_profile p;
-    if (strcmp (t.size, "full") == 0) {
-      if (fd_load_profile (t.profile, &p, &err) == -1)
-        goto usage_err;
-      bytes = p.capacity;
-    } else if (fm_parse_size ("--size", t.size, &bytes, &err) == -1)
-      goto usage_err;
-    if (bytes < t.fs->min_size) {
-      fm_fail (&err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
-               t.fs->name, t.fs->min_size >> 20);
-      goto usage_err;
-    }
-  }
-  if ((t.campaign == NULL) != (t.run_id == NULL)) {
-    fm_fail (&err, "--campaign and --run-id go together");
-    goto usage_err;
-  }
-  {
-    /* The plugin's clock parameters, after the fault keys. */
-    const char *const key[] = {"time", "think"},
-                      *val[] = {t.time_mode, t.think};
-    size_t k;
-    for (k = 0; k < 2; k++)
-      if (val[k]) {
-        if (t.n_extra == FD_FAULT_KEYS_MAX) {
-          fm_fail (&err, "--faults: too many keys");
-          goto usage_err;
-        }
-        snprintf (clock_args[k], sizeof clock_args[k], "%s=%s", key[k], val[k]);
-        t.extra[t.n_extra++] = clock_args[k];
-      }
-  }
-  if (t.target) {
-    char type[34];
-    const char *w = t.fs->target_types;
-    size_t len = strcspn (t.target, ":");
-    snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30),
-              t.target);
-    /* " data inode ... " contains " TYPE " exactly when it is known. */
-    char known[256];
-    snprintf (known, sizeof known, " %s ", w);
-    if (strstr (known, type) == NULL) {
-      fm_fail (&err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
-               t.target, t.fs->name, w);
-      goto usage_err;
-    }
-  }
-  if (dir) {
-    if (mkdir (dir, 0700) == -1 && errno != EEXIST) {
-      fprintf (stderr, "%s run: %s: %s\n", fd_progname, dir,
+  if ((t->fs = fd_fs_find (o->fs, &err)) == NULL ||
+      run_check_size (t, &err) == -1)
+    return fd_usage_error ("run", "%s", err.msg);
+  if ((t->campaign == NULL) != (t->run_id == NULL))
+    return fd_usage_error ("run", "--campaign and --run-id go together");
+  if (run_clock_args (o, &err) == -1 ||
+      (t->target && run_check_target (t, &err) == -1))
+    return fd_usage_error ("run", "%s", err.msg);
+  return FD_OPTS_RUN;
+}
+
+/* The trial directory: --dir as given, or a new one (*made).  -1 when
+ * it cannot be made, said on stderr.
+ */
+static int
+run_make_dir (struct run_opts *o, bool *made)
+{
+  struct trial *t = &o->t;
+
+  *made = false;
+  if (o->dir) {
+    if (mkdir (o->dir, 0700) == -1 && errno != EEXIST) {
+      fprintf (stderr, "%s run: %s: %s\n", fd_progname, o->dir,
                fd_strerror (errno));
-      return 1;
+      return -1;
     }
-    snprintf (t.dir, sizeof t.dir, "%s", dir);
+    snprintf (t->dir, sizeof t->dir, "%s", o->dir);
   } else {
-    fd_scratch_template ("run", t.dir, sizeof t.dir);
-    if (mkdtemp (t.dir) == NULL) {
+    fd_scratch_template ("run", t->dir, sizeof t->dir);
+    if (mkdtemp (t->dir) == NULL) {
       fprintf (stderr, "%s run: mkdtemp: %s\n", fd_progname,
                fd_strerror (errno));
-      return 1;
+      return -1;
     }
-    made_dir = true;
+    *made = true;
   }
-  snprintf (t.mnt, sizeof t.mnt, "%s/mnt", t.dir);
-  snprintf (t.store, sizeof t.store, "%s/disk.store", t.dir);
-  mkdir (t.mnt, 0700);
-  unlink (t.store); /* a fresh disk every trial */
+  snprintf (t->mnt, sizeof t->mnt, "%s/mnt", t->dir);
+  snprintf (t->store, sizeof t->store, "%s/disk.store", t->dir);
+  mkdir (t->mnt, 0700);
+  unlink (t->store); /* a fresh disk every trial */
+  return 0;
+}
 
-  t.populate.seed = t.seed;
-  t.populate.fill_pct = t.fill;
-  t.populate.progress = stderr;
-  fd_catch_signals ();
-  if (fd_trial_run (&t, &err) == -1) {
-    snprintf (t.error, sizeof t.error, "%s", err.msg);
-    ret = 1;
-  }
-  fd_trial_read_stats (&t);
-  fd_trial_summary (&t);
-  /* An interrupted trial measured nothing whole: a campaign resumed
-   * later runs it again, so it must not be found recorded.
-   */
-  if (fd_interrupted)
-    db_path = NULL, t.json_path = NULL;
+/* The record into the database and the JSON file; 0, or 1 if either
+ * failed.
+ */
+static int
+run_record (const struct trial *t, const char *db_path)
+{
+  struct fm_err err;
+  int ret = 0;
+
   if (db_path) {
     char *rec = NULL;
     size_t len = 0;
     FILE *mf = open_memstream (&rec, &len);
     if (mf) {
-      fd_trial_record (&t, mf);
+      fd_trial_record (t, mf);
       fclose (mf);
     }
-    if (rec == NULL || fd_db_add (db_path, &t, rec, &err) == -1) {
+    if (rec == NULL || fd_db_add (db_path, t, rec, &err) == -1) {
       fprintf (stderr, "%s run: %s\n", fd_progname,
                rec ? err.msg : "out of memory");
       ret = 1;
     }
     free (rec);
   }
-  if (t.json_path) {
-    FILE *fp = fopen (t.json_path, "a");
+  if (t->json_path) {
+    FILE *fp = fopen (t->json_path, "a");
     if (fp == NULL) {
-      fprintf (stderr, "%s run: %s: %s\n", fd_progname, t.json_path,
+      fprintf (stderr, "%s run: %s: %s\n", fd_progname, t->json_path,
                fd_strerror (errno));
       ret = 1;
     } else {
-      fd_trial_record (&t, fp);
+      fd_trial_record (t, fp);
       fclose (fp);
     }
   }
-  if (!t.keep)
-    fd_trial_clean (&t, made_dir);
+  return ret;
+}
+
+static int
+run_trial (struct run_opts *o)
+{
+  struct trial *t = &o->t;
+  struct fm_err err;
+  bool made_dir;
+  int ret = 0;
+
+  if (run_make_dir (o, &made_dir) == -1)
+    return 1;
+  t->populate.seed = t->seed;
+  t->populate.fill_pct = t->fill;
+  t->populate.progress = stderr;
+  fd_catch_signals ();
+  if (fd_trial_run (t, &err) == -1) {
+    snprintf (t->error, sizeof t->error, "%s", err.msg);
+    ret = 1;
+  }
+  fd_trial_read_stats (t);
+  fd_trial_summary (t);
+  /* An interrupted trial measured nothing whole: a campaign resumed
+   * later runs it again, so it must not be found recorded.
+   */
+  if (!fd_interrupted)
+    ret |= run_record (t, o->db_path);
+  if (!t->keep)
+    fd_trial_clean (t, made_dir);
   else
-    printf ("  kept: %s\n", t.dir);
-  fd_manifest_free (&t.m);
-  free (t.damaged);
+    printf ("  kept: %s\n", t->dir);
+  fd_manifest_free (&t->m);
+  free (t->damaged);
   if (fd_interrupted) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;
   }
   return ret;
+}
 
-usage_err:
-  fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
-  return 2;
+int
+cmd_run (int argc, char **argv)
+{
+  static struct run_opts o; /* a trial is too big for the stack */
+  int rc;
+
+  rc = run_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return run_trial (&o);
 }
