@@ -40,6 +40,23 @@ struct fd_cmd_opts {
 extern int fd_options_parse (const struct fd_cmd_opts *cmd, int argc,
                              char **argv, void *o, int *first);
 
+/* The same for a command that also takes short options: shortopts is
+ * getopt's optstring ("p:s:jh"), and must hold the 'h'.
+ */
+extern int fd_options_parse_short (const struct fd_cmd_opts *cmd,
+                                   const char *shortopts, int argc, char **argv,
+                                   void *o, int *first);
+
+/* For a command that takes operands only, which may start with '-' (ctl
+ * passes its command words on as they are), so getopt must not see them:
+ * --help or -h first among at most max operands prints the usage on
+ * stdout (FD_OPTS_HELP); fewer than min or more than max print it on
+ * stderr (FD_OPTS_BAD); else FD_OPTS_RUN, the operands from argv[1].
+ * Only cmd->usage is used.
+ */
+extern int fd_operands_parse (const struct fd_cmd_opts *cmd, int argc,
+                              char **argv, int min, int max);
+
 /* "futuredisk CMD: message" on stderr; returns FD_OPTS_BAD, so that a
  * check after parsing reads `return fd_usage_error (...);`.
  */
