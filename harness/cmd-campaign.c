@@ -7,7 +7,6 @@
  * runs exactly the trials of the night not yet in the database.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,6 +25,7 @@
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
+#include "options.h"
 #include "proc.h"
 #include "trial.h"
 
@@ -193,8 +193,8 @@ struct slot {
 
 struct night {
   const struct fd_campaign *c;
-  const char *db_path, *run_id, *self;
-  char work[PATH_MAX];
+  const char *db_path, *run_id;
+  char db_buf[96], run_buf[128], self[PATH_MAX], work[PATH_MAX];
   size_t *todo, ntodo, next, done, recorded_errors, lost_trials, failed;
   double t0;
   struct slot *slots;
@@ -410,212 +410,269 @@ newest_night (sqlite3 *db, const char *name, char *out, size_t len)
   sqlite3_finalize (st);
 }
 
-int
-cmd_campaign (int argc, char **argv)
-{
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"db", required_argument, NULL, 'd'},
-      {"jobs", required_argument, NULL, 'j'},
-      {"shard", required_argument, NULL, 's'},
-      {"budget", required_argument, NULL, 'b'},
-      {"resume", no_argument, NULL, 'r'},
-      {"run-id", required_argument, NULL, 'i'},
-      {"list", no_argument, NULL, 'l'},
-      {NULL, 0, NULL, 0},
-  };
-  struct night n;
-  struct fd_campaign *c = NULL;
-  struct fm_err err;
-  const char *run_id = NULL;
-  char db_default[96], run_buf[128], self[PATH_MAX];
-  uint64_t shard_i = 0, shard_n = 1, budget_ns = 0;
-  bool shard_set = false, resume = false, list = false;
-  sqlite3 *db;
-  size_t i, total;
-  int opt, ret;
+struct campaign_opts {
+  const char *file, *db, *run_id;
+  uint64_t jobs, shard_i, shard_n, budget_ns;
+  bool shard_set, resume, list;
+};
 
-  memset (&n, 0, sizeof n);
-  n.jobs = 1;
-  optind = 1;
-  while ((opt = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (opt) {
-      case 'h':
-        campaign_usage (stdout);
-        return 0;
-      case 'd':
-        n.db_path = optarg;
-        break;
-      case 'j':
-        if (fm_parse_uint ("--jobs", optarg, 1, 256, &n.jobs, &err) == -1)
-          goto usage_err;
-        break;
-      case 's':
-        if (fd_campaign_parse_shard (optarg, &shard_i, &shard_n, &err) == -1)
-          goto usage_err;
-        shard_set = true;
-        break;
-      case 'b':
-        if (fm_parse_duration ("--budget", optarg, &budget_ns, &err) == -1)
-          goto usage_err;
-        break;
-      case 'r':
-        resume = true;
-        break;
-      case 'i':
-        if (!*optarg || strlen (optarg) > 64 || strchr (optarg, '/')) {
-          fm_fail (&err, "--run-id '%.64s': 1 to 64 characters, no '/'",
-                   optarg);
-          goto usage_err;
-        }
-        run_id = optarg;
-        break;
-      case 'l':
-        list = true;
-        break;
-      default:
-        campaign_usage (stderr);
-        return 2;
-    }
+static int
+campaign_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct campaign_opts *o = vo;
+
+  switch (c) {
+    case 'd':
+      o->db = arg;
+      return 0;
+    case 'j':
+      return fm_parse_uint ("--jobs", arg, 1, 256, &o->jobs, err);
+    case 's':
+      o->shard_set = true;
+      return fd_campaign_parse_shard (arg, &o->shard_i, &o->shard_n, err);
+    case 'b':
+      return fm_parse_duration ("--budget", arg, &o->budget_ns, err);
+    case 'r':
+      o->resume = true;
+      return 0;
+    case 'i':
+      if (!*arg || strlen (arg) > 64 || strchr (arg, '/'))
+        return fm_fail (err, "--run-id '%.64s': 1 to 64 characters, no '/'",
+                        arg);
+      o->run_id = arg;
+      return 0;
+    case 'l':
+      o->list = true;
+      return 0;
   }
-  if (optind + 1 != argc) {
-    fprintf (stderr, "%s campaign: %s\n", fd_progname,
-             optind == argc ? "a campaign FILE is required"
-                            : "one campaign FILE only");
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option campaign_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"db", required_argument, NULL, 'd'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"shard", required_argument, NULL, 's'},
+    {"budget", required_argument, NULL, 'b'},
+    {"resume", no_argument, NULL, 'r'},
+    {"run-id", required_argument, NULL, 'i'},
+    {"list", no_argument, NULL, 'l'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts campaign_cmd = {"campaign", campaign_options,
+                                                campaign_usage, campaign_set};
+
+static int
+campaign_parse (int argc, char **argv, struct campaign_opts *o)
+{
+  struct fm_err err;
+  int first, rc;
+
+  *o = (struct campaign_opts){.jobs = 1, .shard_n = 1};
+  rc = fd_options_parse (&campaign_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first + 1 != argc) {
+    fd_usage_error ("campaign", "%s",
+                    first == argc ? "a campaign FILE is required"
+                                  : "one campaign FILE only");
     campaign_usage (stderr);
-    return 2;
+    return FD_OPTS_BAD;
   }
-  if (!shard_set && shard_from_env (&shard_i, &shard_n, &shard_set, &err) == -1)
-    goto usage_err;
-  if ((c = fd_campaign_load (argv[optind], &err)) == NULL)
-    goto usage_err;
-  n.c = c;
-  total = fd_campaign_ntrials (c);
-  if ((n.todo = calloc (total + 1, sizeof *n.todo)) == NULL) {
-    fd_campaign_free (c);
-    return 1;
+  o->file = argv[first];
+  if (!o->shard_set &&
+      shard_from_env (&o->shard_i, &o->shard_n, &o->shard_set, &err) == -1)
+    return fd_usage_error ("campaign", "%s", err.msg);
+  return FD_OPTS_RUN;
+}
+
+static void
+campaign_list (const struct campaign_opts *o, const struct fd_campaign *c)
+{
+  size_t i, total = fd_campaign_ntrials (c);
+
+  for (i = o->shard_i; i < total; i += o->shard_n) {
+    char what[256];
+    describe (fd_campaign_trial (c, i), what, sizeof what);
+    printf ("%6zu  [%s] %s\n", i, fd_campaign_trial (c, i)->matrix, what);
   }
-  if (list) {
-    for (i = shard_i; i < total; i += shard_n) {
-      char what[256];
-      describe (fd_campaign_trial (c, i), what, sizeof what);
-      printf ("%6zu  [%s] %s\n", i, fd_campaign_trial (c, i)->matrix, what);
-    }
-    free (n.todo);
-    fd_campaign_free (c);
-    return 0;
+}
+
+/* The night's name, first found of: --run-id, $FUTUREDISK_RUN_ID, the
+ * Slurm array's job, with --resume the newest night in db, the time now.
+ */
+static const char *
+night_id (const struct campaign_opts *o, sqlite3 *db, const char *name,
+          char *buf, size_t len)
+{
+  const char *env;
+  time_t now;
+
+  if (o->run_id)
+    return o->run_id;
+  if ((env = getenv ("FUTUREDISK_RUN_ID")) && *env)
+    return env;
+  if ((env = getenv ("SLURM_ARRAY_JOB_ID")) && *env) {
+    snprintf (buf, len, "slurm-%.64s", env);
+    return buf;
   }
-  if (n.db_path == NULL) {
-    snprintf (db_default, sizeof db_default, "%s.db", fd_campaign_name (c));
-    n.db_path = db_default;
+  if (o->resume) {
+    newest_night (db, name, buf, len);
+    if (buf[0])
+      return buf;
   }
-  if ((db = fd_db_open (n.db_path, true, &err)) == NULL) {
+  now = time (NULL);
+  strftime (buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
+  return buf;
+}
+
+/* Name the night and find the trials of this shard it still lacks:
+ * 0, or the exit code.
+ */
+static int
+night_plan (const struct campaign_opts *o, struct night *n)
+{
+  const char *name = fd_campaign_name (n->c);
+  size_t i, total = fd_campaign_ntrials (n->c);
+  struct fm_err err;
+  sqlite3 *db;
+
+  if (n->db_path == NULL) {
+    snprintf (n->db_buf, sizeof n->db_buf, "%s.db", name);
+    n->db_path = n->db_buf;
+  }
+  if ((db = fd_db_open (n->db_path, true, &err)) == NULL) {
     fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
-    free (n.todo);
-    fd_campaign_free (c);
     return 1;
   }
-  if (!run_id && getenv ("FUTUREDISK_RUN_ID") && *getenv ("FUTUREDISK_RUN_ID"))
-    run_id = getenv ("FUTUREDISK_RUN_ID");
-  if (!run_id && getenv ("SLURM_ARRAY_JOB_ID") &&
-      *getenv ("SLURM_ARRAY_JOB_ID")) {
-    snprintf (run_buf, sizeof run_buf, "slurm-%.64s",
-              getenv ("SLURM_ARRAY_JOB_ID"));
-    run_id = run_buf;
-  }
-  if (!run_id && resume) {
-    newest_night (db, fd_campaign_name (c), run_buf, sizeof run_buf);
-    if (run_buf[0])
-      run_id = run_buf;
-  }
-  if (!run_id) {
-    time_t now = time (NULL);
-    strftime (run_buf, sizeof run_buf, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
-    run_id = run_buf;
-  }
-  n.run_id = run_id;
-  for (i = shard_i; i < total; i += shard_n) {
-    if (recorded (db, fd_campaign_name (c), run_id, fd_campaign_trial (c, i)))
-      n.done++;
+  n->run_id = night_id (o, db, name, n->run_buf, sizeof n->run_buf);
+  for (i = o->shard_i; i < total; i += o->shard_n) {
+    if (recorded (db, name, n->run_id, fd_campaign_trial (n->c, i)))
+      n->done++;
     else
-      n.todo[n.ntodo++] = i;
+      n->todo[n->ntodo++] = i;
   }
   sqlite3_close (db);
-  if (n.done && !resume) {
+  if (n->done && !o->resume) {
     fprintf (stderr,
              "%s campaign: night '%s' of %s already has %zu trials in %s: "
              "--resume finishes it, --run-id starts another\n",
-             fd_progname, run_id, fd_campaign_name (c), n.done, n.db_path);
-    free (n.todo);
-    fd_campaign_free (c);
+             fd_progname, n->run_id, name, n->done, n->db_path);
     return 2;
   }
   fprintf (stderr,
            "%s campaign: %s, night %s: %zu trials (shard %" PRIu64 "/%" PRIu64
            ": %zu), %zu recorded before, %zu to run, %" PRIu64
            " at a time, into %s\n",
-           fd_progname, fd_campaign_name (c), run_id, total, shard_i, shard_n,
-           n.done + n.ntodo, n.done, n.ntodo, n.jobs, n.db_path);
-  {
-    /* The children run this very binary. */
-    ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
-    if (len < 0) {
-      fprintf (stderr, "%s campaign: /proc/self/exe: %s\n", fd_progname,
-               fd_strerror (errno));
-      free (n.todo);
-      fd_campaign_free (c);
-      return 1;
-    }
-    self[len] = '\0';
-  }
-  n.self = self;
-  fd_scratch_template ("campaign", n.work, sizeof n.work);
-  if (mkdtemp (n.work) == NULL) {
-    fprintf (stderr, "%s campaign: mkdtemp: %s\n", fd_progname,
+           fd_progname, name, n->run_id, total, o->shard_i, o->shard_n,
+           n->done + n->ntodo, n->done, n->ntodo, n->jobs, n->db_path);
+  return 0;
+}
+
+/* The binary the children run and their work directory: 0, or 1. */
+static int
+night_prepare (struct night *n)
+{
+  /* The children run this very binary. */
+  ssize_t len = readlink ("/proc/self/exe", n->self, sizeof n->self - 1);
+
+  if (len < 0) {
+    fprintf (stderr, "%s campaign: /proc/self/exe: %s\n", fd_progname,
              fd_strerror (errno));
-    free (n.todo);
-    fd_campaign_free (c);
     return 1;
   }
-  n.tty = isatty (2);
-  n.t0 = fd_now_s ();
-  n.done = 0;
-  ret = run_night (&n, (double)budget_ns / 1e9, &err);
+  n->self[len] = '\0';
+  fd_scratch_template ("campaign", n->work, sizeof n->work);
+  if (mkdtemp (n->work) == NULL) {
+    fprintf (stderr, "%s campaign: mkdtemp: %s\n", fd_progname,
+             fd_strerror (errno));
+    return 1;
+  }
+  return 0;
+}
+
+/* Sum the night up after run_night returned ret; the exit code. */
+static int
+night_end (struct night *n, int ret, const struct fm_err *err)
+{
+  const char *name = fd_campaign_name (n->c);
+
   if (ret == -1)
-    fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
-  rmdir (n.work); /* kept when a trial's log is kept */
+    fprintf (stderr, "%s campaign: %s\n", fd_progname, err->msg);
+  rmdir (n->work); /* kept when a trial's log is kept */
   fprintf (stderr,
            "%s campaign: %s night %s: %zu of %zu trials run in %.0f s; %zu "
            "not recorded, %zu recorded with errors, %zu lost data; "
            "database %s\n",
-           fd_progname, fd_campaign_name (c), run_id, n.done, n.ntodo,
-           fd_now_s () - n.t0, n.failed, n.recorded_errors, n.lost_trials,
-           n.db_path);
-  if (n.failed)
+           fd_progname, name, n->run_id, n->done, n->ntodo, fd_now_s () - n->t0,
+           n->failed, n->recorded_errors, n->lost_trials, n->db_path);
+  if (n->failed)
     fprintf (stderr, "%s campaign: logs of the trials not recorded are in %s\n",
-             fd_progname, n.work);
-  free (n.todo);
-  fd_campaign_free (c);
+             fd_progname, n->work);
   if (fd_interrupted) {
     fprintf (stderr,
              "%s campaign: interrupted; the trials recorded are kept, "
              "--resume --run-id %s runs the rest\n",
-             fd_progname, run_id);
+             fd_progname, n->run_id);
     return 130;
   }
-  if (ret == -1 || n.failed)
+  if (ret == -1 || n->failed)
     return 1;
-  if (ret == 1 || n.next < n.ntodo) {
+  if (ret == 1 || n->next < n->ntodo) {
     fprintf (stderr,
              "%s campaign: budget spent with %zu trials left: --resume "
              "--run-id %s runs them\n",
-             fd_progname, n.ntodo - n.next, run_id);
+             fd_progname, n->ntodo - n->next, n->run_id);
     return 3;
   }
   return 0;
+}
 
-usage_err:
-  fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
+static int
+campaign_run (const struct campaign_opts *o, const struct fd_campaign *c)
+{
+  struct night n;
+  struct fm_err err;
+  int rc;
+
+  memset (&n, 0, sizeof n);
+  n.c = c;
+  n.db_path = o->db;
+  n.jobs = o->jobs;
+  if ((n.todo = calloc (fd_campaign_ntrials (c) + 1, sizeof *n.todo)) == NULL)
+    return 1;
+  rc = night_plan (o, &n);
+  if (rc == 0)
+    rc = night_prepare (&n);
+  if (rc == 0) {
+    n.tty = isatty (2);
+    n.t0 = fd_now_s ();
+    n.done = 0;
+    rc = night_end (&n, run_night (&n, (double)o->budget_ns / 1e9, &err), &err);
+  }
+  free (n.todo);
+  return rc;
+}
+
+int
+cmd_campaign (int argc, char **argv)
+{
+  struct campaign_opts o;
+  struct fd_campaign *c;
+  struct fm_err err;
+  int rc;
+
+  rc = campaign_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if ((c = fd_campaign_load (o.file, &err)) == NULL)
+    return fd_usage_error ("campaign", "%s", err.msg);
+  rc = 0;
+  if (o.list)
+    campaign_list (&o, c);
+  else
+    rc = campaign_run (&o, c);
   fd_campaign_free (c);
-  return 2;
+  return rc;
 }

@@ -8,7 +8,6 @@
  * fsck time above the baseline's median by more than max(5 %, 3 MAD).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -22,6 +21,7 @@
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
+#include "options.h"
 #include "report.h"
 #include "robust.h"
 #include "svg.h"
@@ -216,63 +216,79 @@ compare_scenario (const struct sample *now, const struct sample *base,
   free (b);
 }
 
-int
-cmd_compare (int argc, char **argv)
-{
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"campaign", required_argument, NULL, 'c'},
-      {"run-id", required_argument, NULL, 'r'},
-      {"baseline", required_argument, NULL, 'b'},
-      {"junit", required_argument, NULL, 'j'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *campaign = NULL, *junit = NULL;
-  char name[96], run_id[96] = "";
-  uint64_t nbase = 7;
-  struct fm_err err;
-  struct finding *f = NULL;
-  size_t nf = 0, i, regressions = 0;
-  sqlite3 *db;
-  sqlite3_stmt *st;
-  int c, night_pos = 0;
+struct compare_opts {
+  const char *db, *campaign, *junit;
+  char run_id[96]; /* "": the newest night */
+  uint64_t nbase;
+};
 
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        compare_usage (stdout);
-        return 0;
-      case 'c':
-        campaign = optarg;
-        break;
-      case 'r':
-        snprintf (run_id, sizeof run_id, "%s", optarg);
-        break;
-      case 'b':
-        if (fm_parse_uint ("--baseline", optarg, 1, 1000, &nbase, &err) == -1) {
-          fprintf (stderr, "%s compare: %s\n", fd_progname, err.msg);
-          return 2;
-        }
-        break;
-      case 'j':
-        junit = optarg;
-        break;
-      default:
-        compare_usage (stderr);
-        return 2;
-    }
+static int
+compare_set (void *vo, int c, const char *arg, struct fm_err *err)
+{
+  struct compare_opts *o = vo;
+
+  switch (c) {
+    case 'c':
+      o->campaign = arg;
+      return 0;
+    case 'r':
+      snprintf (o->run_id, sizeof o->run_id, "%s", arg);
+      return 0;
+    case 'b':
+      return fm_parse_uint ("--baseline", arg, 1, 1000, &o->nbase, err);
+    case 'j':
+      o->junit = arg;
+      return 0;
   }
-  if (optind + 1 != argc) {
-    fprintf (stderr, "%s compare: one database DB is required\n", fd_progname);
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option compare_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"campaign", required_argument, NULL, 'c'},
+    {"run-id", required_argument, NULL, 'r'},
+    {"baseline", required_argument, NULL, 'b'},
+    {"junit", required_argument, NULL, 'j'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts compare_cmd = {"compare", compare_options,
+                                               compare_usage, compare_set};
+
+static int
+compare_parse (int argc, char **argv, struct compare_opts *o)
+{
+  int first, rc;
+
+  *o = (struct compare_opts){.nbase = 7};
+  rc = fd_options_parse (&compare_cmd, argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first + 1 != argc) {
+    fd_usage_error ("compare", "one database DB is required");
     compare_usage (stderr);
-    return 2;
+    return FD_OPTS_BAD;
   }
-  if ((db = fd_report_open (argv[optind], campaign, name, sizeof name, run_id,
-                            sizeof run_id, &err)) == NULL) {
-    fprintf (stderr, "%s compare: %s\n", fd_progname, err.msg);
-    return 2;
-  }
+  o->db = argv[first];
+  return FD_OPTS_RUN;
+}
+
+/* The scenarios of the night, each against the baseline. */
+struct findings {
+  struct finding *f;
+  size_t n, regressions;
+};
+
+/* The night's position among the campaign's nights (0 if not found),
+ * and a temporary table of them all for the baseline's query; -1 on an
+ * SQL error.
+ */
+static int
+night_position (sqlite3 *db, const char *name, const char *run_id)
+{
+  sqlite3_stmt *st;
+  int pos = 0;
+
   /* Nights in the order they began; the baseline is the nbase before. */
   if (sqlite3_exec (db,
                     "CREATE TEMP TABLE nights AS SELECT campaign, run_id, "
@@ -282,99 +298,158 @@ cmd_compare (int argc, char **argv)
       sqlite3_prepare_v2 (db,
                           "SELECT pos FROM nights WHERE campaign = ? AND "
                           "run_id = ?",
-                          -1, &st, NULL) != SQLITE_OK) {
-    fprintf (stderr, "%s compare: %s\n", fd_progname, sqlite3_errmsg (db));
-    sqlite3_close (db);
-    return 2;
-  }
+                          -1, &st, NULL) != SQLITE_OK)
+    return -1;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
   if (sqlite3_step (st) == SQLITE_ROW)
-    night_pos = sqlite3_column_int (st, 0);
+    pos = sqlite3_column_int (st, 0);
   sqlite3_finalize (st);
+  return pos;
+}
+
+/* One scenario of the night against the same in the nbase nights before
+ * the one at night_pos.
+ */
+static void
+compare_one (sqlite3 *db, const char *name, const char *run_id,
+             const char *scenario, uint64_t nbase, int night_pos,
+             struct finding *fi)
+{
+  struct sample now, base;
+  char cond[256];
+
+  snprintf (fi->scenario, sizeof fi->scenario, "%s", scenario);
+  load (db, name, scenario, "run_id = ?2 AND ?3 = ?3", run_id, 0, &now);
+  snprintf (cond, sizeof cond,
+            "run_id IN (SELECT n.run_id FROM nights n WHERE n.campaign = "
+            "?1 AND n.pos < ?3 AND n.pos >= ?3 - %d) AND ?2 = ?2",
+            (int)nbase);
+  load (db, name, scenario, cond, "", night_pos, &base);
+  compare_scenario (&now, &base, fi);
+  free (now.check_s);
+  free (base.check_s);
+}
+
+/* Every scenario of the night into out; -1 if they cannot be listed. */
+static int
+compare_night (sqlite3 *db, const char *name, const char *run_id,
+               uint64_t nbase, int night_pos, struct findings *out)
+{
+  sqlite3_stmt *st;
 
   if (sqlite3_prepare_v2 (db,
                           "SELECT DISTINCT scenario FROM t WHERE campaign = ? "
                           "AND run_id = ? ORDER BY scenario",
-                          -1, &st, NULL) != SQLITE_OK) {
-    sqlite3_close (db);
-    return 2;
-  }
+                          -1, &st, NULL) != SQLITE_OK)
+    return -1;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
   while (sqlite3_step (st) == SQLITE_ROW) {
-    struct sample now, base;
-    const char *scenario = (const char *)sqlite3_column_text (st, 0);
-    struct finding *fi = fd_append (&f, &nf, sizeof *f);
+    struct finding *fi = fd_append (&out->f, &out->n, sizeof *out->f);
     if (fi == NULL)
       break;
-    snprintf (fi->scenario, sizeof fi->scenario, "%s", scenario);
-    load (db, name, scenario, "run_id = ?2 AND ?3 = ?3", run_id, 0, &now);
-    {
-      char cond[256];
-      snprintf (cond, sizeof cond,
-                "run_id IN (SELECT n.run_id FROM nights n WHERE n.campaign = "
-                "?1 AND n.pos < ?3 AND n.pos >= ?3 - %d) AND ?2 = ?2",
-                (int)nbase);
-      load (db, name, scenario, cond, "", night_pos, &base);
-    }
-    compare_scenario (&now, &base, fi);
-    free (now.check_s);
-    free (base.check_s);
-    regressions += fi->why[0] != '\0';
+    compare_one (db, name, run_id, (const char *)sqlite3_column_text (st, 0),
+                 nbase, night_pos, fi);
+    out->regressions += fi->why[0] != '\0';
   }
   sqlite3_finalize (st);
-  sqlite3_close (db);
+  return 0;
+}
+
+static void
+compare_print (const char *name, const char *run_id, uint64_t nbase,
+               const struct findings *fs)
+{
+  size_t i;
 
   printf ("%s night %s against up to %" PRIu64 " nights before it: %zu "
           "scenarios, %zu regressions\n",
           name[0] ? name : "(no campaign)", run_id[0] ? run_id : "(none)",
-          nbase, nf, regressions);
-  for (i = 0; i < nf; i++) {
-    if (f[i].why[0])
-      printf ("REGRESSION  %s\n            %s\n", f[i].scenario, f[i].why);
-    else if (f[i].note[0])
-      printf ("note        %s\n            %s\n", f[i].scenario, f[i].note);
+          nbase, fs->n, fs->regressions);
+  for (i = 0; i < fs->n; i++) {
+    if (fs->f[i].why[0])
+      printf ("REGRESSION  %s\n            %s\n", fs->f[i].scenario,
+              fs->f[i].why);
+    else if (fs->f[i].note[0])
+      printf ("note        %s\n            %s\n", fs->f[i].scenario,
+              fs->f[i].note);
   }
-  if (junit) {
-    FILE *fp = fopen (junit, "w");
-    if (fp == NULL) {
-      fprintf (stderr, "%s compare: %s: %s\n", fd_progname, junit,
-               fd_strerror (errno));
-      free (f);
-      return 2;
-    }
-    fprintf (fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<testsuite name=\"futuredisk compare ");
+}
+
+/* JUnit XML, a test case per scenario, for CI dashboards: 0, or -1 with
+ * errno.
+ */
+static int
+compare_junit (const char *path, const char *name, const char *run_id,
+               const struct findings *fs)
+{
+  FILE *fp = fopen (path, "w");
+  size_t i;
+
+  if (fp == NULL)
+    return -1;
+  fprintf (fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<testsuite name=\"futuredisk compare ");
+  fd_html (fp, name);
+  fprintf (fp, " ");
+  fd_html (fp, run_id);
+  fprintf (fp, "\" tests=\"%zu\" failures=\"%zu\">\n", fs->n, fs->regressions);
+  for (i = 0; i < fs->n; i++) {
+    fprintf (fp, "  <testcase classname=\"");
     fd_html (fp, name);
-    fprintf (fp, " ");
-    fd_html (fp, run_id);
-    fprintf (fp, "\" tests=\"%zu\" failures=\"%zu\">\n", nf, regressions);
-    for (i = 0; i < nf; i++) {
-      fprintf (fp, "  <testcase classname=\"");
-      fd_html (fp, name);
-      fprintf (fp, "\" name=\"");
-      fd_html (fp, f[i].scenario);
-      fprintf (fp, "\">");
-      if (f[i].why[0]) {
-        fprintf (fp, "<failure message=\"");
-        fd_html (fp, f[i].why);
-        fprintf (fp, "\"/>");
-      } else if (f[i].note[0]) {
-        fprintf (fp, "<system-out>");
-        fd_html (fp, f[i].note);
-        fprintf (fp, "</system-out>");
-      }
-      fprintf (fp, "</testcase>\n");
+    fprintf (fp, "\" name=\"");
+    fd_html (fp, fs->f[i].scenario);
+    fprintf (fp, "\">");
+    if (fs->f[i].why[0]) {
+      fprintf (fp, "<failure message=\"");
+      fd_html (fp, fs->f[i].why);
+      fprintf (fp, "\"/>");
+    } else if (fs->f[i].note[0]) {
+      fprintf (fp, "<system-out>");
+      fd_html (fp, fs->f[i].note);
+      fprintf (fp, "</system-out>");
     }
-    fprintf (fp, "</testsuite>\n");
-    if (fclose (fp) != 0) {
-      fprintf (stderr, "%s compare: %s: %s\n", fd_progname, junit,
-               fd_strerror (errno));
-      free (f);
-      return 2;
-    }
+    fprintf (fp, "</testcase>\n");
   }
-  free (f);
-  return regressions ? 1 : 0;
+  fprintf (fp, "</testsuite>\n");
+  return fclose (fp);
+}
+
+int
+cmd_compare (int argc, char **argv)
+{
+  struct compare_opts o;
+  struct findings fs = {NULL, 0, 0};
+  char name[96];
+  struct fm_err err;
+  sqlite3 *db;
+  int rc, night_pos;
+
+  rc = compare_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if ((db = fd_report_open (o.db, o.campaign, name, sizeof name, o.run_id,
+                            sizeof o.run_id, &err)) == NULL) {
+    fprintf (stderr, "%s compare: %s\n", fd_progname, err.msg);
+    return 2;
+  }
+  if ((night_pos = night_position (db, name, o.run_id)) == -1) {
+    fprintf (stderr, "%s compare: %s\n", fd_progname, sqlite3_errmsg (db));
+    sqlite3_close (db);
+    return 2;
+  }
+  rc = compare_night (db, name, o.run_id, o.nbase, night_pos, &fs);
+  sqlite3_close (db);
+  if (rc == -1)
+    return 2;
+  compare_print (name, o.run_id, o.nbase, &fs);
+  if (o.junit && compare_junit (o.junit, name, o.run_id, &fs) != 0) {
+    fprintf (stderr, "%s compare: %s: %s\n", fd_progname, o.junit,
+             fd_strerror (errno));
+    free (fs.f);
+    return 2;
+  }
+  free (fs.f);
+  return fs.regressions ? 1 : 0;
 }

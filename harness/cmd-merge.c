@@ -7,12 +7,14 @@
  * the same shard twice adds nothing, and two different trials are never
  * taken for one.
  */
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "db.h"
+#include "options.h"
 
 static void
 merge_usage (FILE *fp)
@@ -31,13 +33,143 @@ merge_usage (FILE *fp)
   "targets_hit, files, bytes, write_probe, error, version, record, "           \
   "campaign, run_id, rep, crash, meta_only, time_mode, think, scenario"
 
+/* Print the statement's error, naming src; -1.  Before any other
+ * statement is finalized: finalizing one that ran clears the message.
+ */
+static int
+sql_error (sqlite3 *db, const char *src)
+{
+  fprintf (stderr, "%s merge: %s: %s\n", fd_progname, src, sqlite3_errmsg (db));
+  return -1;
+}
+
+/* Run st to its end and finalize it: 0, or -1 with the error left in
+ * sqlite3_errmsg.
+ */
+static int
+step_once (sqlite3_stmt *st)
+{
+  int rc = sqlite3_step (st) == SQLITE_DONE ? 0 : -1;
+
+  sqlite3_finalize (st);
+  return rc;
+}
+
+static int
+attach_src (sqlite3 *db, const char *src)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (db, "ATTACH DATABASE ? AS src", -1, &st, NULL) !=
+      SQLITE_OK)
+    return -1;
+  sqlite3_bind_text (st, 1, src, -1, SQLITE_STATIC);
+  return step_once (st);
+}
+
+/* The child's columns but trial_id, from its own definition in src:
+ * "a, b, c" into cols.
+ */
+static int
+child_columns (sqlite3 *db, const char *child, char *cols, size_t len)
+{
+  sqlite3_stmt *st;
+  char sql[512];
+
+  cols[0] = '\0';
+  snprintf (sql, sizeof sql, "PRAGMA src.table_info(%s)", child);
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    const char *c = (const char *)sqlite3_column_text (st, 1);
+    if (strcmp (c, "trial_id") == 0)
+      continue;
+    if (strlen (cols) + strlen (c) + 3 < len)
+      snprintf (cols + strlen (cols), len - strlen (cols), "%s%s",
+                cols[0] ? ", " : "", c);
+  }
+  sqlite3_finalize (st);
+  return 0;
+}
+
+/* Copy src's trial old, with its rows in the child tables, into main. */
+static int
+copy_trial (sqlite3 *db, sqlite3_int64 old)
+{
+  static const char *const children[] = {"phases", "passes", "audit",
+                                         "damaged"};
+  sqlite3_stmt *st;
+  sqlite3_int64 id;
+  size_t k;
+
+  if (sqlite3_prepare_v2 (db,
+                          "INSERT INTO main.trials (" TRIAL_COLUMNS
+                          ") SELECT " TRIAL_COLUMNS
+                          " FROM src.trials WHERE id = ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_int64 (st, 1, old);
+  if (step_once (st) == -1)
+    return -1;
+  id = sqlite3_last_insert_rowid (db);
+  for (k = 0; k < sizeof children / sizeof children[0]; k++) {
+    char cols[512], sql[512];
+
+    if (child_columns (db, children[k], cols, sizeof cols) == -1)
+      return -1;
+    snprintf (sql, sizeof sql,
+              "INSERT INTO main.%s (trial_id, %s) SELECT ?1, %s FROM "
+              "src.%s WHERE trial_id = ?2",
+              children[k], cols, cols, children[k]);
+    if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+      return -1;
+    sqlite3_bind_int64 (st, 1, id);
+    sqlite3_bind_int64 (st, 2, old);
+    if (step_once (st) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+/* In one transaction, copy the trials of the attached src that main
+ * lacks; the caller rolls back on -1.
+ */
+static int
+merge_trials (sqlite3 *db, const char *src, long long *added, long long *known)
+{
+  sqlite3_stmt *sel;
+
+  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2 (db,
+                          "SELECT id, EXISTS (SELECT 1 FROM main.trials m "
+                          "WHERE m.record = s.record) FROM src.trials s "
+                          "ORDER BY id",
+                          -1, &sel, NULL) != SQLITE_OK)
+    return sql_error (db, src);
+  while (sqlite3_step (sel) == SQLITE_ROW) {
+    if (sqlite3_column_int (sel, 1)) {
+      (*known)++;
+      continue;
+    }
+    if (copy_trial (db, sqlite3_column_int64 (sel, 0)) == -1) {
+      sql_error (db, src);
+      sqlite3_finalize (sel);
+      return -1;
+    }
+    (*added)++;
+  }
+  sqlite3_finalize (sel);
+  if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    return sql_error (db, src);
+  return 0;
+}
+
 static int
 merge_one (sqlite3 *db, const char *src, long long *added, long long *known)
 {
-  sqlite3_stmt *sel = NULL;
   struct fm_err err;
   sqlite3 *s;
-  int rc = -1;
+  int rc;
 
   /* Open it on its own first: that checks (and upgrades) its schema. */
   if ((s = fd_db_open (src, false, &err)) == NULL) {
@@ -45,140 +177,78 @@ merge_one (sqlite3 *db, const char *src, long long *added, long long *known)
     return -1;
   }
   sqlite3_close (s);
-  {
-    sqlite3_stmt *a;
-    if (sqlite3_prepare_v2 (db, "ATTACH DATABASE ? AS src", -1, &a, NULL) !=
-        SQLITE_OK)
-      goto sqlerr;
-    sqlite3_bind_text (a, 1, src, -1, SQLITE_STATIC);
-    if (sqlite3_step (a) != SQLITE_DONE) {
-      sqlite3_finalize (a);
-      goto sqlerr;
-    }
-    sqlite3_finalize (a);
-  }
-  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2 (db,
-                          "SELECT id, EXISTS (SELECT 1 FROM main.trials m "
-                          "WHERE m.record = s.record) FROM src.trials s "
-                          "ORDER BY id",
-                          -1, &sel, NULL) != SQLITE_OK)
-    goto sqlerr_rollback;
-  while (sqlite3_step (sel) == SQLITE_ROW) {
-    static const char *const children[] = {"phases", "passes", "audit",
-                                           "damaged"};
-    sqlite3_int64 old = sqlite3_column_int64 (sel, 0), id;
-    sqlite3_stmt *ins;
-    size_t k;
-
-    if (sqlite3_column_int (sel, 1)) {
-      (*known)++;
-      continue;
-    }
-    if (sqlite3_prepare_v2 (db,
-                            "INSERT INTO main.trials (" TRIAL_COLUMNS
-                            ") SELECT " TRIAL_COLUMNS
-                            " FROM src.trials WHERE id = ?",
-                            -1, &ins, NULL) != SQLITE_OK)
-      goto sqlerr_rollback;
-    sqlite3_bind_int64 (ins, 1, old);
-    if (sqlite3_step (ins) != SQLITE_DONE) {
-      sqlite3_finalize (ins);
-      goto sqlerr_rollback;
-    }
-    sqlite3_finalize (ins);
-    id = sqlite3_last_insert_rowid (db);
-    for (k = 0; k < sizeof children / sizeof children[0]; k++) {
-      char sql[512];
-      {
-        sqlite3_stmt *cp;
-        char cols[512] = "";
-        /* The child's columns but trial_id, from its own definition. */
-        snprintf (sql, sizeof sql, "PRAGMA src.table_info(%s)", children[k]);
-        if (sqlite3_prepare_v2 (db, sql, -1, &cp, NULL) != SQLITE_OK)
-          goto sqlerr_rollback;
-        while (sqlite3_step (cp) == SQLITE_ROW) {
-          const char *c = (const char *)sqlite3_column_text (cp, 1);
-          if (strcmp (c, "trial_id") == 0)
-            continue;
-          if (strlen (cols) + strlen (c) + 3 < sizeof cols)
-            snprintf (cols + strlen (cols), sizeof cols - strlen (cols), "%s%s",
-                      cols[0] ? ", " : "", c);
-        }
-        sqlite3_finalize (cp);
-        snprintf (sql, sizeof sql,
-                  "INSERT INTO main.%s (trial_id, %s) SELECT ?1, %s FROM "
-                  "src.%s WHERE trial_id = ?2",
-                  children[k], cols, cols, children[k]);
-        if (sqlite3_prepare_v2 (db, sql, -1, &cp, NULL) != SQLITE_OK)
-          goto sqlerr_rollback;
-        sqlite3_bind_int64 (cp, 1, id);
-        sqlite3_bind_int64 (cp, 2, old);
-        if (sqlite3_step (cp) != SQLITE_DONE) {
-          sqlite3_finalize (cp);
-          goto sqlerr_rollback;
-        }
-        sqlite3_finalize (cp);
-      }
-    }
-    (*added)++;
-  }
-  sqlite3_finalize (sel);
-  sel = NULL;
-  if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    goto sqlerr_rollback;
-  rc = 0;
-  goto detach;
-
-sqlerr_rollback:
-  fprintf (stderr, "%s merge: %s: %s\n", fd_progname, src, sqlite3_errmsg (db));
-  sqlite3_finalize (sel);
-  sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-detach:
+  if (attach_src (db, src) == -1)
+    return sql_error (db, src);
+  rc = merge_trials (db, src, added, known);
+  if (rc == -1)
+    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_exec (db, "DETACH DATABASE src", NULL, NULL, NULL);
   return rc;
-
-sqlerr:
-  fprintf (stderr, "%s merge: %s: %s\n", fd_progname, src, sqlite3_errmsg (db));
-  return -1;
 }
 
-int
-cmd_merge (int argc, char **argv)
+struct merge_opts {
+  const char *dest;
+  char **srcs;
+  int nsrc;
+};
+
+/* Operands only, as they are: a SRC may well start with '-'. */
+static const struct fd_cmd_opts merge_cmd = {"merge", NULL, merge_usage, NULL};
+
+static int
+merge_parse (int argc, char **argv, struct merge_opts *o)
+{
+  int rc;
+
+  rc = fd_operands_parse (&merge_cmd, argc, argv, 0, INT_MAX);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (argc < 3) {
+    fd_usage_error ("merge", "DEST and at least one SRC are required");
+    merge_usage (stderr);
+    return FD_OPTS_BAD;
+  }
+  *o = (struct merge_opts){argv[1], argv + 2, argc - 2};
+  return FD_OPTS_RUN;
+}
+
+static int
+merge_run (const struct merge_opts *o)
 {
   struct fm_err err;
   sqlite3 *db;
   int i, ret = 0;
 
-  if (argc > 1 &&
-      (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
-    merge_usage (stdout);
-    return 0;
-  }
-  if (argc < 3) {
-    fprintf (stderr, "%s merge: DEST and at least one SRC are required\n",
-             fd_progname);
-    merge_usage (stderr);
-    return 2;
-  }
-  if ((db = fd_db_open (argv[1], true, &err)) == NULL) {
+  if ((db = fd_db_open (o->dest, true, &err)) == NULL) {
     fprintf (stderr, "%s merge: %s\n", fd_progname, err.msg);
     return 1;
   }
-  for (i = 2; i < argc; i++) {
+  for (i = 0; i < o->nsrc; i++) {
     long long added = 0, known = 0;
-    if (strcmp (argv[i], argv[1]) == 0) {
+    if (strcmp (o->srcs[i], o->dest) == 0) {
       fprintf (stderr, "%s merge: %s is the destination\n", fd_progname,
-               argv[i]);
+               o->srcs[i]);
       ret = 1;
       continue;
     }
-    if (merge_one (db, argv[i], &added, &known) == -1)
+    if (merge_one (db, o->srcs[i], &added, &known) == -1)
       ret = 1;
     else
-      printf ("%s: %lld trials added, %lld already there\n", argv[i], added,
+      printf ("%s: %lld trials added, %lld already there\n", o->srcs[i], added,
               known);
   }
   sqlite3_close (db);
   return ret;
+}
+
+int
+cmd_merge (int argc, char **argv)
+{
+  struct merge_opts o;
+  int rc;
+
+  rc = merge_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return merge_run (&o);
 }

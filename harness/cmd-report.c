@@ -5,7 +5,6 @@
  * harness/SCHEMA.md; the charts are inline SVG (svg.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
+#include "options.h"
 #include "report.h"
 #include "robust.h"
 #include "svg.h"
@@ -376,6 +376,83 @@ iron_class (const char *check, const char *recheck, double lost,
   return lost > 0 ? 2 : 1;
 }
 
+/* One targeted trial: where its fault went and what came of it. */
+struct iron_row {
+  char fs[32], type[32], kind[16];
+  int cls;
+};
+
+/* The worst class over the trials of file system fs with a fault of kind
+ * in a block of type, -1 if none; *tip counts them by class (NULL if
+ * none).
+ */
+static int
+iron_cell (const struct iron_row *rows, size_t nrows, const char *fs,
+           const char *type, const char *kind, char **tip)
+{
+  size_t counts[5] = {0}, total = 0, j, k;
+  int cls = -1;
+
+  for (j = 0; j < nrows; j++)
+    if (strcmp (rows[j].fs, fs) == 0 && strcmp (rows[j].type, type) == 0 &&
+        strcmp (rows[j].kind, kind) == 0) {
+      counts[rows[j].cls]++;
+      total++;
+      if (rows[j].cls > cls)
+        cls = rows[j].cls;
+    }
+  if (total) {
+    char t[256];
+    int len = snprintf (t, sizeof t, "%s, %s: %zu trials", type, kind, total);
+    for (k = 0; k < 5; k++)
+      if (counts[k] && len > 0 && (size_t)len < sizeof t)
+        len += snprintf (t + len, sizeof t - len, "; %zu %s", counts[k],
+                         iron_classes[k]);
+    *tip = strdup (t);
+  }
+  return cls;
+}
+
+/* The fingerprint of file system fs; -1 when out of memory. */
+static int
+iron_map (FILE *fp, const struct iron_row *rows, size_t nrows, const char *fs)
+{
+  static const char *const kinds[] = {"ure", "lse", "rot"};
+  struct strs types = {0};
+  int *cls;
+  char **tips;
+  size_t i, nt;
+  char title[96];
+
+  for (i = 0; i < nrows; i++)
+    if (strcmp (rows[i].fs, fs) == 0)
+      strs_index (&types, rows[i].type);
+  nt = types.n;
+  cls = malloc (nt * 3 * sizeof *cls);
+  tips = calloc (nt * 3, sizeof *tips);
+  if (cls == NULL || tips == NULL) {
+    free (cls);
+    free (tips);
+    strs_free (&types);
+    return -1;
+  }
+  for (i = 0; i < nt * 3; i++)
+    cls[i] =
+        iron_cell (rows, nrows, fs, types.v[i / 3], kinds[i % 3], &tips[i]);
+  snprintf (title, sizeof title, "IRON fingerprint of %s", fs);
+  fputs ("<h3>", fp);
+  fd_html (fp, fs);
+  fputs ("</h3>\n", fp);
+  fd_svg_heat (fp, title, (const char *const *)types.v, nt, kinds, 3, cls,
+               (const char *const *)tips, iron_classes, 5);
+  for (i = 0; i < nt * 3; i++)
+    free (tips[i]);
+  free (tips);
+  free (cls);
+  strs_free (&types);
+  return 0;
+}
+
 static void
 section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
@@ -387,10 +464,7 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
                "ORDER BY fs, ttype, tkind",
                c, r);
   struct strs fss = {0};
-  struct row {
-    char fs[32], type[32], kind[16];
-    int cls;
-  } *rows = NULL;
+  struct iron_row *rows = NULL;
   size_t nrows = 0, f;
 
   fputs ("<h2>IRON fingerprint: what each file system does with a bad "
@@ -401,7 +475,7 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "its trials; hover for counts.</p>\n",
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
-    struct row *w = fd_append (&rows, &nrows, sizeof *rows);
+    struct iron_row *w = fd_append (&rows, &nrows, sizeof *rows);
     if (w == NULL)
       break;
     snprintf (w->fs, sizeof w->fs, "%s", col (st, 0));
@@ -414,62 +488,8 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
   sqlite3_finalize (st);
   if (nrows == 0)
     fputs ("<p class=\"none\">No targeted trials in this night.</p>\n", fp);
-  for (f = 0; f < fss.n; f++) {
-    static const char *const kinds[] = {"ure", "lse", "rot"};
-    struct strs types = {0};
-    int *cls;
-    char **tips;
-    size_t i, nt, k;
-    char title[96];
-
-    for (i = 0; i < nrows; i++)
-      if (strcmp (rows[i].fs, fss.v[f]) == 0)
-        strs_index (&types, rows[i].type);
-    nt = types.n;
-    cls = malloc (nt * 3 * sizeof *cls);
-    tips = calloc (nt * 3, sizeof *tips);
-    if (cls == NULL || tips == NULL) {
-      free (cls);
-      free (tips);
-      strs_free (&types);
-      break;
-    }
-    for (i = 0; i < nt * 3; i++) {
-      size_t counts[5] = {0}, total = 0, j;
-      const char *type = types.v[i / 3], *kind = kinds[i % 3];
-      cls[i] = -1;
-      for (j = 0; j < nrows; j++)
-        if (strcmp (rows[j].fs, fss.v[f]) == 0 &&
-            strcmp (rows[j].type, type) == 0 &&
-            strcmp (rows[j].kind, kind) == 0) {
-          counts[rows[j].cls]++;
-          total++;
-          if (rows[j].cls > cls[i])
-            cls[i] = rows[j].cls;
-        }
-      if (total) {
-        char tip[256];
-        int len =
-            snprintf (tip, sizeof tip, "%s, %s: %zu trials", type, kind, total);
-        for (k = 0; k < 5; k++)
-          if (counts[k] && len > 0 && (size_t)len < sizeof tip)
-            len += snprintf (tip + len, sizeof tip - len, "; %zu %s", counts[k],
-                             iron_classes[k]);
-        tips[i] = strdup (tip);
-      }
-    }
-    snprintf (title, sizeof title, "IRON fingerprint of %s", fss.v[f]);
-    fputs ("<h3>", fp);
-    fd_html (fp, fss.v[f]);
-    fputs ("</h3>\n", fp);
-    fd_svg_heat (fp, title, (const char *const *)types.v, nt, kinds, 3, cls,
-                 (const char *const *)tips, iron_classes, 5);
-    for (i = 0; i < nt * 3; i++)
-      free (tips[i]);
-    free (tips);
-    free (cls);
-    strs_free (&types);
-  }
+  for (f = 0; f < fss.n && iron_map (fp, rows, nrows, fss.v[f]) == 0; f++)
+    ;
   free (rows);
   strs_free (&fss);
 }
@@ -695,71 +715,103 @@ report_usage (FILE *fp)
            fd_progname);
 }
 
-int
-cmd_report (int argc, char **argv)
+struct report_opts {
+  const char *db, *out, *campaign;
+  char run_id[96]; /* "": the campaign's newest night */
+};
+
+static int
+report_set (void *vo, int c, const char *arg, struct fm_err *err)
 {
-  static const struct option opts[] = {
-      {"help", no_argument, NULL, 'h'},
-      {"output", required_argument, NULL, 'o'},
-      {"campaign", required_argument, NULL, 'c'},
-      {"run-id", required_argument, NULL, 'r'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *out = NULL, *campaign = NULL;
-  char name[96], run_id[96] = "", tmp[4096];
+  struct report_opts *o = vo;
+
+  switch (c) {
+    case 'o':
+      o->out = arg;
+      return 0;
+    case 'c':
+      o->campaign = arg;
+      return 0;
+    case 'r':
+      snprintf (o->run_id, sizeof o->run_id, "%s", arg);
+      return 0;
+  }
+  return fm_fail (err, "unhandled option");
+}
+
+static const struct option report_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"output", required_argument, NULL, 'o'},
+    {"campaign", required_argument, NULL, 'c'},
+    {"run-id", required_argument, NULL, 'r'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct fd_cmd_opts report_cmd = {"report", report_options,
+                                              report_usage, report_set};
+
+static int
+report_parse (int argc, char **argv, struct report_opts *o)
+{
+  int first, rc;
+
+  memset (o, 0, sizeof *o);
+  rc = fd_options_parse_short (&report_cmd, "ho:", argc, argv, o, &first);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  if (first + 1 != argc || o->out == NULL) {
+    fd_usage_error ("report", "%s",
+                    first + 1 != argc ? "one database DB is required"
+                                      : "-o FILE is required");
+    report_usage (stderr);
+    return FD_OPTS_BAD;
+  }
+  o->db = argv[first];
+  return FD_OPTS_RUN;
+}
+
+static int
+report_run (struct report_opts *o)
+{
+  char name[96], tmp[4096];
   struct fm_err err;
   sqlite3 *db;
   FILE *fp;
-  int c, ret = 0;
+  int ret = 0;
 
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "ho:", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h':
-        report_usage (stdout);
-        return 0;
-      case 'o':
-        out = optarg;
-        break;
-      case 'c':
-        campaign = optarg;
-        break;
-      case 'r':
-        snprintf (run_id, sizeof run_id, "%s", optarg);
-        break;
-      default:
-        report_usage (stderr);
-        return 2;
-    }
-  }
-  if (optind + 1 != argc || out == NULL) {
-    fprintf (stderr, "%s report: %s\n", fd_progname,
-             optind + 1 != argc ? "one database DB is required"
-                                : "-o FILE is required");
-    report_usage (stderr);
-    return 2;
-  }
-  if ((db = fd_report_open (argv[optind], campaign, name, sizeof name, run_id,
-                            sizeof run_id, &err)) == NULL) {
+  if ((db = fd_report_open (o->db, o->campaign, name, sizeof name, o->run_id,
+                            sizeof o->run_id, &err)) == NULL) {
     fprintf (stderr, "%s report: %s\n", fd_progname, err.msg);
     return 1;
   }
   /* Written aside and renamed, so a reader never sees half a page. */
-  snprintf (tmp, sizeof tmp, "%s.tmp", out);
+  snprintf (tmp, sizeof tmp, "%s.tmp", o->out);
   if ((fp = fopen (tmp, "w")) == NULL) {
     fprintf (stderr, "%s report: %s: %s\n", fd_progname, tmp,
              fd_strerror (errno));
     sqlite3_close (db);
     return 1;
   }
-  if (fd_report_write (db, name, run_id, fp) == -1 || fclose (fp) != 0 ||
-      rename (tmp, out) == -1) {
-    fprintf (stderr, "%s report: %s: %s\n", fd_progname, out,
+  if (fd_report_write (db, name, o->run_id, fp) == -1 || fclose (fp) != 0 ||
+      rename (tmp, o->out) == -1) {
+    fprintf (stderr, "%s report: %s: %s\n", fd_progname, o->out,
              fd_strerror (errno));
     unlink (tmp);
     ret = 1;
   } else
-    printf ("%s\n", out);
+    printf ("%s\n", o->out);
   sqlite3_close (db);
   return ret;
+}
+
+int
+cmd_report (int argc, char **argv)
+{
+  struct report_opts o;
+  int rc;
+
+  rc = report_parse (argc, argv, &o);
+  if (rc != FD_OPTS_RUN)
+    return rc;
+  return report_run (&o);
 }
