@@ -206,7 +206,7 @@ prepare (sqlite3 *db, const char *sql, const char *campaign, const char *run_id)
   sqlite3_stmt *st;
 
   if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK) {
-    fprintf (stderr, "report: %s\n", sqlite3_errmsg (db));
+    fprintf (stderr, "%s report: %s\n", fd_progname, sqlite3_errmsg (db));
     return NULL;
   }
   sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
@@ -792,8 +792,9 @@ report_run (struct report_opts *o)
     sqlite3_close (db);
     return 1;
   }
-  if (fd_report_write (db, name, o->run_id, fp) == -1 || fclose (fp) != 0 ||
-      rename (tmp, o->out) == -1) {
+  /* Closed whatever happened, and only a whole page is renamed. */
+  ret = fd_report_write (db, name, o->run_id, fp) == -1 ? 1 : 0;
+  if (fclose (fp) != 0 || ret != 0 || rename (tmp, o->out) == -1) {
     fprintf (stderr, "%s report: %s: %s\n", fd_progname, o->out,
              fd_strerror (errno));
     unlink (tmp);
