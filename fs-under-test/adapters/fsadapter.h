@@ -2,9 +2,10 @@
  * tests.
  *
  * An adapter says how to make, mount, check (read-only), repair and time
- * its file system, and how to read its checker's exit code (reference
- * harness-anchors.md §5).  Commands are argv templates in which "{dev}"
- * stands for the block device; the harness runs them (harness/proc.h).
+ * its file system, and how to read its checker's exit code (each
+ * checker's man page: e2fsck(8), xfs_repair(8), btrfs-check(8)).  Commands
+ * are argv templates in which "{dev}" stands for the block device; the
+ * harness runs them (common/proc.h).
  */
 #ifndef FUTUREDISK_FSADAPTER_H
 #define FUTUREDISK_FSADAPTER_H
@@ -15,7 +16,9 @@
 
 #include "faultmodels/error.h"
 
-/* A checker's run, normalized (DESIGN.md "Trial record"). */
+/* A checker's run, normalized: the trial record's `outcome`
+ * (harness/futuredisk.pod, harness/SCHEMA.md).
+ */
 #define FD_OUTCOMES(X)                                                         \
   X (CLEAN, "CLEAN")                                                           \
   X (FIXED, "FIXED")                                                           \
