@@ -98,8 +98,9 @@ extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);
 /* The i-th adapter's name, or NULL past the last. */
 extern const char *fd_fs_name (size_t i);
 
-/* Fill argv from a template, "{dev}" replaced by dev (into buf). */
-/* The same with "{mnt}" standing for the mount point. */
+/* Fill argv from a template, "{dev}" replaced by dev; fd_fs_argv_at also
+ * replaces "{mnt}" by the mount point.
+ */
 extern void fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                            const char *mnt, char *argv[FD_ARGV_MAX + 1]);
 extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
