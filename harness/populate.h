@@ -73,7 +73,9 @@ extern void fd_manifest_free (struct fd_manifest *m);
 extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
                               struct fm_err *err);
 
-/* Audit classes (DESIGN.md "Trial record"). */
+/* Audit classes: the trial record's `audit` (harness/futuredisk.pod,
+ * harness/SCHEMA.md).
+ */
 #define FD_AUDIT_CLASSES(X)                                                    \
   X (INTACT, "intact")                                                         \
   X (LOST_FOUND, "lost_found")                                                 \

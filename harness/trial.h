@@ -1,12 +1,13 @@
 /* futuredisk — harness: one fault trial, the engine behind `futuredisk
  * run` and `futuredisk predict`.
  *
- * populate (clean disk) -> unmount -> inject (the disk comes back with its
- * faults: rates from the fault keys, chosen blocks from the target) ->
- * drop caches -> check (read-only) -> repair -> recheck -> mount -> audit
- * -> write probe -> unmount.  Each phase is timed in virtual seconds
- * (control marks), wall and CPU seconds, with the plugin's I/O counters.
- * Whatever happens, and on SIGINT or SIGTERM, the disk is detached.
+ * populate (clean disk) -> unmount (or, with crash, a power cut) ->
+ * inject (the disk comes back with its faults: rates from the fault keys,
+ * chosen blocks from the target) -> drop caches -> check (read-only) ->
+ * repair -> recheck -> mount -> audit -> write probe -> unmount.  Each phase is
+ * timed in virtual seconds (control marks), wall and CPU seconds, with the
+ * plugin's I/O counters. Whatever happens, and on SIGINT or SIGTERM, the disk
+ * is detached.
  */
 #ifndef FUTUREDISK_TRIAL_H
 #define FUTUREDISK_TRIAL_H

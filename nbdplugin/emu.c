@@ -332,9 +332,6 @@ destage_failed (struct emu *e, struct fm_err *err)
   return -1;
 }
 
-/* A read that runs into a faulty sector fails, after the drive's error
- * recovery, which the request (and the drive) pay for.  Lock held.
- */
 /* The request took `extra` ns longer than the model priced (error
  * recovery, detours to spares): the drive stays busy for it.  Lock held.
  */

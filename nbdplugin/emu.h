@@ -93,7 +93,9 @@ extern uint64_t emu_virtual_now (struct emu *e);
 /* Which store holds the bytes: "ram-flat", "ram-hashed" or "file". */
 extern const char *emu_store_name (const struct emu *e);
 
-/* Counters as the stats JSON object of DESIGN.md (one line). */
+/* Counters as the stats JSON object (one line; its members are listed in
+ * nbdkit-futuredisk-plugin(1), "stats=FILE").
+ */
 extern void emu_stats_json (struct emu *e, FILE *fp);
 
 /* Write the stats object to a file (atomically, by rename). */

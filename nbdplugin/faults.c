@@ -71,8 +71,9 @@ add_marginal (void *opaque, uint64_t sector)
 }
 
 /* Does this disk corrupt silently at all?  corrupt= is the share of
- * disks that do (reference §2.1: 0.5% of nearline, 0.05% of enterprise
- * disks over 41 months); the others never flip, rot, stick, lose or
+ * disks that do (0.5% of nearline, 0.05% of enterprise disks over 41
+ * months: Bairavasundaram et al., "An Analysis of Data Corruption in the
+ * Storage Stack", FAST 2008); the others never flip, rot, stick, lose or
  * misdirect.
  */
 static void
@@ -126,9 +127,10 @@ episode (struct dfaults *f, uint64_t now, uint64_t key, uint64_t limit,
   return k;
 }
 
-/* The latent sector errors the disk built up over its age (reference
- * §2.2 B): is it prone, how many errors (Pareto), in which episodes,
- * where.  Sorted before they go into the map, so placing many is cheap.
+/* The latent sector errors the disk built up over its age (the field
+ * model of faultmodels/faults.h): is it prone, how many errors (Pareto),
+ * in which episodes, where.  Sorted before they go into the map, so
+ * placing many is cheap.
  */
 static int
 latent_errors (struct dfaults *f, struct fm_err *err)

@@ -337,8 +337,11 @@ futuredisk_get_size (void *handle)
   return (int64_t)profile.capacity;
 }
 
-/* Any alignment works (partial sectors are read-modify-written, as a
- * 512e drive does); the profile's physical sector is the efficient unit.
+/* Any alignment works: the store keeps bytes, so a partial sector's other
+ * bytes stay as they were, and the model prices a request as the whole
+ * sectors it touches.  The extra read a 512e drive's read-modify-write
+ * costs is not modelled; the profile's physical sector is the efficient
+ * unit.
  */
 static int
 futuredisk_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,

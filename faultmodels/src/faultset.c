@@ -125,8 +125,8 @@ fm_faultset_defaults (struct fm_faultset *f)
 {
   memset (f, 0, sizeof *f);
   f->erc_ns = 7000000000ULL; /* SCT ERC / TLER's common 7 s */
-  /* The field model's shapes (reference §2.2 B, §2.3): they matter only
-   * once lse or age make a disk prone.
+  /* The field model's shapes (faultmodels/PROFILES.md, "Fault keys", for
+   * their sources): they matter only once lse or age make a disk prone.
    */
   f->lse_alpha = 0.41;
   f->lse_min = 1;
@@ -140,10 +140,11 @@ fm_faultset_defaults (struct fm_faultset *f)
 
 #define YEAR_NS (365.25 * 86400e9)
 
-/* Presets: reference §2.3, "nearline/consumer", "enterprise" and "test
- * (harsh)" columns.  A preset names every rate, so applying one forgets
- * the keys set before it.  The datasheet URE rate is scaled by 0.1, as
- * field drives beat their spec (reference §2.1, [S 22]).
+/* Presets: a nearline/consumer disk, an enterprise one, and a harsh test
+ * disk (the table and its sources: faultmodels/PROFILES.md).  A preset
+ * names every rate, so applying one forgets the keys set before it.  The
+ * datasheet URE rate is scaled by 0.1, as field drives beat their spec
+ * (e.g. https://www.high-rely.com/blog/why-raid-5-stops-working-in-2009-not/).
  */
 struct preset {
   const char *name;

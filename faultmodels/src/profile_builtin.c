@@ -1,9 +1,10 @@
 /* futuredisk — faultmodels: the built-in disk profiles.
  *
- * Values and sources: shared/reference/disk-models.md §1.9 and §3.  Every
- * profile says which of its numbers are sourced and which are ours.  The
- * three roadmap disks are the Seagate roadmap quoted in the report on the
- * 2006 Linux File Systems Workshop (LWN 190222): capacity, bandwidth and
+ * Every profile says in `sourced` which of its numbers come from a
+ * datasheet or report and in `estimated` which are ours.  The three
+ * roadmap disks are the Seagate roadmap quoted in the report on the 2006
+ * Linux File Systems Workshop (V. Henson, LWN,
+ * https://lwn.net/Articles/190222/): capacity, bandwidth and
  * average read seek are theirs; bandwidth is the mean effective rate, so a
  * full read takes exactly capacity / bandwidth (4,000 s, 8,000 s, 12,800 s).
  */

@@ -107,8 +107,8 @@ mark_sector (void *opaque, uint64_t sector)
   ((unsigned char *)opaque)[sector] = 1;
 }
 
-/* reference §4.3 item 8: over many seeds, the share of disks with at
- * least one URE is 1 - e^-m, within a binomial bound; the mean count is m.
+/* Over many seeds, the share of disks with at least one URE is 1 - e^-m,
+ * within a binomial bound; the mean count is m.
  */
 START_TEST (test_ure_statistics)
 {
@@ -180,9 +180,10 @@ assert_share (const char *what, uint64_t hits, uint64_t n, double p)
                  "%s: %.4f, expected %.4f", what, share, p);
 }
 
-/* reference §2.2 B item 2: the count of LSEs on a prone disk is a
- * discrete Pareto with alpha = 0.41: P(N=1) = 1 - 2^-a, P(N<=10) =
- * 1 - 11^-a, P(N>1000) = 1001^-a; min and max clamp it.
+/* The count of LSEs on a prone disk is a discrete Pareto,
+ * P(N >= n) = n^-a, with a = 0.41 (faultmodels/PROFILES.md, lse-alpha):
+ * P(N=1) = 1 - 2^-a, P(N<=10) = 1 - 11^-a, P(N>1000) = 1001^-a; min and
+ * max clamp it.
  */
 START_TEST (test_lse_count)
 {
@@ -204,9 +205,9 @@ START_TEST (test_lse_count)
 }
 END_TEST
 
-/* reference §2.2 B items 3-4: episodes' centres weighted to the first
- * 10% of the disk (head share h: P = h + (1 - h)/10), geometric bursts of
- * the asked mean, members within about `spread` of the centre.
+/* Episodes' centres weighted to the first 10% of the disk (head share h:
+ * P = h + (1 - h)/10), geometric bursts of the asked mean, members within
+ * about `spread` of the centre.
  */
 START_TEST (test_lse_episodes)
 {
@@ -305,7 +306,9 @@ START_TEST (test_faultset)
   ck_assert_double_eq (f.ber, 0);
   ck_assert_double_eq (fm_faultset_lse_prone (&f), 0);
   ck_assert_int_eq (fm_faultset_preset (&f, "consumer", &err), 0);
-  /* reference §2.1: 3.15% in the first year. */
+  /* 3.15% of nearline disks in their first year (Bairavasundaram et al.,
+   * SIGMETRICS 2007).
+   */
   ck_assert_double_eq_tol (fm_faultset_lse_prone (&f), 0.0315, 1e-9);
   ck_assert_int_eq (fm_faultset_set (&f, "age", "32d", &err), 0);
   ck_assert_double_lt (fm_faultset_lse_prone (&f), 0.0315);

@@ -1,8 +1,9 @@
 /* futuredisk — faultmodels: the model against closed forms.
  *
- * shared/reference/disk-models.md §4.3 items 1-5: every expectation here is
- * computed from the profile's datasheet numbers with the formulas of the
- * reference (continuous zoning, Lee coefficients, T_rev/2), not from the
+ * Every expectation here is computed from the profile's datasheet numbers
+ * with closed forms (continuous zoning, Lee's three-point seek curve as in
+ * faultmodels/seek.h, T_rev/2; after Ruemmler and Wilkes, "An Introduction
+ * to Disk Drive Modeling", IEEE Computer 27(3), 1994), not from the
  * model's own tables, so a bug in the model cannot agree with itself.
  */
 #include <check.h>
@@ -47,7 +48,7 @@ assert_within (const char *what, double got, double want, double rel)
                  rel * 100);
 }
 
-/* Design cylinders from the reference: capacity / (heads * mean track),
+/* Design cylinders in closed form: capacity / (heads * mean track),
  * mean track = bandwidth * (T_rev + t_switch).
  */
 static double
@@ -57,7 +58,7 @@ cylinders (const struct fm_profile *p)
   return ceil (p->design_capacity / (p->heads * track));
 }
 
-/* Lee's curve straight from the reference, in ms, for a stroke fraction. */
+/* Lee's curve straight from its formula, in ms, for a stroke fraction. */
 static double
 lee_ms (const struct fm_profile *p, double x)
 {
@@ -103,7 +104,9 @@ qd1_closed_form_ms (const struct fm_profile *p, double span)
          4096.0 / p->bandwidth * 1e3;
 }
 
-/* §4.3 item 1: 4,000 / 8,000 / 12,800 s within 0.5%, 1 MiB reads, QD1. */
+/* The roadmap's full reads (https://lwn.net/Articles/190222/): 4,000 /
+ * 8,000 / 12,800 s within 0.5%, 1 MiB reads, QD1.
+ */
 START_TEST (test_full_read)
 {
   static const struct {
@@ -127,7 +130,10 @@ START_TEST (test_full_read)
 }
 END_TEST
 
-/* §4.3 item 2: T_cmd + E[seek] + T_rev/2 + transfer within 4%. */
+/* Random 4 KiB reads at QD1: T_cmd + E[seek] + T_rev/2 + transfer within
+ * 4% (the tolerance ublk-disksim validates its HDD model to,
+ * https://github.com/lumir-sliva/ublk-disksim).
+ */
 START_TEST (test_random_qd1)
 {
   const char *const *n;
@@ -140,7 +146,7 @@ START_TEST (test_random_qd1)
     assert_within (*n, got, qd1_closed_form_ms (&p, 1.0), 0.04);
     fm_disk_free (d);
   }
-  /* The reference's headline figures (§1.9): 82, 88, 94 IOPS. */
+  /* The closed form's figures for the roadmap disks: 82, 88, 94 IOPS. */
   {
     struct fm_profile p = profile ("roadmap-2006");
     struct fm_disk *d = disk (&p, true);
@@ -152,7 +158,7 @@ START_TEST (test_random_qd1)
 }
 END_TEST
 
-/* §4.3 item 3: endpoints, and the datasheet average over random pairs. */
+/* Seek curve: endpoints, and the datasheet average over random pairs. */
 START_TEST (test_seek_curve)
 {
   const char *const *n;
@@ -193,7 +199,7 @@ START_TEST (test_seek_curve)
 }
 END_TEST
 
-/* §4.3 item 1 (second half): BW at LBA 0 = outer, at the end = outer/k. */
+/* Zoning: BW at LBA 0 = outer, at the end = outer/k. */
 START_TEST (test_zone_ratio)
 {
   const char *const *n;
@@ -219,7 +225,7 @@ START_TEST (test_zone_ratio)
 }
 END_TEST
 
-/* §4.3 item 4: random reads in the first 10% of LBAs (~7.6% of the
+/* Short stroke: random reads in the first 10% of LBAs (~7.6% of the
  * stroke at k = 2): the closed form over that span, and ~148-160 IOPS.
  */
 START_TEST (test_short_stroke)
@@ -243,7 +249,7 @@ START_TEST (test_short_stroke)
 }
 END_TEST
 
-/* §4.3 item 5: the same sector twice with caches off costs a revolution;
+/* Rotation: the same sector twice with caches off costs a revolution;
  * with the read-ahead segment on, the second read is a buffer hit.
  */
 START_TEST (test_rotation)
@@ -309,7 +315,7 @@ START_TEST (test_rescale)
 }
 END_TEST
 
-/* §4.3 item 6: a cached write costs overhead and bus; FUA pays mechanics;
+/* Write cache: a cached write costs overhead and bus; FUA pays mechanics;
  * FLUSH destages everything with real seeks, in elevator order.
  */
 START_TEST (test_write_cache)
@@ -375,8 +381,9 @@ START_TEST (test_write_cache)
 }
 END_TEST
 
-/* DESIGN.md: the drive reads ahead while the client thinks, so a
- * sequential stream with think time is limited by the media.
+/* Read-ahead (faultmodels/disk.h): the drive reads ahead while the
+ * client thinks, so a sequential stream with think time is limited by the
+ * media.
  */
 START_TEST (test_read_ahead)
 {

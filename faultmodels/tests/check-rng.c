@@ -1,8 +1,8 @@
 /* futuredisk — faultmodels: the counter-based RNG.
  *
- * DESIGN.md "Determinism": every random decision is a pure function of
- * (seed, stream, sector, generation), so the same seed gives the same bad
- * sectors whether the disk is read forwards or backwards.
+ * Determinism (docs/ARCHITECTURE.md): every random decision is a pure
+ * function of (seed, stream, sector, generation), so the same seed gives
+ * the same bad sectors whether the disk is read forwards or backwards.
  */
 #include <check.h>
 #include <math.h>

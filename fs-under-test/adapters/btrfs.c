@@ -1,8 +1,9 @@
 /* futuredisk — fs-under-test: the btrfs adapter (btrfs-progs).
  *
  * btrfs check has no graded exit codes: 0 is success, anything else a
- * failure (reference harness-anchors.md §5), and it prints no pass
- * times.  Blocks are found in `btrfs inspect-internal dump-tree` (which
+ * failure (btrfs-check(8),
+ * https://btrfs.readthedocs.io/en/latest/btrfs-check.html), and it prints
+ * no pass times.  Blocks are found in `btrfs inspect-internal dump-tree` (which
  * reads the unmounted device) and mapped from btrfs's logical addresses
  * to device offsets with btrfs-map-logical (the first mirror).
  */

@@ -1,7 +1,8 @@
 /* futuredisk — fs-under-test: the ext4 adapter (e2fsprogs).
  *
  * e2fsck's exit code is a sum of bits (fd_outcome_e2fsck).  -tt prints each
- * pass's elapsed/user/system seconds (reference harness-anchors.md §5).
+ * pass's elapsed/user/system seconds (e2fsck(8),
+ * https://man7.org/linux/man-pages/man8/e2fsck.8.html).
  */
 #include <stdio.h>
 #include <stdlib.h>

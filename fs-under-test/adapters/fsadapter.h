@@ -2,9 +2,10 @@
  * tests.
  *
  * An adapter says how to make, mount, check (read-only), repair and time
- * its file system, and how to read its checker's exit code (reference
- * harness-anchors.md §5).  Commands are argv templates in which "{dev}"
- * stands for the block device; the harness runs them (harness/proc.h).
+ * its file system, and how to read its checker's exit code (each
+ * checker's man page: e2fsck(8), xfs_repair(8), btrfs-check(8)).  Commands
+ * are argv templates in which "{dev}" stands for the block device; the
+ * harness runs them (common/proc.h).
  */
 #ifndef FUTUREDISK_FSADAPTER_H
 #define FUTUREDISK_FSADAPTER_H
@@ -15,7 +16,9 @@
 
 #include "faultmodels/error.h"
 
-/* A checker's run, normalized (DESIGN.md "Trial record"). */
+/* A checker's run, normalized: the trial record's `outcome`
+ * (harness/futuredisk.pod, harness/SCHEMA.md).
+ */
 #define FD_OUTCOMES(X)                                                         \
   X (CLEAN, "CLEAN")                                                           \
   X (FIXED, "FIXED")                                                           \
@@ -95,8 +98,9 @@ extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);
 /* The i-th adapter's name, or NULL past the last. */
 extern const char *fd_fs_name (size_t i);
 
-/* Fill argv from a template, "{dev}" replaced by dev (into buf). */
-/* The same with "{mnt}" standing for the mount point. */
+/* Fill argv from a template, "{dev}" replaced by dev; fd_fs_argv_at also
+ * replaces "{mnt}" by the mount point.
+ */
 extern void fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                            const char *mnt, char *argv[FD_ARGV_MAX + 1]);
 extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,

@@ -2,9 +2,10 @@
  *
  * xfs_repair -n exits 1 when it finds corruption, else 0; without -n it
  * exits 0 when it completes, or with -e 4 when it repaired something; 1
- * is a runtime error and 2 a dirty log it cannot replay (reference
- * harness-anchors.md §5).  -v ends with a summary table of phases 1-7
- * and their durations, at one-second resolution.
+ * is a runtime error and 2 a dirty log it cannot replay (xfs_repair(8),
+ * https://man7.org/linux/man-pages/man8/xfs_repair.8.html).  -v ends with
+ * a summary table of phases 1-7 and their durations, at one-second
+ * resolution.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,8 +27,9 @@ def test_roadmap_table(run):
         assert r["random_4k_iops"] == pytest.approx(iops, rel=0.04)
         assert r["random_4k_ms"] == pytest.approx(1000 / r["random_4k_iops"],
                                                   rel=1e-3)
-        # 10% of the disk in 4 KiB random reads (reference §1.9: 41 h,
-        # 6.4 days, 24 days).
+        # 10% of the disk in 4 KiB random reads (the workshop report's
+        # example, https://lwn.net/Articles/190222/: 41 h, 6.4 days,
+        # 24 days at QD1).
         reads = int(cap / 10 / 4096)
         assert r["random_10pct_s"] == pytest.approx(
             reads * r["random_4k_ms"] / 1000, rel=1e-3)

@@ -472,9 +472,10 @@ make_ber (uint64_t seed)
   return e;
 }
 
-/* DESIGN.md "Determinism": the same seed gives the same bad sectors
- * whether the disk is read forwards or backwards; another seed, others.
- * A rewrite clears a sector, and the re-roll is deterministic too.
+/* Determinism (docs/ARCHITECTURE.md): the same seed gives the same bad
+ * sectors whether the disk is read forwards or backwards; another seed,
+ * others.  A rewrite clears a sector, and the re-roll is deterministic
+ * too.
  */
 START_TEST (test_ber_order)
 {
@@ -872,9 +873,10 @@ failing_sectors (struct emu *e, unsigned char *bad)
   return n;
 }
 
-/* reference §2.2 B: an aged, LSE-prone disk starts with latent errors in
- * bursts, all in the log; each fails reads until rewritten; rewriting
- * reallocates or clears in place; the same seed gives the same set.
+/* The field model of latent errors (faultmodels/faults.h): an aged,
+ * LSE-prone disk starts with latent errors in bursts, all in the log;
+ * each fails reads until rewritten; rewriting reallocates or clears in
+ * place; the same seed gives the same set.
  */
 START_TEST (test_lse)
 {

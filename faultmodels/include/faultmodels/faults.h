@@ -119,10 +119,11 @@ extern uint64_t fm_window_event_hash (uint64_t seed, uint64_t stream,
 /* A Poisson variate of mean `mean` from the uniforms of two hashes. */
 extern uint64_t fm_poisson (uint64_t h1, uint64_t h2, double mean);
 
-/* ---- latent sector errors, field model (reference §2.2 B) ---- */
+/* ---- latent sector errors, field model (Bairavasundaram et al.,
+ * SIGMETRICS 2007; Schroeder, Damouras and Gill, FAST 2010) ---- */
 
 /* How many LSEs a prone disk carries: discrete Pareto,
- * P(N > n) = n^-alpha, clamped to [min, max].  `key` picks the draw.
+ * P(N >= n) = n^-alpha, clamped to [min, max].  The seed picks the draw.
  */
 extern uint64_t fm_lse_count (uint64_t seed, double alpha, uint64_t min,
                               uint64_t max);

@@ -68,7 +68,7 @@ extern const char *fm_faultset_key_unit (size_t i);
 extern const char *fm_faultset_key_help (size_t i);
 
 /* Replace every rate with preset `name` (none, consumer, enterprise,
- * harsh; shared/reference/disk-models.md §2.3).  `none` keeps erc.
+ * harsh; the table is in faultmodels/PROFILES.md).  `none` keeps erc.
  */
 extern int fm_faultset_preset (struct fm_faultset *f, const char *name,
                                struct fm_err *err);
