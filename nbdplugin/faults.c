@@ -316,15 +316,18 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       if (now < f->fail_at_ns)
         f->fail_at_ns = now;
       break;
+    case FM_FAULT_ROT:
+      /* The emulator flipped the bit (emu_inject); this logs it. */
+      f->hits[FM_FAULT_ROT]++;
+      break;
+    /* These happen to a write or a power cut as it comes, and the fault
+     * log is the ground truth: nothing is logged that did not happen.
+     */
     case FM_FAULT_POWERCUT:
     case FM_FAULT_TORN_WRITE:
     case FM_FAULT_LOST_WRITE:
     case FM_FAULT_MISDIRECTED_WRITE:
     case FM_FAULT_FLIP:
-    case FM_FAULT_ROT:
-      /* The emulator flipped the bit (emu_inject); this logs it. */
-      f->hits[FM_FAULT_ROT]++;
-      break;
     case FM_FAULT_REALLOCATED:
     case FM_FAULT_STUCK:
       return fm_fail (err,

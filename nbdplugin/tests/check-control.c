@@ -120,6 +120,12 @@ START_TEST (test_malformed)
       {"inject ure 0 lots", "length: 'lots' is not a size"},
       {"inject ure 2M 1", "is outside the 1048576-byte disk"},
       {"inject ure 0 0", "inject ure: length is 0"},
+      /* Faults of a write or a power cut: refused, never logged. */
+      {"inject flip 0 512", "inject flip: not a fault of whole sectors"},
+      {"inject powercut 0 512", "inject powercut: not a fault of whole"},
+      {"inject torn-write 0 512", "inject torn-write: not a fault of"},
+      {"inject lost-write 0 512", "inject lost-write: not a fault of"},
+      {"inject misdirected-write 0 512", "inject misdirected-write: not a"},
       {"\"quoted\\\"", "unknown command '\\\"quoted\\\\\\\"'"},
       {"\xff\xfe binary", "unknown command '?"
                           "?'"},
