@@ -62,7 +62,7 @@ cmd_ctl (int argc, char **argv)
     return 2;
   }
   puts (reply);
-  i = strncmp (reply, "{\"ok\": true", 11) == 0 ? 0 : 1;
+  i = fd_reply_ok (reply) ? 0 : 1;
   free (reply);
   return i;
 }
