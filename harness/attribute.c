@@ -1,5 +1,6 @@
 /* futuredisk — harness: attributing losses to faults (see attribute.h). */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "attribute.h"
+#include "commands.h" /* fd_progname */
 #include "ctlclient.h"
 
 #define MAX_EXTENTS 256
@@ -79,12 +81,36 @@ fd_extents_free (struct fd_extents *x)
   free (x);
 }
 
+/* One fault log line's kind and bytes; -1 with err naming the file, the
+ * line and the field if it is not a fault log entry.
+ */
+static int
+fault_of (const char *line, const char *faultlog, unsigned long lineno,
+          char *kind, size_t len, uint64_t *off, uint64_t *n,
+          struct fm_err *err)
+{
+  char what[PATH_MAX + 32];
+  struct fd_json *j;
+  int ret = 0;
+
+  snprintf (what, sizeof what, "%s:%lu", faultlog, lineno);
+  j = fd_json_parse (line, what, err);
+  if (j == NULL || fd_json_str (j, "kind", kind, len, err) == -1 ||
+      fd_json_u64 (j, "offset", off, err) == -1 ||
+      fd_json_u64 (j, "length", n, err) == -1)
+    ret = -1;
+  fd_json_free (j);
+  return ret;
+}
+
 void
 fd_attribute (const struct fd_extents *x, const char *faultlog, char *buf,
               size_t len)
 {
   FILE *fp = fopen (faultlog, "r");
-  char line[1024];
+  char *line = NULL;
+  size_t cap = 0;
+  unsigned long lineno = 0;
 
   buf[0] = '\0';
   if (fp == NULL || x == NULL) {
@@ -92,15 +118,22 @@ fd_attribute (const struct fd_extents *x, const char *faultlog, char *buf,
       fclose (fp);
     return;
   }
-  while (fgets (line, sizeof line, fp)) {
+  while (getline (&line, &cap, fp) != -1) {
     uint64_t off, n;
     char kind[32], pat[40];
-    const char *k = strstr (line, "\"kind\": \"");
+    struct fm_err err;
     size_t i;
 
-    if (k == NULL || sscanf (k, "\"kind\": \"%31[^\"]", kind) != 1 ||
-        !fd_json_u64 (line, "offset", &off) ||
-        !fd_json_u64 (line, "length", &n) || n == 0)
+    lineno++;
+    if (fault_of (line, faultlog, lineno, kind, sizeof kind, &off, &n, &err) ==
+        -1) {
+      /* A line cut short by a crash, say: it explains nothing, but a
+       * reader of the record should know the log was not all read.
+       */
+      fprintf (stderr, "%s: %s; line skipped\n", fd_progname, err.msg);
+      continue;
+    }
+    if (n == 0)
       continue;
     for (i = 0; i < x->n; i++)
       if (off < x->start[i] + x->len[i] && x->start[i] < off + n)
@@ -117,5 +150,6 @@ fd_attribute (const struct fd_extents *x, const char *faultlog, char *buf,
     snprintf (buf + strlen (buf), len - strlen (buf), "%s%s", buf[0] ? "," : "",
               kind);
   }
+  free (line);
   fclose (fp);
 }

@@ -70,7 +70,7 @@ ctl_run (const struct ctl_opts *o)
     return 2;
   }
   puts (reply);
-  ret = strncmp (reply, "{\"ok\": true", 11) == 0 ? 0 : 1;
+  ret = fd_reply_ok (reply) ? 0 : 1;
   free (reply);
   return ret;
 }

@@ -1,6 +1,7 @@
 /* futuredisk — harness: control-socket client (see ctlclient.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +86,22 @@ fail:
 int
 fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
 {
+  struct fm_err why;
+  struct fd_json *j;
+  bool ok = false;
   char *r;
 
   if (fd_ctl (sock, line, &r, err) == -1)
     return -1;
-  if (strncmp (r, "{\"ok\": true", 11) != 0) {
+  j = fd_json_parse (r, "reply", &why);
+  if (j == NULL || fd_json_bool (j, "ok", &ok, &why) == -1) {
+    fm_fail (err, "control '%s': %s: %s", line, why.msg, r);
+    ok = false;
+  } else if (!ok) {
     fm_fail (err, "control '%s': %s", line, r);
+  }
+  fd_json_free (j);
+  if (!ok) {
     free (r);
     return -1;
   }
@@ -102,18 +113,132 @@ fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
 }
 
 bool
-fd_json_u64 (const char *json, const char *key, uint64_t *out)
+fd_reply_ok (const char *reply)
 {
-  char pat[128];
-  const char *p;
+  struct fd_json *j = fd_json_parse (reply, "reply", NULL);
+  bool ok = false;
 
-  snprintf (pat, sizeof pat, "\"%s\": ", key);
-  p = strstr (json, pat);
-  if (p == NULL)
-    return false;
-  p += strlen (pat);
-  if (*p < '0' || *p > '9')
-    return false;
-  *out = strtoull (p, NULL, 10);
-  return true;
+  if (j && fd_json_bool (j, "ok", &ok, NULL) == -1)
+    ok = false;
+  fd_json_free (j);
+  return ok;
+}
+
+struct fd_json {
+  json_t *root;
+  char what[]; /* for error messages */
+};
+
+struct fd_json *
+fd_json_parse (const char *text, const char *what, struct fm_err *err)
+{
+  struct fd_json *j;
+  json_error_t jerr;
+  json_t *root;
+
+  /* A repeated key would make "the" value a guess: refuse it. */
+  root = json_loads (text, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL) {
+    fm_fail (err, "%s is not JSON: %s (column %d)", what, jerr.text,
+             jerr.column);
+    return NULL;
+  }
+  if (!json_is_object (root)) {
+    json_decref (root);
+    fm_fail (err, "%s is not a JSON object", what);
+    return NULL;
+  }
+  if ((j = malloc (sizeof *j + strlen (what) + 1)) == NULL) {
+    json_decref (root);
+    fm_fail (err, "out of memory");
+    return NULL;
+  }
+  j->root = root;
+  strcpy (j->what, what);
+  return j;
+}
+
+void
+fd_json_free (struct fd_json *j)
+{
+  if (j == NULL)
+    return;
+  json_decref (j->root);
+  free (j);
+}
+
+/* The value at path, or NULL with err naming the first key not there. */
+static json_t *
+lookup (const struct fd_json *j, const char *path, struct fm_err *err)
+{
+  const json_t *o = j->root;
+  const char *key = path;
+
+  for (;;) {
+    const char *dot = strchr (key, '.');
+    size_t n = dot ? (size_t)(dot - key) : strlen (key);
+    json_t *v = json_object_getn (o, key, n);
+
+    if (v == NULL) {
+      fm_fail (err, "%s: '%.*s' is missing", j->what, (int)(key - path + n),
+               path);
+      return NULL;
+    }
+    if (dot == NULL)
+      return v;
+    if (!json_is_object (v)) {
+      fm_fail (err, "%s: '%.*s' is not an object", j->what,
+               (int)(key - path + n), path);
+      return NULL;
+    }
+    o = v;
+    key = dot + 1;
+  }
+}
+
+int
+fd_json_u64 (const struct fd_json *j, const char *path, uint64_t *out,
+             struct fm_err *err)
+{
+  json_t *v = lookup (j, path, err);
+
+  if (v == NULL)
+    return -1;
+  if (!json_is_integer (v) || json_integer_value (v) < 0)
+    return fm_fail (err, "%s: '%s' is not a non-negative integer", j->what,
+                    path);
+  *out = (uint64_t)json_integer_value (v);
+  return 0;
+}
+
+int
+fd_json_str (const struct fd_json *j, const char *path, char *buf, size_t len,
+             struct fm_err *err)
+{
+  json_t *v = lookup (j, path, err);
+
+  if (v == NULL)
+    return -1;
+  if (!json_is_string (v))
+    return fm_fail (err, "%s: '%s' is not a string", j->what, path);
+  if (json_string_length (v) >= len ||
+      strlen (json_string_value (v)) != json_string_length (v))
+    return fm_fail (err, "%s: '%s' is longer than %zu bytes or holds a NUL",
+                    j->what, path, len - 1);
+  memcpy (buf, json_string_value (v), json_string_length (v) + 1);
+  return 0;
+}
+
+int
+fd_json_bool (const struct fd_json *j, const char *path, bool *out,
+              struct fm_err *err)
+{
+  json_t *v = lookup (j, path, err);
+
+  if (v == NULL)
+    return -1;
+  if (!json_is_boolean (v))
+    return fm_fail (err, "%s: '%s' is not true or false", j->what, path);
+  *out = json_is_true (v);
+  return 0;
 }

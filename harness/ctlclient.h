@@ -8,6 +8,7 @@
 #define FUTUREDISK_CTLCLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "faultmodels/error.h"
@@ -20,14 +21,37 @@ extern int fd_ctl (const char *sock, const char *line, char **reply,
                    struct fm_err *err);
 
 /* Send a command and require "ok": true; the reply goes to *reply if not
- * NULL (else it is freed).
+ * NULL (else it is freed).  A reply that is not a JSON object with a
+ * boolean "ok" is an error that says so.
  */
 extern int fd_ctl_ok (const char *sock, const char *line, char **reply,
                       struct fm_err *err);
 
-/* The first number after "KEY": in a JSON text (no nesting awareness:
- * keys the harness reads are unique in their replies).
+/* Whether a reply is a JSON object whose "ok" is true. */
+extern bool fd_reply_ok (const char *reply);
+
+/* A JSON object read from a reply, the stats file or a fault log line
+ * (jansson underneath, so key order, white space and nesting are
+ * JSON's, not a pattern's).
  */
-extern bool fd_json_u64 (const char *json, const char *key, uint64_t *out);
+struct fd_json;
+
+/* Parse text, which must be one JSON object; `what` names it in every
+ * error message ("stats reply").  NULL with err if it is not.
+ */
+extern struct fd_json *fd_json_parse (const char *text, const char *what,
+                                      struct fm_err *err);
+extern void fd_json_free (struct fd_json *j);
+
+/* A field by its path from the top object, keys joined by dots
+ * ("stats.faults.ure").  -1 with err naming the field when it is missing
+ * or of another type; counts must be non-negative integers.
+ */
+extern int fd_json_u64 (const struct fd_json *j, const char *path,
+                        uint64_t *out, struct fm_err *err);
+extern int fd_json_str (const struct fd_json *j, const char *path, char *buf,
+                        size_t len, struct fm_err *err);
+extern int fd_json_bool (const struct fd_json *j, const char *path, bool *out,
+                         struct fm_err *err);
 
 #endif

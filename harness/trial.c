@@ -48,26 +48,33 @@ sample (struct fd_disk *d, const char *name, struct clocks *c,
         struct fm_err *err)
 {
   char line[128], *reply;
+  struct fd_json *j;
+  uint64_t ure, lse; /* reads the disk failed: unrecoverable, latent */
+  int ret = 0;
 
   snprintf (line, sizeof line, "mark %s", name);
   if (fd_ctl_ok (fd_disk_control (d), line, &reply, err) == -1)
     return -1;
-  fd_json_u64 (reply, "virtual_ns", &c->vns);
+  j = fd_json_parse (reply, "mark reply", err);
   free (reply);
-  if (fd_ctl_ok (fd_disk_control (d), "stats", &reply, err) == -1)
+  if (j == NULL || fd_json_u64 (j, "virtual_ns", &c->vns, err) == -1)
+    ret = -1;
+  fd_json_free (j);
+  if (ret == -1 || fd_ctl_ok (fd_disk_control (d), "stats", &reply, err) == -1)
     return -1;
-  fd_json_u64 (reply, "reads", &c->reads);
-  fd_json_u64 (reply, "writes", &c->writes);
-  fd_json_u64 (reply, "bytes_read", &c->br);
-  fd_json_u64 (reply, "bytes_written", &c->bw);
-  {
-    /* Reads the disk failed: unrecoverable errors and latent ones. */
-    uint64_t ure = 0, lse = 0;
-    fd_json_u64 (reply, "ure", &ure);
-    fd_json_u64 (reply, "lse", &lse);
-    c->rerr = ure + lse;
-  }
+  j = fd_json_parse (reply, "stats reply", err);
   free (reply);
+  if (j == NULL || fd_json_u64 (j, "stats.reads", &c->reads, err) == -1 ||
+      fd_json_u64 (j, "stats.writes", &c->writes, err) == -1 ||
+      fd_json_u64 (j, "stats.bytes_read", &c->br, err) == -1 ||
+      fd_json_u64 (j, "stats.bytes_written", &c->bw, err) == -1 ||
+      fd_json_u64 (j, "stats.faults.ure", &ure, err) == -1 ||
+      fd_json_u64 (j, "stats.faults.lse", &lse, err) == -1)
+    ret = -1;
+  fd_json_free (j);
+  if (ret == -1)
+    return -1;
+  c->rerr = ure + lse;
   c->wall = fd_now_s ();
   c->cpu = self_cpu ();
   return 0;
