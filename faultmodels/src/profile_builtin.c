@@ -108,9 +108,10 @@ static const struct fm_profile builtins[] = {
         .name = "cmr-8t-2015",
         .description = "8 TB CMR disk as shipped in 2015: the 2013 roadmap "
                        "capacity at a quarter of its bandwidth",
-        .sourced = "8 TB drives arrived in 2014-15 at ~200 MB/s outer "
-                   "(disk-models.md §3, weak source); 128 MiB cache typical of "
-                   "2015",
+        .sourced =
+            "8 TB drives arrived in 2014-15 at ~200 MB/s outer (HGST He8 "
+            "at 205 MB/s, weak secondary source); 128 MiB cache typical of "
+            "2015",
         .estimated = "7200 rpm, outer 200 MB/s and zone ratio 2.0 (mean 150 "
                      "MB/s), 14 heads, seeks 0.6/8.0/16 ms, write settle 1 ms, "
                      "8 MiB read-ahead, SATA 6 Gb/s bus",
