@@ -16,6 +16,7 @@ import subprocess
 import time
 
 import pytest
+from nbdkit_server import Nbdkit
 
 from daemons import chunkfs_daemons, control
 from test_posix_model import Runner, real_snapshot
@@ -32,26 +33,16 @@ def disk(tmp_path):
     control socket and a mount point."""
     if not PLUGIN:
         pytest.fail("FUTUREDISK_PLUGIN must name the built plugin")
-    sock, ctlsock, pid = (str(tmp_path / n) for n in ("nbd", "ctl", "pid"))
-    env = dict(os.environ)
-    if os.environ.get("FD_NBDKIT_PRELOAD"):
-        # A sanitizer-built plugin in an nbdkit that is not.
-        env["LD_PRELOAD"] = os.environ["FD_NBDKIT_PRELOAD"]
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    p = subprocess.Popen(["nbdkit", "-f", "-P", pid, "-U", sock, PLUGIN,
-                          "profile=roadmap-2013", "size=1G",
-                          f"control={ctlsock}"], env=env)
-    while not os.path.exists(pid):
-        assert p.poll() is None, "nbdkit exited"
-        time.sleep(0.02)
+    ctlsock = str(tmp_path / "ctl")
+    server = Nbdkit([PLUGIN, "profile=roadmap-2013", "size=1G",
+                     f"control={ctlsock}"], workdir=str(tmp_path))
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    uri = f"nbd+unix:///?socket={sock}"
+    uri = server.uri
     yield uri, ctlsock, mnt
     if chunkfs_daemons(uri):
         subprocess.run(["fusermount3", "-u", "-z", str(mnt)])
-    p.terminate()
-    p.wait()
+    server.stop()
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13, 14])
