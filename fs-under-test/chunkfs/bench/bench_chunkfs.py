@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests"),
                 os.path.join(HERE, "..", "..", "..", "common", "tests")]
-from daemons import chunkfs_daemons, control  # noqa: E402
+from daemons import chunkfs_daemons, control, wait_gone  # noqa: E402
 from nbdkit_server import Nbdkit  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -100,8 +100,7 @@ def mount_chunkfs(disk, mnt, *opts):
 
 def umount_chunkfs(disk, mnt):
     subprocess.run(["fusermount3", "-u", mnt], check=True)
-    while chunkfs_daemons(disk.uri):
-        time.sleep(0.05)
+    wait_gone(disk.uri)
 
 
 def the_data():
@@ -152,6 +151,7 @@ def bench_chunkfs(profile, size):
             for pid in chunkfs_daemons(disk.uri):
                 os.kill(pid, 9)
             subprocess.run(["fusermount3", "-u", "-z", mnt])
+            wait_gone(disk.uri)
             control(disk.ctl, "powercut")
             v, w, p = timed(disk, [f"{TOOLS}/fsck.chunkfs", "-n", disk.uri])
             line = [x for x in p.stdout.splitlines() if "chunks to check" in x]

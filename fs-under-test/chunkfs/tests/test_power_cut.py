@@ -13,12 +13,11 @@ sync reads back exactly as it was at the sync.
 """
 import os
 import subprocess
-import time
 
 import pytest
 from nbdkit_server import Nbdkit
 
-from daemons import chunkfs_daemons, control
+from daemons import chunkfs_daemons, control, wait_gone
 from test_posix_model import Runner, real_snapshot
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN")
@@ -62,8 +61,7 @@ def test_power_cut_then_fsck_and_audit(disk, seed):
     for pid in chunkfs_daemons(uri):
         os.kill(pid, 9)
     subprocess.run(["fusermount3", "-u", "-z", str(mnt)])
-    while chunkfs_daemons(uri):
-        time.sleep(0.02)
+    wait_gone(uri)
 
     p = subprocess.run([FSCK, "-y", uri], capture_output=True, text=True)
     assert p.returncode in (0, 1), p.stdout + p.stderr
@@ -76,8 +74,7 @@ def test_power_cut_then_fsck_and_audit(disk, seed):
         after = real_snapshot(mnt)
     finally:
         subprocess.run(["fusermount3", "-u", str(mnt)], check=True)
-        while chunkfs_daemons(uri):
-            time.sleep(0.02)
+        wait_gone(uri)
     untouched = {k: v for k, v in durable.items() if final.get(k) == v}
     assert untouched, "the run touched everything"
     lost = {k for k, v in untouched.items() if after.get(k) != v}
