@@ -252,6 +252,27 @@ flat_close (struct store *s)
   free (f);
 }
 
+int64_t
+store_flat_resident (struct store *s)
+{
+  struct flat *f = (struct flat *)s;
+  /* A bounded vector: the range holds up to 16 Mi pages. */
+  unsigned char vec[4096];
+  size_t off, k, n;
+  int64_t pages = 0;
+
+  for (off = 0; off < f->span; off += n * STORE_PAGE) {
+    n = (f->span - off) / STORE_PAGE;
+    if (n > sizeof vec)
+      n = sizeof vec;
+    if (mincore (f->base + off, n * STORE_PAGE, vec) == -1)
+      return -1;
+    for (k = 0; k < n; k++)
+      pages += vec[k] & 1;
+  }
+  return pages * STORE_PAGE;
+}
+
 static const struct store_ops flat_ops = {
     .name = "ram-flat",
     .read = flat_read,

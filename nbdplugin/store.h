@@ -61,6 +61,12 @@ extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
 /* The RAM store's flat layout on its own (store-flat.c), for tests. */
 #define STORE_FLAT_MAX (64ULL << 30)
 extern struct store *store_flat_new (uint64_t size, struct fm_err *err);
+/* How many bytes of a flat store's reserved range are resident, as the
+ * kernel reports them (mincore), so tests see what the layout maps rather
+ * than the process's RSS, which sanitizers and kernels inflate.  -1 with
+ * errno set if the kernel cannot say.
+ */
+extern int64_t store_flat_resident (struct store *s);
 
 /* Persistent store in `path`: created if missing; an existing file must
  * have been made for the same size and profile, or it is refused.

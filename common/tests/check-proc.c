@@ -39,32 +39,41 @@ START_TEST (test_timeout)
   ck_assert_int_eq (fd_run (argv, 0.3, &p, &err), 0);
   ck_assert (p.timed_out);
   ck_assert_int_eq (p.signal, SIGKILL);
-  ck_assert (p.wall_s < 10);
+  /* Killed at the timeout, not before, and not after the command's own
+   * 30 s: bounds fd_run sets, whatever the machine's speed.
+   */
+  ck_assert (p.wall_s >= 0.3 && p.wall_s < 30);
   fd_proc_free (&p);
 }
 END_TEST
 
 /* The command signals us itself, so the signal surely arrives while it
- * runs; it then sleeps and says whether it lived to finish.
+ * runs; it then sleeps for `nap` and says whether it lived to finish.
+ * Where it must be killed, the nap is long (30 s), so that a slow machine
+ * that takes its time to act on the signal does not let it finish; the
+ * timeout (60 s) is longer still, so that a kill is the signal's doing.
  */
 static void
-run_signalled (struct fd_proc *p)
+run_signalled (struct fd_proc *p, const char *nap)
 {
-  char script[] = "kill -TERM $PPID; sleep 0.5; echo finished";
+  char script[128];
   char *argv[] = {sh, dash_c, script, NULL};
   struct fm_err err;
 
+  snprintf (script, sizeof script, "kill -TERM $PPID; sleep %s; echo finished",
+            nap);
   fd_interrupted = 0;
   fd_catch_signals ();
-  ck_assert_int_eq (fd_run (argv, 10, p, &err), 0);
+  ck_assert_int_eq (fd_run (argv, 60, p, &err), 0);
   ck_assert_int_eq (fd_interrupted, SIGTERM);
+  ck_assert (!p->timed_out);
 }
 
 START_TEST (test_interrupted)
 {
   struct fd_proc p;
 
-  run_signalled (&p);
+  run_signalled (&p, "30");
   ck_assert_int_eq (p.signal, SIGKILL);
   ck_assert_str_eq (p.out, "");
   fd_proc_free (&p);
@@ -78,13 +87,13 @@ START_TEST (test_shielded)
   fd_shield_begin ();
   fd_shield_begin ();
   fd_shield_end (); /* they nest: still shielded */
-  run_signalled (&p);
+  run_signalled (&p, "0.5");
   fd_shield_end ();
   ck_assert_int_eq (p.status, 0);
   ck_assert_str_eq (p.out, "finished\n");
   fd_proc_free (&p);
   /* Unshielded again: the next command is killed at once. */
-  run_signalled (&p);
+  run_signalled (&p, "30");
   ck_assert_int_eq (p.signal, SIGKILL);
   fd_proc_free (&p);
 }

@@ -17,6 +17,7 @@ run some ten times slower than on the host.
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 
@@ -54,12 +55,22 @@ poweroff -f
 
 
 def kernel():
-    """(vmlinuz, release) of the newest Debian kernel in /boot."""
-    images = sorted(glob.glob("/boot/vmlinuz-*"))
-    if not images:
-        raise RuntimeError("no kernel in /boot: install linux-image-amd64")
-    image = images[-1]
-    return image, image.split("vmlinuz-", 1)[1]
+    """(vmlinuz, release) of the newest Debian kernel in /boot whose
+    modules are installed.  Newest by version, not by name: as text,
+    6.1.0-9 sorts after 6.1.0-13; and a kernel left in /boot after its
+    modules went cannot load nbd."""
+    def version(release):
+        return [int(w) if w.isdigit() else w
+                for w in re.split(r"(\d+)", release)]
+
+    releases = [image.split("vmlinuz-", 1)[1]
+                for image in glob.glob("/boot/vmlinuz-*")]
+    releases = [r for r in releases if os.path.isdir(f"/lib/modules/{r}")]
+    if not releases:
+        raise RuntimeError("no kernel with its modules in /boot: install "
+                           "linux-image-amd64")
+    release = max(releases, key=version)
+    return f"/boot/vmlinuz-{release}", release
 
 
 def module_files(release, names):

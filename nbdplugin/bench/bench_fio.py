@@ -30,7 +30,9 @@ import statistics
 import subprocess
 import sys
 
-from serve import nbdkit
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+from nbdkit_server import Nbdkit  # noqa: E402
 
 SIZE = "4G"
 JOBS = [
@@ -67,13 +69,13 @@ def cpu_seconds(pid):
 
 
 def side_by_side(servers, rw, bs, seconds=None):
-    """Run fio on every (process, socket) at once: [(MiB/s, IOPS, CPU
+    """Run fio on every server (Nbdkit) at once: [(MiB/s, IOPS, CPU
     seconds of that server)]."""
-    c0 = [cpu_seconds(p.pid) for p, _ in servers]
-    runs = [fio_start(sock, rw, bs, seconds) for _, sock in servers]
+    c0 = [cpu_seconds(s.pid) for s in servers]
+    runs = [fio_start(s.sock, rw, bs, seconds) for s in servers]
     figures = [fio_result(f, rw) for f in runs]
-    return [(mib_s, iops, cpu_seconds(p.pid) - c)
-            for (mib_s, iops), (p, _), c in zip(figures, servers, c0)]
+    return [(mib_s, iops, cpu_seconds(s.pid) - c)
+            for (mib_s, iops), s, c in zip(figures, servers, c0)]
 
 
 def one_round(ours, base, seconds, swap):
@@ -81,7 +83,7 @@ def one_round(ours, base, seconds, swap):
     base is started first and its fio too."""
     out = {}
     first, second = (base, ours) if swap else (ours, base)
-    with nbdkit(first) as x, nbdkit(second) as y:
+    with Nbdkit(first) as x, Nbdkit(second) as y:
         for name, rw, bs, unit in JOBS:
             if rw != "write" and not out.get("filled"):
                 side_by_side([x, y], "write", "1M")  # every block, untimed

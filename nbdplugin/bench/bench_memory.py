@@ -8,12 +8,15 @@ process's page tables (so they are counted: VmPTE).
 
 Usage: bench_memory.py PLUGIN.so [PATTERN...]
 PATTERN: seq (1 MiB sequential), scatter64k, scatter4k (default: all)."""
+import os
 import random
 import sys
 
 import nbd
 
-from serve import nbdkit
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+from nbdkit_server import Nbdkit  # noqa: E402
 
 GiB = 1 << 30
 DISKS = [("8 TB", 8000 * 10**9), ("64 GiB", 64 * GiB)]
@@ -30,11 +33,11 @@ def status_mib(pid, key):
 
 def run(server_args, disk, pattern):
     """(RSS before, RSS after, page tables after) in MiB."""
-    with nbdkit(server_args) as (p, sock):
+    with Nbdkit(server_args) as server:
         h = nbd.NBD()
-        h.connect_unix(sock)
+        h.connect_unix(server.sock)
         rng = random.Random(1)
-        base = status_mib(p.pid, "VmRSS")
+        base = status_mib(server.pid, "VmRSS")
         if pattern == "seq":
             buf = b"\x5a" * (1 << 20)
             for off in range(0, GiB, 1 << 20):
@@ -46,7 +49,7 @@ def run(server_args, disk, pattern):
             for _ in range(GiB // size):
                 h.pwrite(buf, rng.randrange(slots) * size)
         h.flush()
-        rss, pte = status_mib(p.pid, "VmRSS"), status_mib(p.pid, "VmPTE")
+        rss, pte = status_mib(server.pid, "VmRSS"), status_mib(server.pid, "VmPTE")
         h.shutdown()
         return base, rss, pte
 

@@ -6,6 +6,7 @@ plugin give the baseline: what the client, libnbd and nbdkit themselves
 cost per request, included in what the client observes.
 
 Usage: bench_realtime.py PLUGIN.so [REQUESTS]"""
+import os
 import random
 import re
 import statistics
@@ -15,15 +16,17 @@ import time
 
 import nbd
 
-from serve import nbdkit
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+from nbdkit_server import Nbdkit  # noqa: E402
 
 SIZE = 1 << 30
 
 
 def reads_against(args, n, stderr=None):
-    with nbdkit(args, stderr) as (_, sock):
+    with Nbdkit(args, output=stderr) as server:
         h = nbd.NBD()
-        h.connect_unix(sock)
+        h.connect_unix(server.sock)
         lat = run_reads(h, n)
         h.shutdown()
         return lat

@@ -3,63 +3,32 @@ plugin on a private unix socket, talk to it with python3-libnbd, and stop
 it cleanly (so cleanup writes the stats file) whatever the test did."""
 import json
 import os
-import signal
 import subprocess
 import tempfile
-import time
 
 import nbd
+import nbdkit_server
 import pytest
+from nbdkit_server import Nbdkit
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN", "")
 FUTUREDISK = os.environ.get("FUTUREDISK", "")
 
 
-def nbdkit_env():
-    """The plugin may be built with ASan; nbdkit is not, so the sanitizer
-    runtime must be preloaded into nbdkit (and only nbdkit)."""
-    env = dict(os.environ)
-    preload = os.environ.get("FD_NBDKIT_PRELOAD")
-    if preload:
-        env["LD_PRELOAD"] = preload
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    return env
-
-
-class Server:
-    """One nbdkit process serving the plugin."""
+class Server(Nbdkit):
+    """One nbdkit process serving the plugin, with its control socket and
+    stats file in workdir."""
 
     def __init__(self, workdir, args, extra=()):
-        self.dir = workdir
-        self.sock = os.path.join(workdir, "nbd.sock")
         self.ctl = os.path.join(workdir, "ctl.sock")
         self.stats = os.path.join(workdir, "stats.json")
-        self.log = os.path.join(workdir, "nbdkit.log")
-        # nbdkit writes its pid file once it accepts connections; the
-        # socket file exists a moment earlier, between bind and listen.
-        pidfile = os.path.join(workdir, "nbdkit.pid")
-        cmd = ["nbdkit", "-f", "-P", pidfile, "-U", self.sock, *extra, PLUGIN,
-               f"control={self.ctl}", f"stats={self.stats}", *args]
-        for stale in (self.sock, self.ctl, pidfile):  # an earlier server's
-            if os.path.exists(stale):
-                os.unlink(stale)
-        self.logf = open(self.log, "w")
-        self.proc = subprocess.Popen(cmd, stderr=self.logf,
-                                     stdout=self.logf, env=nbdkit_env())
-        deadline = time.monotonic() + 30
-        while not os.path.exists(pidfile):
-            if self.proc.poll() is not None:
-                raise RuntimeError("nbdkit exited: " + self.log_text())
-            if time.monotonic() > deadline:
-                raise RuntimeError("nbdkit did not start: " + self.log_text())
-            time.sleep(0.02)
+        if os.path.exists(self.ctl):  # an earlier server's
+            os.unlink(self.ctl)
         self.handles = []
-
-    def log_text(self):
-        if not self.logf.closed:
-            self.logf.flush()
-        with open(self.log) as f:
-            return f.read()
+        super().__init__([PLUGIN, f"control={self.ctl}",
+                          f"stats={self.stats}", *args], workdir=workdir,
+                         extra=extra,
+                         output=os.path.join(workdir, "nbdkit.log"))
 
     def connect(self):
         h = nbd.NBD()
@@ -85,11 +54,7 @@ class Server:
             except nbd.Error:
                 pass
         self.handles = []
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
-        self.logf.close()
-        return self.proc.returncode
+        return super().stop()
 
 
 @pytest.fixture
@@ -115,7 +80,4 @@ def server(workdir):
 
 def run_nbdkit(*args, timeout=60):
     """Run nbdkit with the plugin to completion (for refused parameters)."""
-    return subprocess.run(["nbdkit", "-f", "-U", "-", PLUGIN, *args,
-                           "--run", "true"],
-                          capture_output=True, text=True, timeout=timeout,
-                          env=nbdkit_env())
+    return nbdkit_server.run_nbdkit([PLUGIN, *args], timeout=timeout)

@@ -28,9 +28,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tests"))
-from daemons import chunkfs_daemons, control  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "tests"),
+                os.path.join(HERE, "..", "..", "..", "common", "tests")]
+from daemons import chunkfs_daemons, control, wait_gone  # noqa: E402
+from nbdkit_server import Nbdkit  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 QUICK = "--quick" in sys.argv
@@ -53,18 +55,12 @@ class Disk:
 
     def __init__(self, profile, size, extra=()):
         self.dir = tempfile.mkdtemp(prefix="bench-chunkfs.")
-        self.sock = f"{self.dir}/nbd.sock"
         self.ctl = f"{self.dir}/ctl.sock"
-        pid = f"{self.dir}/pid"
-        self.p = subprocess.Popen(
-            ["nbdkit", "-f", "-P", pid, "-U", self.sock, PLUGIN,
-             f"profile={profile}", *([f"size={size}"] if size else []),
-             "think=zero", f"control={self.ctl}", *extra])
-        while not os.path.exists(pid):
-            if self.p.poll() is not None:
-                raise RuntimeError("nbdkit exited")
-            time.sleep(0.02)
-        self.uri = f"nbd+unix:///?socket={self.sock}"
+        self.server = Nbdkit(
+            [PLUGIN, f"profile={profile}", *([f"size={size}"] if size else []),
+             "think=zero", f"control={self.ctl}", *extra], workdir=self.dir)
+        self.sock = self.server.sock
+        self.uri = self.server.uri
         self.loop = None
         self.fuse = None
 
@@ -91,8 +87,7 @@ class Disk:
                     break
                 time.sleep(0.1)
             self.nbdfuse.wait()
-        self.p.terminate()
-        self.p.wait()
+        self.server.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -105,8 +100,7 @@ def mount_chunkfs(disk, mnt, *opts):
 
 def umount_chunkfs(disk, mnt):
     subprocess.run(["fusermount3", "-u", mnt], check=True)
-    while chunkfs_daemons(disk.uri):
-        time.sleep(0.05)
+    wait_gone(disk.uri)
 
 
 def the_data():
@@ -157,6 +151,7 @@ def bench_chunkfs(profile, size):
             for pid in chunkfs_daemons(disk.uri):
                 os.kill(pid, 9)
             subprocess.run(["fusermount3", "-u", "-z", mnt])
+            wait_gone(disk.uri)
             control(disk.ctl, "powercut")
             v, w, p = timed(disk, [f"{TOOLS}/fsck.chunkfs", "-n", disk.uri])
             line = [x for x in p.stdout.splitlines() if "chunks to check" in x]

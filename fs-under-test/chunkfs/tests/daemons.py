@@ -4,6 +4,7 @@ crash would), and one command to the futuredisk plugin's control socket."""
 import json
 import os
 import socket
+import time
 
 
 def chunkfs_daemons(source):
@@ -19,6 +20,17 @@ def chunkfs_daemons(source):
                 str(source).encode() in argv:
             found.append(int(pid))
     return found
+
+
+def wait_gone(source, timeout=120):
+    """Wait until no chunkfs daemon serves `source`: after an unmount one
+    syncs as it exits, and a killed one takes a moment to go, as long as a
+    loaded machine makes it.  AssertionError if one is still there after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while chunkfs_daemons(source):
+        assert time.monotonic() < deadline, f"chunkfs on {source} never exited"
+        time.sleep(0.02)
 
 
 def control(sock, command):

@@ -4,11 +4,10 @@ it may not fix, and a damaged inode found, fixed and then clean."""
 import os
 import struct
 import subprocess
-import time
 
 import pytest
 
-from daemons import chunkfs_daemons
+from daemons import wait_gone
 
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 FSCK = os.environ.get("FSCK_CHUNKFS", "fsck.chunkfs")
@@ -36,10 +35,7 @@ def image(tmp_path):
     (mnt / "dir").mkdir()
     (mnt / "dir" / "inner").write_text("x")
     subprocess.run(["fusermount3", "-u", str(mnt)], check=True)
-    for _ in range(400):  # the daemon syncs as it exits
-        if not chunkfs_daemons(img):
-            break
-        time.sleep(0.05)
+    wait_gone(img)  # the daemon syncs as it exits
     return img
 
 

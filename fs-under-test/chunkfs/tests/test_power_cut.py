@@ -13,11 +13,11 @@ sync reads back exactly as it was at the sync.
 """
 import os
 import subprocess
-import time
 
 import pytest
+from nbdkit_server import Nbdkit
 
-from daemons import chunkfs_daemons, control
+from daemons import chunkfs_daemons, control, wait_gone
 from test_posix_model import Runner, real_snapshot
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN")
@@ -32,26 +32,16 @@ def disk(tmp_path):
     control socket and a mount point."""
     if not PLUGIN:
         pytest.fail("FUTUREDISK_PLUGIN must name the built plugin")
-    sock, ctlsock, pid = (str(tmp_path / n) for n in ("nbd", "ctl", "pid"))
-    env = dict(os.environ)
-    if os.environ.get("FD_NBDKIT_PRELOAD"):
-        # A sanitizer-built plugin in an nbdkit that is not.
-        env["LD_PRELOAD"] = os.environ["FD_NBDKIT_PRELOAD"]
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    p = subprocess.Popen(["nbdkit", "-f", "-P", pid, "-U", sock, PLUGIN,
-                          "profile=roadmap-2013", "size=1G",
-                          f"control={ctlsock}"], env=env)
-    while not os.path.exists(pid):
-        assert p.poll() is None, "nbdkit exited"
-        time.sleep(0.02)
+    ctlsock = str(tmp_path / "ctl")
+    server = Nbdkit([PLUGIN, "profile=roadmap-2013", "size=1G",
+                     f"control={ctlsock}"], workdir=str(tmp_path))
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    uri = f"nbd+unix:///?socket={sock}"
+    uri = server.uri
     yield uri, ctlsock, mnt
     if chunkfs_daemons(uri):
         subprocess.run(["fusermount3", "-u", "-z", str(mnt)])
-    p.terminate()
-    p.wait()
+    server.stop()
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13, 14])
@@ -71,8 +61,7 @@ def test_power_cut_then_fsck_and_audit(disk, seed):
     for pid in chunkfs_daemons(uri):
         os.kill(pid, 9)
     subprocess.run(["fusermount3", "-u", "-z", str(mnt)])
-    while chunkfs_daemons(uri):
-        time.sleep(0.02)
+    wait_gone(uri)
 
     p = subprocess.run([FSCK, "-y", uri], capture_output=True, text=True)
     assert p.returncode in (0, 1), p.stdout + p.stderr
@@ -85,8 +74,7 @@ def test_power_cut_then_fsck_and_audit(disk, seed):
         after = real_snapshot(mnt)
     finally:
         subprocess.run(["fusermount3", "-u", str(mnt)], check=True)
-        while chunkfs_daemons(uri):
-            time.sleep(0.02)
+        wait_gone(uri)
     untouched = {k: v for k, v in durable.items() if final.get(k) == v}
     assert untouched, "the run touched everything"
     lost = {k for k, v in untouched.items() if after.get(k) != v}
