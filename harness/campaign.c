@@ -391,15 +391,21 @@ check_meta (struct expansion *x, size_t i, struct fm_err *err)
                         &x->meta[i], err);
 }
 
+/* s is one of the words a and b (of key). */
+static int
+one_of (const char *key, const char *s, const char *a, const char *b,
+        struct fm_err *err)
+{
+  if (strcmp (s, a) && strcmp (s, b)) {
+    return fm_fail (err, "%s '%.32s': %s or %s", key, s, a, b);
+  }
+  return 0;
+}
+
 static int
 check_crash (struct expansion *x, size_t i, struct fm_err *err)
 {
-  const char *s = x->v[K_CRASH]->v[i];
-
-  if (strcmp (s, "no") && strcmp (s, "yes")) {
-    return fm_fail (err, "crash '%.32s': no or yes", s);
-  }
-  return 0;
+  return one_of ("crash", x->v[K_CRASH]->v[i], "no", "yes", err);
 }
 
 static int
@@ -485,24 +491,32 @@ check_seeds (struct expansion *x, struct fm_err *err)
   return 0;
 }
 
+/* The value of a key that takes one; NULL with err `what` if not one. */
+static const char *
+one_value (const struct values *vs, const char *what, struct fm_err *err)
+{
+  if (vs->n != 1) {
+    fm_fail (err, "%s", what);
+    return NULL;
+  }
+  return vs->v[0];
+}
+
 static int
 check_reps (struct expansion *x, struct fm_err *err)
 {
-  const struct values *vs = x->v[K_REPS];
+  const char *s = one_value (x->v[K_REPS], "repetitions: one number", err);
 
-  if (vs->n != 1)
-    return fm_fail (err, "repetitions: one number");
-  return fm_parse_uint ("repetitions", vs->v[0], 1, 1000, &x->reps, err);
+  return s ? fm_parse_uint ("repetitions", s, 1, 1000, &x->reps, err) : -1;
 }
 
 static int
 check_timeout (struct expansion *x, struct fm_err *err)
 {
-  const struct values *vs = x->v[K_TIMEOUT];
+  const char *s =
+      one_value (x->v[K_TIMEOUT], "timeout: one number of seconds", err);
 
-  if (vs->n != 1)
-    return fm_fail (err, "timeout: one number of seconds");
-  return fm_parse_double ("timeout", vs->v[0], 1, 1e7, &x->timeout, err);
+  return s ? fm_parse_double ("timeout", s, 1, 1e7, &x->timeout, err) : -1;
 }
 
 static int
@@ -514,12 +528,7 @@ check_time (struct expansion *x, size_t i, struct fm_err *err)
 static int
 check_think (struct expansion *x, size_t i, struct fm_err *err)
 {
-  const char *s = x->v[K_THINK]->v[i];
-
-  if (strcmp (s, "real") && strcmp (s, "zero")) {
-    return fm_fail (err, "think '%.32s': real or zero", s);
-  }
-  return 0;
+  return one_of ("think", x->v[K_THINK]->v[i], "real", "zero", err);
 }
 
 /* The checks in the order they run (the first failure is reported):
