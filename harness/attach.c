@@ -596,6 +596,44 @@ fail:
   return NULL;
 }
 
+/* Any other loop device over our disk (one a failure left unrecorded)
+ * goes too, while its backing file can still be named.
+ */
+static void
+detach_stray_loops (struct fd_disk *d)
+{
+  char *argv[] = {(char *)"losetup", (char *)"-j", d->fusefile, NULL};
+  char *out = NULL, *line, *save = NULL;
+  struct fm_err e;
+
+  if (fd_run_capture (argv, TOOL_TIMEOUT, &out, &e) == 0)
+    for (line = strtok_r (out, "\n", &save); line;
+         line = strtok_r (NULL, "\n", &save)) {
+      char *colon = strchr (line, ':');
+      char *det[] = {(char *)"losetup", (char *)"-d", line, NULL};
+      if (colon == NULL)
+        continue;
+      *colon = '\0';
+      fd_run_ok (det, TOOL_TIMEOUT, &e);
+    }
+  free (out);
+}
+
+static int
+unmount_fuse (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
+  int i, r;
+
+  /* A loop device lets go of its file a moment after losetup -d returns
+   * (udev may still hold the device open): until then the FUSE mount is
+   * busy.
+   */
+  for (i = 0; (r = fd_run_ok (argv, TOOL_TIMEOUT, err)) == -1 && i < 50; i++)
+    sleep_ms (100);
+  return r;
+}
+
 int
 fd_disk_detach (struct fd_disk *d, struct fm_err *err)
 {
@@ -624,38 +662,12 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
     }
     d->dev[0] = '\0';
   }
-  /* Any other loop device over our disk (one a failure left unrecorded)
-   * goes too, while its backing file can still be named.
-   */
-  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
-    char *argv[] = {(char *)"losetup", (char *)"-j", d->fusefile, NULL};
-    char *out = NULL, *line, *save = NULL;
-    if (fd_run_capture (argv, TOOL_TIMEOUT, &out, &e) == 0)
-      for (line = strtok_r (out, "\n", &save); line;
-           line = strtok_r (NULL, "\n", &save)) {
-        char *colon = strchr (line, ':');
-        char *det[] = {(char *)"losetup", (char *)"-d", line, NULL};
-        if (colon == NULL)
-          continue;
-        *colon = '\0';
-        fd_run_ok (det, TOOL_TIMEOUT, &e);
-      }
-    free (out);
-  }
-  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
-    char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
-    int i, r;
-
-    /* A loop device lets go of its file a moment after losetup -d
-     * returns (udev may still hold the device open): until then the
-     * FUSE mount is busy.
-     */
-    for (i = 0; (r = fd_run_ok (argv, TOOL_TIMEOUT, &e)) == -1 && i < 50; i++)
-      sleep_ms (100);
-    if (r == -1 && ret == 0) {
-      *err = e;
-      ret = -1;
-    }
+  if (d->fuse_mounted && is_mount_point (d->fusedir))
+    detach_stray_loops (d);
+  if (d->fuse_mounted && is_mount_point (d->fusedir) &&
+      unmount_fuse (d, &e) == -1 && ret == 0) {
+    *err = e;
+    ret = -1;
   }
   /* nbdfuse exits once unmounted; make sure, then stop the server (its
    * cleanup writes the stats file and destages the cache).  A pid from a
