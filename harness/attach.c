@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +512,47 @@ fd_disk_unmount (struct fd_disk *d, struct fm_err *err)
   return -1;
 }
 
+/* d's settings from the options and the adapter fs (NULL: none): its
+ * directory, mount point, nbd or loop, and where its sockets go.
+ */
+static int
+configure (struct fd_disk *d, const struct fd_attach_opts *o,
+           const struct fd_fs *fs, struct fm_err *err)
+{
+  if (realpath (o->dir, d->dir) == NULL) {
+    return fm_fail (err, "%s: %s", o->dir, fd_strerror (errno));
+  }
+  if (fs) {
+    snprintf (d->fsname, sizeof d->fsname, "%s", fs->name);
+    snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
+    snprintf (d->mount_opts, sizeof d->mount_opts, "%s",
+              fs->mount_opts ? fs->mount_opts : "");
+  }
+  if (o->mount && realpath (o->mount, d->mount) == NULL) {
+    return fm_fail (err, "mount point %s: %s", o->mount, fd_strerror (errno));
+  }
+  if (o->mount && !fs) {
+    return fm_fail (err, "mounting needs a file system type (--fs)");
+  }
+  if (o->via == NULL || strcmp (o->via, "auto") == 0)
+    d->nbd = kernel_has_nbd () && on_path ("nbd-client");
+  else if ((d->nbd = strcmp (o->via, "nbd") == 0) && !kernel_has_nbd ()) {
+    return fm_fail (err, "--attach nbd: the kernel has no nbd devices "
+                         "(modprobe nbd failed)");
+  }
+  /* A unix socket's path must fit sun_path (108 bytes): under a deep
+   * directory the sockets go to a short private one instead.
+   */
+  if (strlen (d->dir) + sizeof "/control.sock" >
+      sizeof ((struct sockaddr_un *)0)->sun_path) {
+    snprintf (d->sockdir, sizeof d->sockdir, "/tmp/futuredisk-sock.XXXXXX");
+    if (mkdtemp (d->sockdir) == NULL) {
+      return fm_fail (err, "%s: %s", d->sockdir, fd_strerror (errno));
+    }
+  }
+  return 0;
+}
+
 struct fd_disk *
 fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
 {
@@ -523,51 +565,10 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     return NULL;
   }
   if ((o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) ||
-      fd_attach_via_check (o->via, err) == -1) {
+      fd_attach_via_check (o->via, err) == -1 ||
+      configure (d, o, fs, err) == -1) {
     free (d);
     return NULL;
-  }
-  if (realpath (o->dir, d->dir) == NULL) {
-    fm_fail (err, "%s: %s", o->dir, fd_strerror (errno));
-    free (d);
-    return NULL;
-  }
-  if (fs) {
-    snprintf (d->fsname, sizeof d->fsname, "%s", fs->name);
-    snprintf (d->fstype, sizeof d->fstype, "%s", fs->mount_type);
-  }
-  if (fs)
-    snprintf (d->mount_opts, sizeof d->mount_opts, "%s",
-              fs->mount_opts ? fs->mount_opts : "");
-  if (o->mount && realpath (o->mount, d->mount) == NULL) {
-    fm_fail (err, "mount point %s: %s", o->mount, fd_strerror (errno));
-    free (d);
-    return NULL;
-  }
-  if (o->mount && !fs) {
-    fm_fail (err, "mounting needs a file system type (--fs)");
-    free (d);
-    return NULL;
-  }
-  if (o->via == NULL || strcmp (o->via, "auto") == 0)
-    d->nbd = kernel_has_nbd () && on_path ("nbd-client");
-  else if ((d->nbd = strcmp (o->via, "nbd") == 0) && !kernel_has_nbd ()) {
-    fm_fail (err, "--attach nbd: the kernel has no nbd devices "
-                  "(modprobe nbd failed)");
-    free (d);
-    return NULL;
-  }
-  /* A unix socket's path must fit sun_path (108 bytes): under a deep
-   * directory the sockets go to a short private one instead.
-   */
-  if (strlen (d->dir) + sizeof "/control.sock" >
-      sizeof ((struct sockaddr_un *)0)->sun_path) {
-    snprintf (d->sockdir, sizeof d->sockdir, "/tmp/futuredisk-sock.XXXXXX");
-    if (mkdtemp (d->sockdir) == NULL) {
-      fm_fail (err, "%s: %s", d->sockdir, fd_strerror (errno));
-      free (d);
-      return NULL;
-    }
   }
   set_paths (d);
   /* Leftovers of an earlier attach here (nbdkit leaves its socket). */
@@ -593,6 +594,44 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
 fail:
   fd_disk_detach (d, &e);
   return NULL;
+}
+
+/* Any other loop device over our disk (one a failure left unrecorded)
+ * goes too, while its backing file can still be named.
+ */
+static void
+detach_stray_loops (struct fd_disk *d)
+{
+  char *argv[] = {(char *)"losetup", (char *)"-j", d->fusefile, NULL};
+  char *out = NULL, *line, *save = NULL;
+  struct fm_err e;
+
+  if (fd_run_capture (argv, TOOL_TIMEOUT, &out, &e) == 0)
+    for (line = strtok_r (out, "\n", &save); line;
+         line = strtok_r (NULL, "\n", &save)) {
+      char *colon = strchr (line, ':');
+      char *det[] = {(char *)"losetup", (char *)"-d", line, NULL};
+      if (colon == NULL)
+        continue;
+      *colon = '\0';
+      fd_run_ok (det, TOOL_TIMEOUT, &e);
+    }
+  free (out);
+}
+
+static int
+unmount_fuse (struct fd_disk *d, struct fm_err *err)
+{
+  char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
+  int i, r;
+
+  /* A loop device lets go of its file a moment after losetup -d returns
+   * (udev may still hold the device open): until then the FUSE mount is
+   * busy.
+   */
+  for (i = 0; (r = fd_run_ok (argv, TOOL_TIMEOUT, err)) == -1 && i < 50; i++)
+    sleep_ms (100);
+  return r;
 }
 
 int
@@ -623,38 +662,12 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
     }
     d->dev[0] = '\0';
   }
-  /* Any other loop device over our disk (one a failure left unrecorded)
-   * goes too, while its backing file can still be named.
-   */
-  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
-    char *argv[] = {(char *)"losetup", (char *)"-j", d->fusefile, NULL};
-    char *out = NULL, *line, *save = NULL;
-    if (fd_run_capture (argv, TOOL_TIMEOUT, &out, &e) == 0)
-      for (line = strtok_r (out, "\n", &save); line;
-           line = strtok_r (NULL, "\n", &save)) {
-        char *colon = strchr (line, ':');
-        char *det[] = {(char *)"losetup", (char *)"-d", line, NULL};
-        if (colon == NULL)
-          continue;
-        *colon = '\0';
-        fd_run_ok (det, TOOL_TIMEOUT, &e);
-      }
-    free (out);
-  }
-  if (d->fuse_mounted && is_mount_point (d->fusedir)) {
-    char *argv[] = {(char *)"fusermount3", (char *)"-u", d->fusedir, NULL};
-    int i, r;
-
-    /* A loop device lets go of its file a moment after losetup -d
-     * returns (udev may still hold the device open): until then the
-     * FUSE mount is busy.
-     */
-    for (i = 0; (r = fd_run_ok (argv, TOOL_TIMEOUT, &e)) == -1 && i < 50; i++)
-      sleep_ms (100);
-    if (r == -1 && ret == 0) {
-      *err = e;
-      ret = -1;
-    }
+  if (d->fuse_mounted && is_mount_point (d->fusedir))
+    detach_stray_loops (d);
+  if (d->fuse_mounted && is_mount_point (d->fusedir) &&
+      unmount_fuse (d, &e) == -1 && ret == 0) {
+    *err = e;
+    ret = -1;
   }
   /* nbdfuse exits once unmounted; make sure, then stop the server (its
    * cleanup writes the stats file and destages the cache).  A pid from a
@@ -701,25 +714,81 @@ fd_disk_socket (const struct fd_disk *d)
   return d->sock;
 }
 
+/* The state file: one KEY=VALUE line for each field, in this order. */
+enum state_kind {
+  STATE_STR,
+  STATE_PID,
+  STATE_BOOL
+};
+#define STATE(key, kind, field)                                                \
+  {                                                                            \
+    key, kind, offsetof (struct fd_disk, field),                               \
+        sizeof ((struct fd_disk *)0)->field                                    \
+  }
+static const struct {
+  const char *key;
+  enum state_kind kind;
+  size_t off, len;
+} state_fields[] = {
+    STATE ("dir", STATE_STR, dir),
+    STATE ("sockdir", STATE_STR, sockdir),
+    STATE ("nbdkit_pid", STATE_PID, nbdkit_pid),
+    STATE ("nbdfuse_pid", STATE_PID, nbdfuse_pid),
+    STATE ("fuse_mounted", STATE_BOOL, fuse_mounted),
+    STATE ("dev", STATE_STR, dev),
+    STATE ("mount", STATE_STR, mount),
+    STATE ("mounted", STATE_BOOL, mounted),
+    STATE ("fstype", STATE_STR, fstype),
+    STATE ("mount_opts", STATE_STR, mount_opts),
+    STATE ("fs", STATE_STR, fsname),
+    STATE ("nbd", STATE_BOOL, nbd),
+};
+#undef STATE
+#define NSTATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
+
 int
 fd_disk_save (const struct fd_disk *d, const char *path, struct fm_err *err)
 {
   FILE *fp = fopen (path, "w");
+  size_t i;
 
   if (fp == NULL) {
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
-  fprintf (fp,
-           "dir=%s\nsockdir=%s\nnbdkit_pid=%ld\nnbdfuse_pid=%ld\n"
-           "fuse_mounted=%d\ndev=%s\nmount=%s\nmounted=%d\nfstype=%s\n"
-           "mount_opts=%s\nfs=%s\nnbd=%d\n",
-           d->dir, d->sockdir, (long)d->nbdkit_pid, (long)d->nbdfuse_pid,
-           d->fuse_mounted, d->dev, d->mount, d->mounted, d->fstype,
-           d->mount_opts, d->fsname, d->nbd);
+  for (i = 0; i < NSTATE_FIELDS; i++) {
+    const char *at = (const char *)d + state_fields[i].off;
+    fprintf (fp, "%s=", state_fields[i].key);
+    if (state_fields[i].kind == STATE_STR)
+      fprintf (fp, "%s\n", at);
+    else if (state_fields[i].kind == STATE_PID)
+      fprintf (fp, "%ld\n", (long)*(const pid_t *)at);
+    else
+      fprintf (fp, "%d\n", *(const bool *)at);
+  }
   if (fclose (fp) == EOF) {
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
   return 0;
+}
+
+/* KEY=VALUE into the field of d it names; unknown keys are ignored. */
+static void
+load_field (struct fd_disk *d, const char *key, const char *v)
+{
+  size_t i;
+
+  for (i = 0; i < NSTATE_FIELDS; i++) {
+    char *at = (char *)d + state_fields[i].off;
+    if (strcmp (key, state_fields[i].key) != 0)
+      continue;
+    if (state_fields[i].kind == STATE_STR)
+      snprintf (at, state_fields[i].len, "%s", v);
+    else if (state_fields[i].kind == STATE_PID)
+      *(pid_t *)at = (pid_t)atol (v);
+    else
+      *(bool *)at = atoi (v);
+    return;
+  }
 }
 
 struct fd_disk *
@@ -742,30 +811,7 @@ fd_disk_load (const char *path, struct fm_err *err)
       continue;
     *v++ = '\0';
     v[strcspn (v, "\n")] = '\0';
-    if (strcmp (line, "dir") == 0)
-      snprintf (d->dir, sizeof d->dir, "%s", v);
-    else if (strcmp (line, "sockdir") == 0)
-      snprintf (d->sockdir, sizeof d->sockdir, "%s", v);
-    else if (strcmp (line, "nbdkit_pid") == 0)
-      d->nbdkit_pid = (pid_t)atol (v);
-    else if (strcmp (line, "nbdfuse_pid") == 0)
-      d->nbdfuse_pid = (pid_t)atol (v);
-    else if (strcmp (line, "fuse_mounted") == 0)
-      d->fuse_mounted = atoi (v);
-    else if (strcmp (line, "dev") == 0)
-      snprintf (d->dev, sizeof d->dev, "%s", v);
-    else if (strcmp (line, "mount") == 0)
-      snprintf (d->mount, sizeof d->mount, "%s", v);
-    else if (strcmp (line, "mounted") == 0)
-      d->mounted = atoi (v);
-    else if (strcmp (line, "fstype") == 0)
-      snprintf (d->fstype, sizeof d->fstype, "%s", v);
-    else if (strcmp (line, "mount_opts") == 0)
-      snprintf (d->mount_opts, sizeof d->mount_opts, "%s", v);
-    else if (strcmp (line, "fs") == 0)
-      snprintf (d->fsname, sizeof d->fsname, "%s", v);
-    else if (strcmp (line, "nbd") == 0)
-      d->nbd = atoi (v);
+    load_field (d, line, v);
   }
   fclose (fp);
   if (!d->dir[0]) {

@@ -45,6 +45,7 @@ static const struct {
 };
 
 #define MAX_TRIALS 1000000
+#define MAX_VALUES 64 /* of a crossed key */
 
 /* A key's values: words, except `faults`, one spec per line. */
 struct values {
@@ -94,13 +95,23 @@ values_free (struct values *vs)
   memset (vs, 0, sizeof *vs);
 }
 
-/* key = value into m: words split on white space; `faults` lines add one
- * spec each.
+/* Where parse is in the file. */
+struct parser {
+  struct fd_campaign *c;
+  struct matrix *cur; /* the section being read */
+  bool in_campaign;   /* ...and it is [campaign] */
+  char last_key[32];  /* the key an indented line continues */
+  int line;
+};
+
+/* key = value into the current section: words split on white space;
+ * `faults` lines add one spec each.  more: a continuation line.
  */
 static int
-set_key (struct fd_campaign *c, struct matrix *m, int line, const char *key,
-         char *value, bool more, struct fm_err *err)
+set_key (struct parser *p, const char *key, char *value, bool more,
+         struct fm_err *err)
 {
+  const char *path = p->c->path;
   size_t k;
   struct values *vs;
 
@@ -108,128 +119,151 @@ set_key (struct fd_campaign *c, struct matrix *m, int line, const char *key,
     if (strcmp (key, keys[k].name) == 0)
       break;
   if (k == NKEYS) {
-    return fm_fail (err, "%s:%d: unknown key '%.64s'", c->path, line, key);
+    return fm_fail (err, "%s:%d: unknown key '%.64s'", path, p->line, key);
   }
-  vs = &m->k[k];
+  vs = &p->cur->k[k];
   if (more && k == K_FAULTS) {
-    return fm_fail (err, "%s:%d: one fault spec per 'faults' line", c->path,
-                    line);
+    return fm_fail (err, "%s:%d: one fault spec per 'faults' line", path,
+                    p->line);
   }
   if (vs->line && k != K_FAULTS && !more) {
-    return fm_fail (err, "%s:%d: '%s' given twice (first on line %d)", c->path,
-                    line, key, vs->line);
+    return fm_fail (err, "%s:%d: '%s' given twice (first on line %d)", path,
+                    p->line, key, vs->line);
   }
   if (vs->line == 0)
-    vs->line = line;
+    vs->line = p->line;
   if (k == K_FAULTS)
-    return push (vs, value, strlen (value));
+    return push (vs, value, strlen (value)) == -1
+               ? fm_fail (err, "out of memory")
+               : 0;
   while (*value) {
     size_t len = strcspn (value, " \t");
     if (push (vs, value, len) == -1)
-      return -1;
+      return fm_fail (err, "out of memory");
     value += len;
     while (*value == ' ' || *value == '\t')
       value++;
   }
   if (vs->n == 0) {
-    return fm_fail (err, "%s:%d: '%s' has no value", c->path, line, key);
+    return fm_fail (err, "%s:%d: '%s' has no value", path, p->line, key);
   }
   return 0;
+}
+
+/* "[campaign]" or "[matrix NAME]" starts a section. */
+static int
+parse_section (struct parser *p, char *s, struct fm_err *err)
+{
+  struct fd_campaign *c = p->c;
+  char *end = strchr (s, ']');
+
+  if (end == NULL || fm_trim (end + 1)[0]) {
+    return fm_fail (err, "%s:%d: bad section '%.64s'", c->path, p->line, s);
+  }
+  *end = '\0';
+  s = fm_trim (s + 1);
+  if (strcmp (s, "campaign") == 0) {
+    if (p->line != c->defaults.line && c->defaults.line) {
+      return fm_fail (err, "%s:%d: a second [campaign] section", c->path,
+                      p->line);
+    }
+    if (c->nm) {
+      return fm_fail (err, "%s:%d: [campaign] must come before the matrices",
+                      c->path, p->line);
+    }
+    c->defaults.line = p->line;
+    p->cur = &c->defaults;
+    p->in_campaign = true;
+    return 0;
+  }
+  if (strncmp (s, "matrix", 6) == 0 && isspace ((unsigned char)s[6]) &&
+      *fm_trim (s + 6)) {
+    if ((p->cur = fd_append (&c->m, &c->nm, sizeof *c->m)) == NULL) {
+      return fm_fail (err, "out of memory");
+    }
+    snprintf (p->cur->name, sizeof p->cur->name, "%s", fm_trim (s + 6));
+    p->cur->line = p->line;
+    p->in_campaign = false;
+    return 0;
+  }
+  return fm_fail (err,
+                  "%s:%d: unknown section '[%.64s]' (campaign, matrix NAME)",
+                  c->path, p->line, s);
+}
+
+/* The campaign's name names its results: a safe file name. */
+static int
+set_name (struct parser *p, const char *value, struct fm_err *err)
+{
+  struct fd_campaign *c = p->c;
+
+  if (!*value || strlen (value) >= sizeof c->name ||
+      strspn (value,
+              "abcdefghijklmnopqrstuvwxyz"
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen (value)) {
+    return fm_fail (err, "%s:%d: name '%.64s': letters, digits, '-', '_', '.'",
+                    c->path, p->line, value);
+  }
+  snprintf (c->name, sizeof c->name, "%s", value);
+  return 0;
+}
+
+/* KEY = VALUE: name and description only in [campaign], matrix keys in
+ * any section.
+ */
+static int
+parse_key_value (struct parser *p, char *s, struct fm_err *err)
+{
+  char *eq = strchr (s, '='), *key, *value;
+
+  if (eq == NULL || p->cur == NULL) {
+    return fm_fail (err, "%s:%d: %s", p->c->path, p->line,
+                    p->cur ? "expected KEY = VALUE"
+                           : "expected [campaign] first");
+  }
+  *eq = '\0';
+  key = fm_trim (s);
+  value = fm_trim (eq + 1);
+  snprintf (p->last_key, sizeof p->last_key, "%s", key);
+  if (p->in_campaign && strcmp (key, "name") == 0)
+    return set_name (p, value, err);
+  if (p->in_campaign && strcmp (key, "description") == 0)
+    return 0; /* for the reader of the file */
+  return set_key (p, key, value, false, err);
+}
+
+static int
+parse_line (struct parser *p, char *buf, struct fm_err *err)
+{
+  char *s = fm_trim (buf);
+
+  if (*s == '\0' || *s == '#' || *s == ';')
+    return 0;
+  if ((buf[0] == ' ' || buf[0] == '\t') && p->last_key[0]) {
+    /* An indented line continues the value above. */
+    if (strcmp (p->last_key, "description") == 0)
+      return 0;
+    return set_key (p, p->last_key, s, true, err);
+  }
+  p->last_key[0] = '\0';
+  if (*s == '[')
+    return parse_section (p, s, err);
+  return parse_key_value (p, s, err);
 }
 
 static int
 parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
 {
+  struct parser p = {.c = c};
   char buf[4096];
-  struct matrix *cur = NULL;
-  char last_key[32] = ""; /* the key an indented line continues */
-  int line = 0;
-  bool in_campaign = false;
 
   while (fgets (buf, sizeof buf, fp)) {
-    char *s, *eq;
-
-    line++;
+    p.line++;
     if (strchr (buf, '\n') == NULL && !feof (fp)) {
-      return fm_fail (err, "%s:%d: line too long", c->path, line);
+      return fm_fail (err, "%s:%d: line too long", c->path, p.line);
     }
-    s = fm_trim (buf);
-    if (*s == '\0' || *s == '#' || *s == ';')
-      continue;
-    if ((buf[0] == ' ' || buf[0] == '\t') && last_key[0]) {
-      /* An indented line continues the value above. */
-      if (strcmp (last_key, "description") == 0)
-        continue;
-      if (set_key (c, cur, line, last_key, s, true, err) == -1) {
-        if (!err->msg[0])
-          fm_fail (err, "out of memory");
-        return -1;
-      }
-      continue;
-    }
-    last_key[0] = '\0';
-    if (*s == '[') {
-      char *end = strchr (s, ']');
-      if (end == NULL || fm_trim (end + 1)[0]) {
-        return fm_fail (err, "%s:%d: bad section '%.64s'", c->path, line, s);
-      }
-      *end = '\0';
-      s = fm_trim (s + 1);
-      if (strcmp (s, "campaign") == 0) {
-        if (line != c->defaults.line && c->defaults.line) {
-          return fm_fail (err, "%s:%d: a second [campaign] section", c->path,
-                          line);
-        }
-        if (c->nm) {
-          return fm_fail (err,
-                          "%s:%d: [campaign] must come before the matrices",
-                          c->path, line);
-        }
-        c->defaults.line = line;
-        cur = &c->defaults;
-        in_campaign = true;
-      } else if (strncmp (s, "matrix", 6) == 0 &&
-                 isspace ((unsigned char)s[6]) && *fm_trim (s + 6)) {
-        if ((cur = fd_append (&c->m, &c->nm, sizeof *c->m)) == NULL) {
-          return fm_fail (err, "out of memory");
-        }
-        snprintf (cur->name, sizeof cur->name, "%s", fm_trim (s + 6));
-        cur->line = line;
-        in_campaign = false;
-      } else {
-        return fm_fail (
-            err, "%s:%d: unknown section '[%.64s]' (campaign, matrix NAME)",
-            c->path, line, s);
-      }
-      continue;
-    }
-    if ((eq = strchr (s, '=')) == NULL || cur == NULL) {
-      return fm_fail (err, "%s:%d: %s", c->path, line,
-                      cur ? "expected KEY = VALUE"
-                          : "expected [campaign] first");
-    }
-    *eq = '\0';
-    {
-      char *key = fm_trim (s), *value = fm_trim (eq + 1);
-      snprintf (last_key, sizeof last_key, "%s", key);
-      if (in_campaign && strcmp (key, "name") == 0) {
-        if (!*value || strlen (value) >= sizeof c->name ||
-            strspn (value, "abcdefghijklmnopqrstuvwxyz"
-                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
-                strlen (value)) {
-          return fm_fail (err,
-                          "%s:%d: name '%.64s': letters, digits, '-', '_', '.'",
-                          c->path, line, value);
-        }
-        snprintf (c->name, sizeof c->name, "%s", value);
-      } else if (in_campaign && strcmp (key, "description") == 0)
-        ; /* for the reader of the file */
-      else if (set_key (c, cur, line, key, value, false, err) == -1) {
-        if (!err->msg[0])
-          fm_fail (err, "out of memory");
-        return -1;
-      }
-    }
+    if (parse_line (&p, buf, err) == -1)
+      return -1;
   }
   if (c->defaults.line == 0 || c->name[0] == '\0') {
     return fm_fail (err, "%s: %s", c->path,
@@ -283,8 +317,108 @@ fs_has_type (const struct fd_fs *fs, const char *target)
   return strstr (known, want) != NULL;
 }
 
+/* One matrix on its way to trials: each key's values, and the numbers
+ * read from them.
+ */
+struct expansion {
+  struct values d[NKEYS]; /* the defaults of keys set nowhere */
+  const struct values *v[NKEYS];
+  enum key bad; /* what the failed check was about */
+  uint64_t *seeds, reps, meta[MAX_VALUES];
+  double fill[MAX_VALUES], timeout;
+  size_t nseeds;
+};
+
+/* Each key but faults and seeds crosses at most MAX_VALUES values. */
 static int
-check_target (const char *t, struct fm_err *err)
+check_counts (struct expansion *x, struct fm_err *err)
+{
+  size_t k;
+
+  for (k = 0; k < NKEYS; k++)
+    if (k != K_FAULTS && k != K_SEEDS && x->v[k]->n > MAX_VALUES) {
+      x->bad = (enum key)k;
+      return fm_fail (err, "'%s': more than %d values", keys[k].name,
+                      MAX_VALUES);
+    }
+  return 0;
+}
+
+/* A file system, and every size against it. */
+static int
+check_fs (struct expansion *x, size_t i, struct fm_err *err)
+{
+  const struct fd_fs *fs = fd_fs_find (x->v[K_FS]->v[i], err);
+  const struct values *sizes = x->v[K_SIZE];
+  uint64_t bytes;
+  size_t j;
+
+  x->bad = K_FS;
+  if (fs == NULL)
+    return -1;
+  x->bad = K_SIZE; /* the rest is about the sizes */
+  for (j = 0; j < sizes->n; j++) {
+    if (strcmp (sizes->v[j], "full") == 0)
+      continue; /* the profile's capacity: at least a few GB */
+    if (fm_parse_size ("size", sizes->v[j], &bytes, err) == -1)
+      return -1;
+    if (bytes < fs->min_size) {
+      return fm_fail (err, "size %s: %s needs at least %llu MiB", sizes->v[j],
+                      fs->name, (unsigned long long)(fs->min_size >> 20));
+    }
+  }
+  return 0;
+}
+
+static int
+check_profile (struct expansion *x, size_t i, struct fm_err *err)
+{
+  struct fm_profile p;
+
+  return fd_load_profile (x->v[K_PROFILE]->v[i], &p, err);
+}
+
+static int
+check_fill (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return fm_parse_double ("fill", x->v[K_FILL]->v[i], 0, 95, &x->fill[i], err);
+}
+
+static int
+check_meta (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return fm_parse_uint ("meta-only", x->v[K_META]->v[i], 0, 100000000,
+                        &x->meta[i], err);
+}
+
+/* s is one of the words a and b (of key). */
+static int
+one_of (const char *key, const char *s, const char *a, const char *b,
+        struct fm_err *err)
+{
+  if (strcmp (s, a) && strcmp (s, b)) {
+    return fm_fail (err, "%s '%.32s': %s or %s", key, s, a, b);
+  }
+  return 0;
+}
+
+static int
+check_crash (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return one_of ("crash", x->v[K_CRASH]->v[i], "no", "yes", err);
+}
+
+static int
+check_faults (struct expansion *x, size_t i, struct fm_err *err)
+{
+  const char *s = x->v[K_FAULTS]->v[i];
+
+  return s[0] ? fd_fault_spec_check (s, err) : 0;
+}
+
+/* TYPE[:N[:KIND]] */
+static int
+check_target_syntax (const char *t, struct fm_err *err)
 {
   char type[32] = "", count[32] = "1", kind[32] = "ure", extra[8] = "";
   uint64_t n;
@@ -303,14 +437,35 @@ check_target (const char *t, struct fm_err *err)
   return 0;
 }
 
-/* seeds: "1 2 7" or ranges "1-10"; into a fresh array. */
+/* A target, of a type that some file system of the matrix has. */
 static int
-parse_seeds (const struct values *vs, uint64_t **out, size_t *n,
-             struct fm_err *err)
+check_target (struct expansion *x, size_t i, struct fm_err *err)
 {
+  const char *t = x->v[K_TARGET]->v[i];
+  bool known = false;
+  size_t j;
+
+  if (strcmp (t, "none") == 0)
+    return 0;
+  if (check_target_syntax (t, err) == -1)
+    return -1;
+  for (j = 0; j < x->v[K_FS]->n; j++)
+    known |= fs_has_type (fd_fs_find (x->v[K_FS]->v[j], err), t);
+  if (!known) {
+    return fm_fail (
+        err, "target '%.64s': no file system of the matrix has that type", t);
+  }
+  return 0;
+}
+
+/* seeds: "1 2 7" or ranges "1-10"; into a fresh x->seeds. */
+static int
+check_seeds (struct expansion *x, struct fm_err *err)
+{
+  const struct values *vs = x->v[K_SEEDS];
   size_t i;
 
-  *out = NULL, *n = 0;
+  x->seeds = NULL, x->nseeds = 0;
   for (i = 0; i < vs->n; i++) {
     char a[32], b[32];
     uint64_t lo, hi, s;
@@ -324,8 +479,8 @@ parse_seeds (const struct values *vs, uint64_t **out, size_t *n,
       hi = lo;
     for (s = lo; s <= hi; s++) {
       uint64_t *slot;
-      if (*n >= MAX_TRIALS ||
-          (slot = fd_append (out, n, sizeof *slot)) == NULL) {
+      if (x->nseeds >= MAX_TRIALS ||
+          (slot = fd_append (&x->seeds, &x->nseeds, sizeof *slot)) == NULL) {
         return fm_fail (err, "seeds: too many");
       }
       *slot = s;
@@ -336,195 +491,190 @@ parse_seeds (const struct values *vs, uint64_t **out, size_t *n,
   return 0;
 }
 
-/* Check every value of m, then append its cross product to c->t. */
+/* The value of a key that takes one; NULL with err `what` if not one. */
+static const char *
+one_value (const struct values *vs, const char *what, struct fm_err *err)
+{
+  if (vs->n != 1) {
+    fm_fail (err, "%s", what);
+    return NULL;
+  }
+  return vs->v[0];
+}
+
+static int
+check_reps (struct expansion *x, struct fm_err *err)
+{
+  const char *s = one_value (x->v[K_REPS], "repetitions: one number", err);
+
+  return s ? fm_parse_uint ("repetitions", s, 1, 1000, &x->reps, err) : -1;
+}
+
+static int
+check_timeout (struct expansion *x, struct fm_err *err)
+{
+  const char *s =
+      one_value (x->v[K_TIMEOUT], "timeout: one number of seconds", err);
+
+  return s ? fm_parse_double ("timeout", s, 1, 1e7, &x->timeout, err) : -1;
+}
+
+static int
+check_time (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return fd_trial_parse_time (x->v[K_TIME]->v[i], err);
+}
+
+static int
+check_think (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return one_of ("think", x->v[K_THINK]->v[i], "real", "zero", err);
+}
+
+/* The checks in the order they run (the first failure is reported):
+ * each value of a key on its own, or the key as a whole.
+ */
+static const struct {
+  enum key k;
+  int (*each) (struct expansion *x, size_t i, struct fm_err *err);
+  int (*all) (struct expansion *x, struct fm_err *err);
+} checks[] = {
+    {K_FS, check_fs, NULL},         {K_PROFILE, check_profile, NULL},
+    {K_FILL, check_fill, NULL},     {K_META, check_meta, NULL},
+    {K_CRASH, check_crash, NULL},   {K_FAULTS, check_faults, NULL},
+    {K_TARGET, check_target, NULL}, {K_SEEDS, NULL, check_seeds},
+    {K_REPS, NULL, check_reps},     {K_TIMEOUT, NULL, check_timeout},
+    {K_TIME, check_time, NULL},     {K_THINK, check_think, NULL},
+};
+
+/* Check every value; -1 with x->bad the key at fault. */
+static int
+check_values (struct expansion *x, struct fm_err *err)
+{
+  size_t j, i;
+
+  if (check_counts (x, err) == -1)
+    return -1;
+  for (j = 0; j < sizeof checks / sizeof *checks; j++) {
+    x->bad = checks[j].k;
+    if (checks[j].all && checks[j].all (x, err) == -1)
+      return -1;
+    for (i = 0; checks[j].each && i < x->v[checks[j].k]->n; i++)
+      if (checks[j].each (x, i, err) == -1)
+        return -1;
+  }
+  return 0;
+}
+
+/* Room for one more trial in c. */
+static struct fd_campaign_trial *
+new_trial (struct fd_campaign *c, struct fm_err *err)
+{
+  if (c->nt == c->cap) {
+    struct fd_campaign_trial *nt;
+    if (c->nt >= MAX_TRIALS) {
+      fm_fail (err, "%s: more than %d trials", c->path, MAX_TRIALS);
+      return NULL;
+    }
+    c->cap = c->cap ? 2 * c->cap : 64;
+    if ((nt = realloc (c->t, c->cap * sizeof *nt)) == NULL) {
+      fm_fail (err, "out of memory");
+      return NULL;
+    }
+    c->t = nt;
+  }
+  return &c->t[c->nt++];
+}
+
+/* The trials of the combination ix of m's values: every seed times every
+ * repetition, or none when the file system lacks the target's type.
+ */
+static int
+add_trials (struct fd_campaign *c, const struct matrix *m,
+            const struct expansion *x, const size_t *ix, struct fm_err *err)
+{
+  const struct values *const *v = x->v;
+  const struct fd_fs *fs = fd_fs_find (v[K_FS]->v[ix[K_FS]], err);
+  const char *target = v[K_TARGET]->v[ix[K_TARGET]];
+  size_t s;
+  uint64_t r;
+
+  if (strcmp (target, "none") == 0)
+    target = "";
+  if (*target && !fs_has_type (fs, target))
+    return 0;
+  for (s = 0; s < x->nseeds; s++)
+    for (r = 0; r < x->reps; r++) {
+      struct fd_campaign_trial *t = new_trial (c, err);
+      if (t == NULL)
+        return -1;
+      *t = (struct fd_campaign_trial){
+          .matrix = m->name,
+          .fs = fs->name,
+          .profile = v[K_PROFILE]->v[ix[K_PROFILE]],
+          .size = v[K_SIZE]->v[ix[K_SIZE]],
+          .fill = x->fill[ix[K_FILL]],
+          .meta_only = x->meta[ix[K_META]],
+          .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0,
+          .faults = v[K_FAULTS]->v[ix[K_FAULTS]],
+          .target = target,
+          .time = v[K_TIME]->v[ix[K_TIME]],
+          .think = v[K_THINK]->v[ix[K_THINK]],
+          .seed = x->seeds[s],
+          .rep = r,
+          .timeout = x->timeout,
+      };
+    }
+  return 0;
+}
+
+/* The next combination, like an odometer: the last key varies fastest;
+ * seeds, repetitions and the timeout are not crossed here.  False after
+ * the last.
+ */
+static bool
+next_combination (const struct expansion *x, size_t *ix)
+{
+  size_t k;
+
+  for (k = NKEYS; k-- > 0;) {
+    if (k == K_SEEDS || k == K_REPS || k == K_TIMEOUT)
+      continue;
+    if (++ix[k] < x->v[k]->n)
+      return true;
+    ix[k] = 0;
+  }
+  return false;
+}
+
+/* Check every value of m, then append its cross product to c->t, seeds
+ * and repetitions innermost.
+ */
 static int
 expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
 {
-  struct values d[NKEYS];
-  const struct values *v[NKEYS];
-  uint64_t *seeds = NULL, reps, meta[64];
-  double fill[64], timeout;
-  size_t nseeds, i, k;
-  size_t ix[NKEYS] = {0};
+  struct expansion x = {0};
+  size_t ix[NKEYS] = {0}, k;
+  int rc = 0;
 
   for (k = 0; k < NKEYS; k++)
-    v[k] = get (c, m, (enum key)k, &d[k]);
+    x.v[k] = get (c, m, (enum key)k, &x.d[k]);
   err->msg[0] = '\0';
-  if (v[K_FS]->n == 0) {
+  if (x.v[K_FS]->n == 0) {
     return fm_fail (err, "%s:%d: [matrix %s] has no 'fs'", c->path, m->line,
                     m->name);
   }
-  for (k = 0; k < NKEYS; k++)
-    if (k != K_FAULTS && k != K_SEEDS && v[k]->n > 64) {
-      fm_fail (err, "'%s': more than 64 values", keys[k].name);
-      goto bad;
-    }
-  for (i = 0; i < v[K_FS]->n; i++) {
-    const struct fd_fs *fs = fd_fs_find (v[K_FS]->v[i], err);
-    uint64_t bytes;
-    size_t j;
-    if (fs == NULL) {
-      k = K_FS;
-      goto bad;
-    }
-    for (j = 0; j < v[K_SIZE]->n; j++) {
-      if (strcmp (v[K_SIZE]->v[j], "full") == 0)
-        continue; /* the profile's capacity: at least a few GB */
-      if (fm_parse_size ("size", v[K_SIZE]->v[j], &bytes, err) == -1) {
-        k = K_SIZE;
-        goto bad;
-      }
-      if (bytes < fs->min_size) {
-        fm_fail (err, "size %s: %s needs at least %llu MiB", v[K_SIZE]->v[j],
-                 fs->name, (unsigned long long)(fs->min_size >> 20));
-        k = K_SIZE;
-        goto bad;
-      }
-    }
+  if (check_values (&x, err) == -1) {
+    where (c, m, x.bad, err);
+    rc = -1;
   }
-  for (i = 0; i < v[K_PROFILE]->n; i++) {
-    struct fm_profile p;
-    if (fd_load_profile (v[K_PROFILE]->v[i], &p, err) == -1) {
-      k = K_PROFILE;
-      goto bad;
-    }
-  }
-  for (i = 0; i < v[K_FILL]->n; i++)
-    if (fm_parse_double ("fill", v[K_FILL]->v[i], 0, 95, &fill[i], err) == -1) {
-      k = K_FILL;
-      goto bad;
-    }
-  for (i = 0; i < v[K_META]->n; i++)
-    if (fm_parse_uint ("meta-only", v[K_META]->v[i], 0, 100000000, &meta[i],
-                       err) == -1) {
-      k = K_META;
-      goto bad;
-    }
-  for (i = 0; i < v[K_CRASH]->n; i++)
-    if (strcmp (v[K_CRASH]->v[i], "no") && strcmp (v[K_CRASH]->v[i], "yes")) {
-      fm_fail (err, "crash '%.32s': no or yes", v[K_CRASH]->v[i]);
-      k = K_CRASH;
-      goto bad;
-    }
-  for (i = 0; i < v[K_FAULTS]->n; i++)
-    if (v[K_FAULTS]->v[i][0] &&
-        fd_fault_spec_check (v[K_FAULTS]->v[i], err) == -1) {
-      k = K_FAULTS;
-      goto bad;
-    }
-  for (i = 0; i < v[K_TARGET]->n; i++) {
-    const char *t = v[K_TARGET]->v[i];
-    size_t j;
-    bool known = false;
-    if (strcmp (t, "none") == 0)
-      continue;
-    if (check_target (t, err) == -1) {
-      k = K_TARGET;
-      goto bad;
-    }
-    for (j = 0; j < v[K_FS]->n; j++)
-      known |= fs_has_type (fd_fs_find (v[K_FS]->v[j], err), t);
-    if (!known) {
-      fm_fail (err,
-               "target '%.64s': no file system of the matrix has that type", t);
-      k = K_TARGET;
-      goto bad;
-    }
-  }
-  if (parse_seeds (v[K_SEEDS], &seeds, &nseeds, err) == -1) {
-    k = K_SEEDS;
-    goto bad;
-  }
-  if (v[K_REPS]->n != 1 || fm_parse_uint ("repetitions", v[K_REPS]->v[0], 1,
-                                          1000, &reps, err) == -1) {
-    if (v[K_REPS]->n != 1)
-      fm_fail (err, "repetitions: one number");
-    k = K_REPS;
-    goto bad;
-  }
-  if (v[K_TIMEOUT]->n != 1 || fm_parse_double ("timeout", v[K_TIMEOUT]->v[0], 1,
-                                               1e7, &timeout, err) == -1) {
-    if (v[K_TIMEOUT]->n != 1)
-      fm_fail (err, "timeout: one number of seconds");
-    k = K_TIMEOUT;
-    goto bad;
-  }
-  for (i = 0; i < v[K_TIME]->n; i++)
-    if (fd_trial_parse_time (v[K_TIME]->v[i], err) == -1) {
-      k = K_TIME;
-      goto bad;
-    }
-  for (i = 0; i < v[K_THINK]->n; i++)
-    if (strcmp (v[K_THINK]->v[i], "real") &&
-        strcmp (v[K_THINK]->v[i], "zero")) {
-      fm_fail (err, "think '%.32s': real or zero", v[K_THINK]->v[i]);
-      k = K_THINK;
-      goto bad;
-    }
-
-  /* The cross product, the last key varying fastest; seeds and
-   * repetitions innermost.
-   */
-  for (;;) {
-    const struct fd_fs *fs = fd_fs_find (v[K_FS]->v[ix[K_FS]], err);
-    const char *target = v[K_TARGET]->v[ix[K_TARGET]];
-    size_t s;
-    uint64_t r;
-
-    if (strcmp (target, "none") == 0)
-      target = "";
-    for (s = 0; (!*target || fs_has_type (fs, target)) && s < nseeds; s++)
-      for (r = 0; r < reps; r++) {
-        struct fd_campaign_trial *t;
-        if (c->nt == c->cap) {
-          struct fd_campaign_trial *nt;
-          if (c->nt >= MAX_TRIALS) {
-            fm_fail (err, "%s: more than %d trials", c->path, MAX_TRIALS);
-            free (seeds);
-            return -1;
-          }
-          c->cap = c->cap ? 2 * c->cap : 64;
-          if ((nt = realloc (c->t, c->cap * sizeof *nt)) == NULL) {
-            fm_fail (err, "out of memory");
-            free (seeds);
-            return -1;
-          }
-          c->t = nt;
-        }
-        t = &c->t[c->nt++];
-        t->matrix = m->name;
-        t->fs = fs->name;
-        t->profile = v[K_PROFILE]->v[ix[K_PROFILE]];
-        t->size = v[K_SIZE]->v[ix[K_SIZE]];
-        t->fill = fill[ix[K_FILL]];
-        t->meta_only = meta[ix[K_META]];
-        t->crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0;
-        t->faults = v[K_FAULTS]->v[ix[K_FAULTS]];
-        t->target = target;
-        t->time = v[K_TIME]->v[ix[K_TIME]];
-        t->think = v[K_THINK]->v[ix[K_THINK]];
-        t->seed = seeds[s];
-        t->rep = r;
-        t->timeout = timeout;
-      }
-    /* The next combination, like an odometer. */
-    for (k = NKEYS; k-- > 0;) {
-      if (k == K_SEEDS || k == K_REPS || k == K_TIMEOUT)
-        continue;
-      if (++ix[k] < v[k]->n)
-        break;
-      ix[k] = 0;
-    }
-    if (k == (size_t)-1)
+  while (rc == 0) {
+    rc = add_trials (c, m, &x, ix, err);
+    if (!next_combination (&x, ix))
       break;
   }
-  free (seeds);
-  return 0;
-
-bad:
-  free (seeds);
-  where (c, m, (enum key)k, err);
-  return -1;
+  free (x.seeds);
+  return rc;
 }
 
 struct fd_campaign *

@@ -94,20 +94,27 @@ push (struct fd_manifest *m, const struct fd_entry *e)
   return 0;
 }
 
+/* Create e's file at full, for writing. */
 static int
-write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
+create_file (const char *full, const struct fd_entry *e, struct fm_err *err)
+{
+  int fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
+
+  if (fd == -1)
+    fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  return fd;
+}
+
+static int
+write_file (const char *full, uint64_t seed, struct fd_entry *e, bool sparse,
             struct fm_err *err)
 {
   unsigned char b[FD_BLOCK];
-  char full[4096];
   uint64_t off, h = 0;
-  int fd;
+  int fd = create_file (full, e, err);
 
-  snprintf (full, sizeof full, "%s/%s", root, e->path);
-  fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
-  if (fd == -1) {
-    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
-  }
+  if (fd == -1)
+    return -1;
   for (off = 0; off < e->size; off += FD_BLOCK) {
     size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
     /* A sparse file's first half is a hole: it reads as zeros. */
@@ -138,16 +145,12 @@ write_file (const char *root, uint64_t seed, struct fd_entry *e, bool sparse,
 
 /* Allocate a file without writing it (metadata only). */
 static int
-allocate_file (const char *root, struct fd_entry *e, struct fm_err *err)
+allocate_file (const char *full, struct fd_entry *e, struct fm_err *err)
 {
-  char full[4096];
-  int fd, r;
+  int fd = create_file (full, e, err), r;
 
-  snprintf (full, sizeof full, "%s/%s", root, e->path);
-  fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
-  if (fd == -1) {
-    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
-  }
+  if (fd == -1)
+    return -1;
   r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
   close (fd);
   if (r != 0) {
@@ -172,149 +175,232 @@ sync_all (const char *root)
   }
 }
 
-int
-fd_populate (const char *root, const struct fd_populate_opts *o,
-             struct fd_manifest *m, struct fm_err *err)
-{
-  const uint64_t seed = o->seed;
-  FILE *progress = o->progress;
-  struct statvfs sv;
-  uint64_t total, used, target, cap, i, ndirs = 1, files = 0;
-  double scale = 1;
-  uint64_t *dirs = NULL; /* manifest index of directory k + 1 */
-  bool half_synced = false;
-  time_t last = time (NULL);
-  char full[4096];
+/* A populate run: where, how much, and the tree so far. */
+struct tree {
+  const char *root;
+  const struct fd_populate_opts *o;
+  struct fd_manifest *m;
+  uint64_t target; /* bytes of file data to add */
+  uint64_t cap;    /* the largest file */
+  double scale;    /* meta_only: what the sizes are scaled by */
+  uint64_t *dirs;  /* manifest index of directory k + 1 */
+  uint64_t ndirs;  /* directories, the root included */
+  uint64_t files;  /* files made (not links or directories) */
+  bool half_synced;
+  time_t last; /* of the last progress line */
+};
 
-  memset (m, 0, sizeof *m);
-  m->meta_only = o->meta_only;
-  if (statvfs (root, &sv) == -1) {
-    return fm_fail (err, "%s: %s", root, fd_strerror (errno));
+/* How much to write: the fill less what the file system holds already. */
+static int
+plan (struct tree *t, struct fm_err *err)
+{
+  const struct fd_populate_opts *o = t->o;
+  struct statvfs sv;
+  uint64_t total, used, i;
+
+  if (statvfs (t->root, &sv) == -1) {
+    return fm_fail (err, "%s: %s", t->root, fd_strerror (errno));
   }
   total = (uint64_t)sv.f_blocks * sv.f_frsize;
   used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
-  target = (uint64_t)(o->fill_pct / 100 * (double)total);
-  target = target > used ? target - used : 0;
-  cap = target / 8 > (1 << 20) ? target / 8 : (1 << 20);
+  t->target = (uint64_t)(o->fill_pct / 100 * (double)total);
+  t->target = t->target > used ? t->target - used : 0;
+  t->cap = t->target / 8 > (1 << 20) ? t->target / 8 : (1 << 20);
+  t->scale = 1;
   if (o->meta_only) {
     /* The same sizes, scaled so that `files` files reach the fill. */
     double sum = 0;
     for (i = 0; i < o->files; i++)
-      sum += (double)file_size (seed, i, UINT64_MAX / 2);
-    scale = sum > 0 ? (double)target / sum : 1;
+      sum += (double)file_size (o->seed, i, UINT64_MAX / 2);
+    t->scale = sum > 0 ? (double)t->target / sum : 1;
   }
-
-  /* Entry 0 is the root itself ("."), so every path has a parent. */
-  for (i = 0; o->meta_only ? files < o->files : m->bytes < target; i++) {
-    struct fd_entry e = {.id = i + 1, .mode = 0644};
-    uint64_t parent;
-
-    if (fd_interrupted) {
-      fm_fail (err, "interrupted");
-      goto fail;
-    }
-    /* About one directory for every eight files: a random recursive tree
-     * (each new directory under a uniformly chosen earlier one) is
-     * logarithmically deep, with a few wide directories.
-     */
-    if (i % 9 == 4) {
-      parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 5), ndirs);
-      e.type = FD_DIR;
-      e.mode = 0755;
-    } else
-      parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 6), ndirs);
-    /* The parent-th directory entry in the manifest (or the root). */
-    {
-      const char *pp = parent > 0 ? m->v[dirs[parent - 1]].path : "";
-      if (snprintf (e.path, sizeof e.path, "%s%s%s%" PRIu64, pp, *pp ? "/" : "",
-                    e.type == FD_DIR ? "d" : "f", i) >= (int)sizeof e.path)
-        snprintf (e.path, sizeof e.path, "f%" PRIu64, i); /* too deep */
-    }
-    snprintf (full, sizeof full, "%s/%s", root, e.path);
-    if (e.type == FD_DIR) {
-      uint64_t *nd = realloc (dirs, ndirs * sizeof *dirs);
-      if (nd == NULL || mkdir (full, e.mode) == -1) {
-        fm_fail (err, "%s: %s", full,
-                 nd ? fd_strerror (errno) : "out of memory");
-        dirs = nd ? nd : dirs;
-        goto fail;
-      }
-      dirs = nd;
-      dirs[ndirs++ - 1] = m->n; /* its index, once pushed below */
-    } else if (files > 10 && i % 23 == 7) {
-      /* A symlink to an earlier file (its text is what is checked). */
-      const struct fd_entry *t =
-          &m->v[fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 7), m->n)];
-      e.type = FD_SYMLINK;
-      e.mode = 0777;
-      snprintf (e.target, sizeof e.target, "/%s", t->path);
-      e.size = strlen (e.target);
-      e.hash = hash_bytes (0, (const unsigned char *)e.target, e.size);
-      if (symlink (e.target, full) == -1) {
-        fm_fail (err, "%s: %s", full, fd_strerror (errno));
-        goto fail;
-      }
-    } else if (files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE) {
-      /* A hard link to the file just written. */
-      const struct fd_entry *t = &m->v[m->n - 1];
-      char tfull[4096];
-      e.type = FD_HARDLINK;
-      e.id = t->id;
-      e.size = t->size;
-      e.hash = t->hash;
-      snprintf (e.target, sizeof e.target, "%s", t->path);
-      snprintf (tfull, sizeof tfull, "%s/%s", root, t->path);
-      if (link (tfull, full) == -1) {
-        fm_fail (err, "%s: %s", full, fd_strerror (errno));
-        goto fail;
-      }
-    } else if (o->meta_only) {
-      e.type = FD_FILE;
-      e.size =
-          (uint64_t)((double)file_size (seed, files, UINT64_MAX / 2) * scale) &
-          ~(uint64_t)(FD_BLOCK - 1);
-      if (allocate_file (root, &e, err) == -1)
-        goto fail;
-      m->bytes += e.size;
-      files++;
-    } else {
-      bool sparse = i % 31 == 5;
-      e.type = sparse ? FD_SPARSE : FD_FILE;
-      e.size = file_size (seed, i, cap);
-      if (sparse)
-        e.size += 8 * FD_BLOCK;
-      if (write_file (root, seed, &e, sparse, err) == -1)
-        goto fail;
-      m->bytes += sparse ? e.size - e.size / 2 : e.size;
-      files++;
-    }
-    /* Before a crash, the first half is made durable and the second is
-     * left in flight: the audit then tells what a crash costs.
-     */
-    if (o->no_sync && !half_synced && m->bytes >= target / 2) {
-      sync_all (root);
-      half_synced = true;
-    }
-    if (push (m, &e) == -1) {
-      fm_fail (err, "out of memory");
-      goto fail;
-    }
-    if (progress && time (NULL) - last >= 2) {
-      last = time (NULL);
-      fprintf (progress,
-               "populate: %" PRIu64 " of %" PRIu64 " MiB, %" PRIu64 " files\n",
-               m->bytes >> 20, target >> 20, files);
-      fflush (progress);
-    }
-  }
-  if (!o->no_sync)
-    sync_all (root);
-  free (dirs);
   return 0;
+}
 
-fail:
-  free (dirs);
-  return -1;
+/* Entry i's parent and path, and whether it is a directory.  About one
+ * directory for every eight files: a random recursive tree (each new
+ * directory under a uniformly chosen earlier one) is logarithmically
+ * deep, with a few wide directories.
+ */
+static void
+place (const struct tree *t, uint64_t i, struct fd_entry *e)
+{
+  const uint64_t seed = t->o->seed;
+  uint64_t parent;
+  const char *pp;
+
+  if (i % 9 == 4) {
+    parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 5), t->ndirs);
+    e->type = FD_DIR;
+    e->mode = 0755;
+  } else
+    parent = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 6), t->ndirs);
+  /* Directory 0 is the root itself, so every path has a parent; the
+   * others are entries of the manifest.
+   */
+  pp = parent > 0 ? t->m->v[t->dirs[parent - 1]].path : "";
+  if (snprintf (e->path, sizeof e->path, "%s%s%s%" PRIu64, pp, *pp ? "/" : "",
+                e->type == FD_DIR ? "d" : "f", i) >= (int)sizeof e->path)
+    snprintf (e->path, sizeof e->path, "f%" PRIu64, i); /* too deep */
+}
+
+static int
+make_dir (struct tree *t, const struct fd_entry *e, const char *full,
+          struct fm_err *err)
+{
+  uint64_t *nd = realloc (t->dirs, t->ndirs * sizeof *t->dirs);
+
+  if (nd == NULL)
+    return fm_fail (err, "%s: out of memory", full);
+  t->dirs = nd;
+  if (mkdir (full, e->mode) == -1)
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  t->dirs[t->ndirs++ - 1] = t->m->n; /* its index, once pushed */
+  return 0;
+}
+
+/* A symlink to an earlier entry (its text is what is checked). */
+static int
+make_symlink (const struct tree *t, uint64_t i, struct fd_entry *e,
+              const char *full, struct fm_err *err)
+{
+  const struct fd_entry *to = &t->m->v[fm_below (
+      fm_hash (t->o->seed, FM_STREAM_POPULATE, i, 7), t->m->n)];
+
+  e->type = FD_SYMLINK;
+  e->mode = 0777;
+  snprintf (e->target, sizeof e->target, "/%s", to->path);
+  e->size = strlen (e->target);
+  e->hash = hash_bytes (0, (const unsigned char *)e->target, e->size);
+  if (symlink (e->target, full) == -1) {
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  }
+  return 0;
+}
+
+/* A hard link to the file just written. */
+static int
+make_hardlink (const struct tree *t, struct fd_entry *e, const char *full,
+               struct fm_err *err)
+{
+  const struct fd_entry *to = &t->m->v[t->m->n - 1];
+  char tfull[4096];
+
+  e->type = FD_HARDLINK;
+  e->id = to->id;
+  e->size = to->size;
+  e->hash = to->hash;
+  snprintf (e->target, sizeof e->target, "%s", to->path);
+  snprintf (tfull, sizeof tfull, "%s/%s", t->root, to->path);
+  if (link (tfull, full) == -1) {
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  }
+  return 0;
+}
+
+/* A file: allocated (metadata only) or written, now and then sparse. */
+static int
+make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
+           struct fm_err *err)
+{
+  const uint64_t seed = t->o->seed;
+
+  if (t->o->meta_only) {
+    e->type = FD_FILE;
+    e->size = (uint64_t)((double)file_size (seed, t->files, UINT64_MAX / 2) *
+                         t->scale) &
+              ~(uint64_t)(FD_BLOCK - 1);
+    if (allocate_file (full, e, err) == -1)
+      return -1;
+    t->m->bytes += e->size;
+  } else {
+    bool sparse = i % 31 == 5;
+    e->type = sparse ? FD_SPARSE : FD_FILE;
+    e->size = file_size (seed, i, t->cap);
+    if (sparse)
+      e->size += 8 * FD_BLOCK;
+    if (write_file (full, seed, e, sparse, err) == -1)
+      return -1;
+    t->m->bytes += sparse ? e->size - e->size / 2 : e->size;
+  }
+  t->files++;
+  return 0;
+}
+
+/* Entry i on disk: a directory, now and then a link, else a file. */
+static int
+make_entry (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
+{
+  const struct fd_manifest *m = t->m;
+  char full[4096];
+
+  place (t, i, e);
+  snprintf (full, sizeof full, "%s/%s", t->root, e->path);
+  if (e->type == FD_DIR)
+    return make_dir (t, e, full, err);
+  if (t->files > 10 && i % 23 == 7)
+    return make_symlink (t, i, e, full, err);
+  if (t->files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE)
+    return make_hardlink (t, e, full, err);
+  return make_file (t, i, e, full, err);
+}
+
+static void
+show_progress (struct tree *t)
+{
+  FILE *progress = t->o->progress;
+
+  if (progress && time (NULL) - t->last >= 2) {
+    t->last = time (NULL);
+    fprintf (progress,
+             "populate: %" PRIu64 " of %" PRIu64 " MiB, %" PRIu64 " files\n",
+             t->m->bytes >> 20, t->target >> 20, t->files);
+    fflush (progress);
+  }
+}
+
+static int
+add_entry (struct tree *t, uint64_t i, struct fm_err *err)
+{
+  struct fd_entry e = {.id = i + 1, .mode = 0644};
+
+  if (fd_interrupted)
+    return fm_fail (err, "interrupted");
+  if (make_entry (t, i, &e, err) == -1)
+    return -1;
+  /* Before a crash, the first half is made durable and the second is
+   * left in flight: the audit then tells what a crash costs.
+   */
+  if (t->o->no_sync && !t->half_synced && t->m->bytes >= t->target / 2) {
+    sync_all (t->root);
+    t->half_synced = true;
+  }
+  if (push (t->m, &e) == -1)
+    return fm_fail (err, "out of memory");
+  show_progress (t);
+  return 0;
+}
+
+int
+fd_populate (const char *root, const struct fd_populate_opts *o,
+             struct fd_manifest *m, struct fm_err *err)
+{
+  struct tree t = {
+      .root = root, .o = o, .m = m, .ndirs = 1, .last = time (NULL)};
+  uint64_t i;
+  int rc;
+
+  memset (m, 0, sizeof *m);
+  m->meta_only = o->meta_only;
+  rc = plan (&t, err);
+  for (i = 0;
+       rc == 0 && (o->meta_only ? t.files < o->files : m->bytes < t.target);
+       i++)
+    rc = add_entry (&t, i, err);
+  if (rc == 0 && !o->no_sync)
+    sync_all (root);
+  free (t.dirs);
+  return rc;
 }
 
 void

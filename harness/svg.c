@@ -60,102 +60,166 @@ axis_label (FILE *fp, double v, const char *unit)
     fprintf (fp, "%.2g %s", v, unit);
 }
 
-void
-fd_svg_lines (FILE *fp, const char *title, const char *yunit,
-              const char *const *xlabels, size_t nx,
-              const struct fd_series *series, size_t ns)
-{
-  const int w = 720, left = 80, right = 170, top = 20, bottom = 60;
-  const int h = 320, pw = w - left - right, ph = h - top - bottom;
-  double lo = INFINITY, hi = -INFINITY;
+/* A line chart's plot area and y scale. */
+struct frame {
+  int left, top, pw, ph; /* the plot area */
+  size_t nx;             /* points on the x axis */
+  double lo, hi;         /* the y axis */
   bool logy;
+};
+
+/* The y range: from the positive values, on a log scale when they span
+ * more than two decades.
+ */
+static void
+y_range (struct frame *f, const struct fd_series *series, size_t ns)
+{
+  double lo = INFINITY, hi = -INFINITY;
   size_t s, x;
-  int k;
 
   for (s = 0; s < ns; s++)
-    for (x = 0; x < nx; x++)
+    for (x = 0; x < f->nx; x++)
       if (!isnan (series[s].y[x]) && series[s].y[x] > 0) {
         lo = fmin (lo, series[s].y[x]);
         hi = fmax (hi, series[s].y[x]);
       }
   if (!isfinite (lo))
     lo = 0.1, hi = 1;
-  logy = hi / lo > 100;
-  if (logy) {
-    lo = pow (10, floor (log10 (lo)));
-    hi = pow (10, ceil (log10 (hi)));
+  f->logy = hi / lo > 100;
+  if (f->logy) {
+    f->lo = pow (10, floor (log10 (lo)));
+    f->hi = pow (10, ceil (log10 (hi)));
   } else {
-    lo = 0;
-    hi = hi * 1.1;
+    f->lo = 0;
+    f->hi = hi * 1.1;
   }
-#define YPOS(v)                                                                \
-  (top + ph -                                                                  \
-   ph * (logy ? (log10 (v) - log10 (lo)) / (log10 (hi) - log10 (lo))           \
-              : ((v)-lo) / (hi - lo)))
-#define XPOS(i) (left + (nx > 1 ? pw * (double)(i) / (nx - 1) : pw / 2.0))
-  begin (fp, "fd-lines", title, w, h);
-  /* Grid and y labels: decades on a log scale, fifths on a linear one. */
-  for (k = 0; k <= (logy ? (int)lround (log10 (hi / lo)) : 5); k++) {
-    double v = logy ? lo * pow (10, k) : lo + (hi - lo) * k / 5;
-    double y = YPOS (logy ? v : v);
+}
+
+static double
+xpos (const struct frame *f, size_t i)
+{
+  return f->left +
+         (f->nx > 1 ? f->pw * (double)(i) / (f->nx - 1) : f->pw / 2.0);
+}
+
+static double
+ypos (const struct frame *f, double v)
+{
+  return f->top + f->ph -
+         f->ph * (f->logy ? (log10 (v) - log10 (f->lo)) /
+                                (log10 (f->hi) - log10 (f->lo))
+                          : (v - f->lo) / (f->hi - f->lo));
+}
+
+/* Can v be drawn (a log scale has no place for 0)? */
+static bool
+drawable (const struct frame *f, double v)
+{
+  return !(isnan (v) || (f->logy && v <= 0));
+}
+
+/* Grid and y labels: decades on a log scale, fifths on a linear one. */
+static void
+grid (FILE *fp, const struct frame *f, const char *yunit)
+{
+  int k;
+
+  for (k = 0; k <= (f->logy ? (int)lround (log10 (f->hi / f->lo)) : 5); k++) {
+    double v = f->logy ? f->lo * pow (10, k) : f->lo + (f->hi - f->lo) * k / 5;
+    double y = ypos (f, v);
     fprintf (fp,
              "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
              "stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
              "text-anchor=\"end\">",
-             left, y, left + pw, y, left - 6, y + 4);
+             f->left, y, f->left + f->pw, y, f->left - 6, y + 4);
     axis_label (fp, v, yunit);
     fputs ("</text>\n", fp);
   }
-  for (x = 0; x < nx; x++) {
+}
+
+/* The x labels and the x axis. */
+static void
+x_axis (FILE *fp, const struct frame *f, const char *const *xlabels)
+{
+  size_t x;
+
+  for (x = 0; x < f->nx; x++) {
     /* Many categories: every other label a line lower, so none overlap. */
-    fprintf (fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", XPOS (x),
-             top + ph + 18 + (nx > 4 && x % 2 ? 16 : 0));
+    fprintf (fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
+             xpos (f, x), f->top + f->ph + 18 + (f->nx > 4 && x % 2 ? 16 : 0));
     fd_html (fp, xlabels[x]);
     fputs ("</text>\n", fp);
   }
   fprintf (fp,
            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
-           left, top + ph, left + pw, top + ph);
-  for (s = 0; s < ns; s++) {
-    const char *colour = palette[s % NPALETTE];
-    bool pen = false;
-    fprintf (fp, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
-             colour);
-    for (x = 0; x < nx; x++) {
-      double v = series[s].y[x];
-      if (isnan (v) || (logy && v <= 0)) {
-        pen = false;
-        continue;
-      }
-      fprintf (fp, "%c%.1f %.1f ", pen ? 'L' : 'M', XPOS (x), YPOS (v));
-      pen = true;
+           f->left, f->top + f->ph, f->left + f->pw, f->top + f->ph);
+}
+
+/* Series s: its line (broken where a value is missing), a point with a
+ * tooltip for each value, and its legend entry.
+ */
+static void
+draw_series (FILE *fp, const struct frame *f, const struct fd_series *sr,
+             size_t s, const char *const *xlabels, const char *yunit)
+{
+  const char *colour = palette[s % NPALETTE];
+  bool pen = false;
+  size_t x;
+
+  fprintf (fp, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
+           colour);
+  for (x = 0; x < f->nx; x++) {
+    if (!drawable (f, sr->y[x])) {
+      pen = false;
+      continue;
     }
-    fputs ("\"/>\n", fp);
-    for (x = 0; x < nx; x++) {
-      double v = series[s].y[x];
-      if (isnan (v) || (logy && v <= 0))
-        continue;
-      fprintf (fp,
-               "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>",
-               XPOS (x), YPOS (v), colour);
-      fd_html (fp, series[s].name);
-      fputs (", ", fp);
-      fd_html (fp, xlabels[x]);
-      fprintf (fp, ": %.3g %s</title></circle>\n", v, yunit);
-    }
-    fprintf (fp,
-             "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
-             "fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
-             left + pw + 20, top + 18 * (int)s, colour, left + pw + 38,
-             top + 18 * (int)s + 10);
-    fd_html (fp, series[s].name);
-    fputs ("</text>\n", fp);
+    fprintf (fp, "%c%.1f %.1f ", pen ? 'L' : 'M', xpos (f, x),
+             ypos (f, sr->y[x]));
+    pen = true;
   }
-  if (logy)
+  fputs ("\"/>\n", fp);
+  for (x = 0; x < f->nx; x++) {
+    if (!drawable (f, sr->y[x]))
+      continue;
+    fprintf (fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>",
+             xpos (f, x), ypos (f, sr->y[x]), colour);
+    fd_html (fp, sr->name);
+    fputs (", ", fp);
+    fd_html (fp, xlabels[x]);
+    fprintf (fp, ": %.3g %s</title></circle>\n", sr->y[x], yunit);
+  }
+  fprintf (fp,
+           "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
+           "fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
+           f->left + f->pw + 20, f->top + 18 * (int)s, colour,
+           f->left + f->pw + 38, f->top + 18 * (int)s + 10);
+  fd_html (fp, sr->name);
+  fputs ("</text>\n", fp);
+}
+
+void
+fd_svg_lines (FILE *fp, const char *title, const char *yunit,
+              const char *const *xlabels, size_t nx,
+              const struct fd_series *series, size_t ns)
+{
+  const int w = 720, left = 80, right = 170, top = 20, bottom = 60;
+  const int h = 320;
+  struct frame f = {.left = left,
+                    .top = top,
+                    .pw = w - left - right,
+                    .ph = h - top - bottom,
+                    .nx = nx};
+  size_t s;
+
+  y_range (&f, series, ns);
+  begin (fp, "fd-lines", title, w, h);
+  grid (fp, &f, yunit);
+  x_axis (fp, &f, xlabels);
+  for (s = 0; s < ns; s++)
+    draw_series (fp, &f, &series[s], s, xlabels, yunit);
+  if (f.logy)
     fprintf (fp, "<text x=\"4\" y=\"%d\">(log scale)</text>\n", top - 6);
   fputs ("</svg>\n", fp);
-#undef YPOS
-#undef XPOS
 }
 
 void

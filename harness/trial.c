@@ -324,6 +324,129 @@ replay_ladder (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return checker (t, d, mounted ? "repair" : "repair-zap-log", true, err);
 }
 
+/* The machine dies with writes in flight: the drive loses what its cache
+ * had not made durable, and the kernel never reaches the disk again (its
+ * dirty pages are lost with it).  Unmounting then only takes the dead
+ * file system out of the way.
+ */
+static int
+power_cut (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  struct clocks c;
+  struct phase *p;
+  struct fm_err e;
+
+  if ((p = begin (t, d, "crash", &c, err)) == NULL ||
+      fd_ctl_ok (fd_disk_control (d), "powercut", NULL, err) == -1 ||
+      end (d, p, &c, err) == -1 ||
+      fd_ctl_ok (fd_disk_control (d), "inject disk-failure 0 0", NULL, err) ==
+          -1)
+    return -1;
+  fd_disk_unmount (d, &e);
+  return 0;
+}
+
+static int
+unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  struct clocks c;
+  struct phase *p;
+
+  if ((p = begin (t, d, "unmount", &c, err)) == NULL ||
+      fd_disk_unmount (d, err) == -1 || end (d, p, &c, err) == -1)
+    return -1;
+  return 0;
+}
+
+/* 1. A clean disk, populated, then unmounted (or crashed) and detached.
+ * Each server keeps its own ground truth: the populating one's (the
+ * crash's power cut) and the broken disk's (faults.jsonl).
+ */
+static int
+populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
+{
+  char path[PATH_MAX + 32];
+  struct fd_disk *d;
+  struct clocks c;
+  struct phase *p;
+  struct fm_err e;
+
+  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
+  o->faultlog = path;
+  d = fd_disk_attach (o, err);
+  o->faultlog = NULL;
+  if (d == NULL)
+    return -1;
+  t->attached = fd_disk_via (d);  /* static: outlives d */
+  t->populate.no_sync = t->crash; /* leave writes in flight */
+  if ((p = begin (t, d, "populate", &c, err)) == NULL ||
+      fd_populate (t->mnt, &t->populate, &t->m, err) == -1 ||
+      end (d, p, &c, err) == -1)
+    goto fail;
+  snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
+  if (fd_manifest_write (&t->m, path, err) == -1 ||
+      (t->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1)
+    goto fail;
+  return fd_disk_detach (d, err);
+
+fail:
+  fd_disk_detach (d, &e);
+  return -1;
+}
+
+/* 2. The disk comes back broken: fault keys at start, targets now.  The
+ * same server serves the checks and the mount after them: faults
+ * injected through its control socket live in it.
+ */
+static struct fd_disk *
+attach_broken (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
+{
+  struct fd_disk *d;
+  struct clocks c;
+  struct phase *p;
+  struct fm_err e;
+
+  o->mkfs = false;
+  o->defer_mount = true;
+  o->extra = t->extra;
+  o->n_extra = t->n_extra;
+  if ((d = fd_disk_attach (o, err)) == NULL)
+    return NULL;
+  if ((p = begin (t, d, "inject", &c, err)) == NULL ||
+      (t->target && inject_targets (t, d, err) == -1) ||
+      end (d, p, &c, err) == -1) {
+    fd_disk_detach (d, &e);
+    return NULL;
+  }
+  return d;
+}
+
+/* The audit phase: every file read back, the damaged ones listed. */
+static int
+audit_files (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  char *text = NULL;
+  size_t text_len = 0;
+  struct clocks c;
+  struct phase *p;
+  int r = 0;
+
+  t->audit.detail = open_memstream (&text, &text_len);
+  if ((p = begin (t, d, "audit", &c, err)) == NULL ||
+      fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
+      end (d, p, &c, err) == -1)
+    r = -1;
+  if (t->audit.detail)
+    fclose (t->audit.detail);
+  t->audit.detail = NULL;
+  if (r == 0)
+    r = collect_damaged (t, text, err);
+  free (text);
+  if (r == 0)
+    t->audited = true;
+  return r;
+}
+
 int
 fd_trial_run (struct trial *t, struct fm_err *err)
 {
@@ -338,64 +461,11 @@ fd_trial_run (struct trial *t, struct fm_err *err)
                              .mount = t->mnt,
                              .via = t->via};
   struct fd_disk *d;
-  struct clocks c;
-  struct phase *p;
   struct fm_err e;
-  char path[PATH_MAX + 32], *text = NULL;
-  size_t text_len = 0;
-  int r;
 
-  /* 1. A clean disk, populated. */
-  /* Each server keeps its own ground truth: the populating one's (the
-   * crash's power cut) and the broken disk's (faults.jsonl).
-   */
-  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
-  o.faultlog = path;
-  if ((d = fd_disk_attach (&o, err)) == NULL)
+  if (populate_disk (t, &o, err) == -1 ||
+      (d = attach_broken (t, &o, err)) == NULL)
     return -1;
-  t->attached = fd_disk_via (d); /* static: outlives d */
-  o.faultlog = NULL;
-  t->populate.no_sync = t->crash; /* leave writes in flight */
-  if ((p = begin (t, d, "populate", &c, err)) == NULL ||
-      fd_populate (t->mnt, &t->populate, &t->m, err) == -1 ||
-      end (d, p, &c, err) == -1)
-    goto fail;
-  snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
-  if (fd_manifest_write (&t->m, path, err) == -1)
-    goto fail;
-  if (t->crash) {
-    /* The machine dies with writes in flight: the drive loses what its
-     * cache had not made durable, and the kernel never reaches the disk
-     * again (its dirty pages are lost with it).  Unmounting then only
-     * takes the dead file system out of the way.
-     */
-    if ((p = begin (t, d, "crash", &c, err)) == NULL ||
-        fd_ctl_ok (fd_disk_control (d), "powercut", NULL, err) == -1 ||
-        end (d, p, &c, err) == -1 ||
-        fd_ctl_ok (fd_disk_control (d), "inject disk-failure 0 0", NULL, err) ==
-            -1)
-      goto fail;
-    fd_disk_unmount (d, &e);
-  } else if ((p = begin (t, d, "unmount", &c, err)) == NULL ||
-             fd_disk_unmount (d, err) == -1 || end (d, p, &c, err) == -1)
-    goto fail;
-  if (fd_disk_detach (d, err) == -1)
-    return -1;
-
-  /* 2. The disk comes back broken: fault keys at start, targets now. */
-  /* The same server serves the checks and the mount after them: faults
-   * injected through its control socket live in it.
-   */
-  o.mkfs = false;
-  o.defer_mount = true;
-  o.extra = t->extra;
-  o.n_extra = t->n_extra;
-  if ((d = fd_disk_attach (&o, err)) == NULL)
-    return -1;
-  if ((p = begin (t, d, "inject", &c, err)) == NULL ||
-      (t->target && inject_targets (t, d, err) == -1) ||
-      end (d, p, &c, err) == -1)
-    goto fail;
 
   /* 3. Check, repair, check again. */
   if (t->check_only) {
@@ -420,24 +490,8 @@ fd_trial_run (struct trial *t, struct fm_err *err)
     fd_trial_read_stats (t);
     return 0;
   }
-  t->audit.detail = open_memstream (&text, &text_len);
-  if ((p = begin (t, d, "audit", &c, err)) == NULL ||
-      fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
-      end (d, p, &c, err) == -1) {
-    if (t->audit.detail)
-      fclose (t->audit.detail);
-    t->audit.detail = NULL;
-    free (text);
+  if (audit_files (t, d, err) == -1)
     goto fail;
-  }
-  if (t->audit.detail)
-    fclose (t->audit.detail);
-  t->audit.detail = NULL;
-  r = collect_damaged (t, text, err);
-  free (text);
-  if (r == -1)
-    goto fail;
-  t->audited = true;
   map_damaged (t, d);
   t->probe_ok = write_probe (t);
   if (fd_disk_detach (d, err) == -1)
@@ -496,11 +550,10 @@ fd_trial_phase (const struct trial *t, const char *name)
   return NULL;
 }
 
-void
-fd_trial_record (const struct trial *t, FILE *fp)
+/* The trial's inputs: what was run, and where it belongs. */
+static void
+record_inputs (const struct trial *t, FILE *fp)
 {
-  size_t i, j;
-
   fprintf (fp, "{\"fs\": ");
   fd_json_string (fp, t->fs->name);
   fprintf (fp, ", \"profile\": ");
@@ -527,46 +580,63 @@ fd_trial_record (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->target ? t->target : "");
   fprintf (fp, ", \"targets_hit\": ");
   fd_json_string (fp, t->targets);
-  fprintf (fp, ", \"files\": %zu, \"bytes\": %" PRIu64 ", \"phases\": [",
-           t->m.n, t->m.bytes);
-  for (i = 0; i < t->nph; i++) {
-    const struct phase *p = &t->ph[i];
+}
+
+/* One phase as a JSON object; a checker's with its exit and passes. */
+static void
+record_phase (const struct phase *p, FILE *fp)
+{
+  size_t j;
+
+  fprintf (fp,
+           "{\"name\": \"%s\", \"virtual_s\": %.6f, \"wall_s\": %.3f, "
+           "\"cpu_s\": %.3f, \"reads\": %" PRIu64 ", \"writes\": %" PRIu64
+           ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
+           ", \"read_errors\": %" PRIu64,
+           p->name, p->virtual_s, p->wall_s, p->cpu_s, p->reads, p->writes,
+           p->bytes_read, p->bytes_written, p->read_errors);
+  if (p->outcome) {
     fprintf (fp,
-             "%s{\"name\": \"%s\", \"virtual_s\": %.6f, \"wall_s\": %.3f, "
-             "\"cpu_s\": %.3f, \"reads\": %" PRIu64 ", \"writes\": %" PRIu64
-             ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
-             ", \"read_errors\": %" PRIu64,
-             i ? ", " : "", p->name, p->virtual_s, p->wall_s, p->cpu_s,
-             p->reads, p->writes, p->bytes_read, p->bytes_written,
-             p->read_errors);
-    if (p->outcome) {
-      fprintf (fp,
-               ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", "
-               "\"passes\": {",
-               p->status, p->signal, p->outcome);
-      for (j = 0; j < p->npasses; j++)
-        fprintf (fp, "%s\"%s\": %.2f", j ? ", " : "", p->passes[j].name,
-                 p->passes[j].seconds);
-      fprintf (fp, "}");
-    }
+             ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", "
+             "\"passes\": {",
+             p->status, p->signal, p->outcome);
+    for (j = 0; j < p->npasses; j++)
+      fprintf (fp, "%s\"%s\": %.2f", j ? ", " : "", p->passes[j].name,
+               p->passes[j].seconds);
     fprintf (fp, "}");
   }
-  fprintf (fp, "], \"audit\": ");
-  if (t->audited) {
-    fprintf (fp, "{");
-    for (i = 0; i < FD_AUDIT_NCLASSES; i++)
-      fprintf (fp, "%s\"%s\": %" PRIu64, i ? ", " : "", fd_audit_class_name (i),
-               t->audit.count[i]);
-    fprintf (fp,
-             ", \"zeroed_blocks\": %" PRIu64 ", \"stale_blocks\": %" PRIu64
-             ", \"foreign_blocks\": %" PRIu64 ", \"garbled_blocks\": %" PRIu64
-             "}",
-             t->audit.zeroed_blocks, t->audit.stale_blocks,
-             t->audit.foreign_blocks, t->audit.garbled_blocks);
-  } else
+  fprintf (fp, "}");
+}
+
+/* The audit's classes and block kinds, or null when there was none. */
+static void
+record_audit (const struct trial *t, FILE *fp)
+{
+  size_t i;
+
+  if (!t->audited) {
     fprintf (fp, "null");
-  /* Which files (at most 200), so a loss can be matched to its fault. */
-  fprintf (fp, ", \"damaged\": [");
+    return;
+  }
+  fprintf (fp, "{");
+  for (i = 0; i < FD_AUDIT_NCLASSES; i++)
+    fprintf (fp, "%s\"%s\": %" PRIu64, i ? ", " : "", fd_audit_class_name (i),
+             t->audit.count[i]);
+  fprintf (fp,
+           ", \"zeroed_blocks\": %" PRIu64 ", \"stale_blocks\": %" PRIu64
+           ", \"foreign_blocks\": %" PRIu64 ", \"garbled_blocks\": %" PRIu64
+           "}",
+           t->audit.zeroed_blocks, t->audit.stale_blocks,
+           t->audit.foreign_blocks, t->audit.garbled_blocks);
+}
+
+/* Which files (at most 200), so a loss can be matched to its fault. */
+static void
+record_damaged (const struct trial *t, FILE *fp)
+{
+  size_t i;
+
+  fprintf (fp, "[");
   for (i = 0; i < t->ndamaged && i < 200; i++) {
     fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", i ? ", " : "",
              t->damaged[i].cls);
@@ -576,6 +646,24 @@ fd_trial_record (const struct trial *t, FILE *fp)
     fprintf (fp, "}");
   }
   fprintf (fp, "]");
+}
+
+void
+fd_trial_record (const struct trial *t, FILE *fp)
+{
+  size_t i;
+
+  record_inputs (t, fp);
+  fprintf (fp, ", \"files\": %zu, \"bytes\": %" PRIu64 ", \"phases\": [",
+           t->m.n, t->m.bytes);
+  for (i = 0; i < t->nph; i++) {
+    fprintf (fp, "%s", i ? ", " : "");
+    record_phase (&t->ph[i], fp);
+  }
+  fprintf (fp, "], \"audit\": ");
+  record_audit (t, fp);
+  fprintf (fp, ", \"damaged\": ");
+  record_damaged (t, fp);
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
            t->audited ? (t->probe_ok ? "true" : "false") : "null");
