@@ -113,7 +113,6 @@ extern int ck_add_backref (struct ck *k, const struct backref *b);
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
-extern uint32_t ck_name_hash (const char *name, size_t len);
 
 /* ---- check-chunk.c ---- */
 extern void ck_chunk (struct ck *k, uint32_t c);

@@ -118,7 +118,7 @@ check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
   if (tc == k->c)
     k->ino[ti].found++;
   else {
-    struct backref b = {ti, k->c, dir, ck_name_hash (name, strlen (name))};
+    struct backref b = {ti, k->c, dir, cfs_name_hash (name, strlen (name))};
     int has = ck_has_backref (k, tc, &b);
     if (has == 0 && ck_fix (k, PR_2_BACKREF_MISSING, name, k->c, dir, tc, ti)) {
       ck_add_pending (k, tc, &b);

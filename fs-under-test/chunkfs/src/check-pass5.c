@@ -41,7 +41,7 @@ write_backrefs (struct ck *k)
         k->h.backref_block + b < k->g.chunk_blocks)
       ck_set_used (k, k->h.backref_block + b, false);
   k->h.backref_block = k->h.backref_blocks = 0;
-  nblocks = (k->nbr + CFS_BACKREFS_PER_BLOCK - 1) / CFS_BACKREFS_PER_BLOCK;
+  nblocks = cfs_br_blocks (k->nbr);
   if (nblocks == 0)
     return;
   if ((first = alloc_run (k, nblocks)) == 0) {
@@ -58,19 +58,8 @@ write_backrefs (struct ck *k)
     }
   for (b = 0; b < nblocks; b++) {
     unsigned char blk[CFS_BLOCK] = {0};
-    uint32_t n = k->nbr - b * CFS_BACKREFS_PER_BLOCK;
-    if (n > CFS_BACKREFS_PER_BLOCK)
-      n = CFS_BACKREFS_PER_BLOCK;
     cfs_meta_begin (blk, CFS_MAGIC_BACKREF, 0, k->c, k->h.generation);
-    cfs_put32 (blk + CFS_HEADER_SIZE, n);
-    for (j = 0; j < n; j++) {
-      const struct backref *r = &k->br[b * CFS_BACKREFS_PER_BLOCK + j];
-      unsigned char *p = blk + CFS_HEADER_SIZE + 4 + 16 * j;
-      cfs_put32 (p, r->ino);
-      cfs_put32 (p + 4, r->src_chunk);
-      cfs_put32 (p + 8, r->src_dir);
-      cfs_put32 (p + 12, r->hash);
-    }
+    cfs_br_encode_block (blk, k->br, k->nbr, b);
     cfs_meta_seal (k->sb.uuid, blk);
     ck_write (k, ck_abs (k, first + b), blk);
   }
