@@ -30,9 +30,7 @@ empty_dir_block (struct ck *k, unsigned char *blk, uint32_t dir, uint32_t idx)
 {
   memset (blk, 0, CFS_BLOCK);
   cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, k->c, k->h.generation);
-  cfs_put32 (blk + CFS_HEADER_SIZE, dir);
-  cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
-  cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+  cfs_dir_block_empty (blk, dir, idx);
 }
 
 static bool

@@ -552,9 +552,7 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     }
     memset (blk, 0, CFS_BLOCK);
     cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, 0, h.generation);
-    cfs_put32 (blk + CFS_HEADER_SIZE, CFS_LOST_FOUND_INO);
-    cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
-    cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+    cfs_dir_block_empty (blk, CFS_LOST_FOUND_INO, idx);
     off = CFS_DIR_START;
     d.direct[idx] = local;
     d.size += CFS_BLOCK;

@@ -37,9 +37,7 @@ dir_block (struct cfs_fs *fs, struct ino *dir, uint64_t idx, bool alloc, int *r)
       *r = -EIO;
       return NULL;
     }
-    cfs_put32 (b->d + CFS_HEADER_SIZE, dir->i);
-    cfs_put32 (b->d + CFS_HEADER_SIZE + 4, (uint32_t)idx);
-    cfs_put16 (b->d + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+    cfs_dir_block_empty (b->d, dir->i, (uint32_t)idx);
     cfs_cache_dirty (fs, b);
     return b;
   }

@@ -113,6 +113,17 @@ cfs_br_encode_block (unsigned char *blk, const struct backref *br, uint32_t nbr,
   }
 }
 
+/* Block idx of directory dir, empty (its block header begun on zeros):
+ * whose it is, and one unused entry spanning it.
+ */
+static inline void
+cfs_dir_block_empty (unsigned char *blk, uint32_t dir, uint32_t idx)
+{
+  cfs_put32 (blk + CFS_HEADER_SIZE, dir);
+  cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
+  cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+}
+
 /* A name's hash: what a back-reference keeps of the entry's name, and
  * where a top-level directory goes.
  */
