@@ -17,27 +17,26 @@
 
 #include "chunkfs/fs.h"
 #include "fsadapter.h"
+#include "passlines.h"
 
 /* "Pass 2: time 0.000123 s (directory entries and back-references)" */
+static bool
+chunkfs_pass (const char *line, const char *end, struct fd_pass *p)
+{
+  int pass;
+  double s;
+
+  if (sscanf (line, "Pass %d: time %lf s", &pass, &s) != 2)
+    return false;
+  snprintf (p->name, sizeof p->name, "pass %d", pass);
+  p->seconds = s;
+  return true;
+}
+
 static size_t
 chunkfs_passes (const char *out, struct fd_pass *p, size_t max)
 {
-  const char *line = out;
-  size_t n = 0;
-
-  while (line && *line && n < max) {
-    const char *end = strchr (line, '\n');
-    int pass;
-    double s;
-
-    if (sscanf (line, "Pass %d: time %lf s", &pass, &s) == 2) {
-      snprintf (p[n].name, sizeof p[n].name, "pass %d", pass);
-      p[n].seconds = s;
-      n++;
-    }
-    line = end ? end + 1 : NULL;
-  }
-  return n;
+  return fd_pass_lines (out, chunkfs_pass, p, max);
 }
 
 /* The inode of `path` (relative to the root); its parent's in *parent. */

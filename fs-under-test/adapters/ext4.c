@@ -9,31 +9,30 @@
 #include <string.h>
 
 #include "fsadapter.h"
+#include "passlines.h"
 #include "proc.h"
 
 /* "Pass 1: Memory used: 132k/0k (38k/95k), time:  0.00/ 0.00/ 0.00" */
+static bool
+ext4_pass (const char *line, const char *end, struct fd_pass *p)
+{
+  const char *t = strstr (line, "time:");
+  char name[32];
+  double elapsed;
+
+  if (strncmp (line, "Pass ", 5) != 0 || !t || t >= end ||
+      sscanf (line, "Pass %31[^:]:", name) != 1 ||
+      sscanf (t, "time: %lf", &elapsed) != 1)
+    return false;
+  snprintf (p->name, sizeof p->name, "pass %s", name);
+  p->seconds = elapsed;
+  return true;
+}
+
 static size_t
 ext4_passes (const char *out, struct fd_pass *p, size_t max)
 {
-  const char *line = out;
-  size_t n = 0;
-
-  while (line && *line && n < max) {
-    const char *t = strstr (line, "time:");
-    const char *end = strchr (line, '\n');
-    char name[32];
-    double elapsed;
-
-    if (strncmp (line, "Pass ", 5) == 0 && t && (!end || t < end) &&
-        sscanf (line, "Pass %31[^:]:", name) == 1 &&
-        sscanf (t, "time: %lf", &elapsed) == 1) {
-      snprintf (p[n].name, sizeof p[n].name, "pass %s", name);
-      p[n].seconds = elapsed;
-      n++;
-    }
-    line = end ? end + 1 : NULL;
-  }
-  return n;
+  return fd_pass_lines (out, ext4_pass, p, max);
 }
 
 /* Run debugfs -R REQUEST on dev; its stdout in buf. */

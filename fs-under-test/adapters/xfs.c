@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fsadapter.h"
+#include "passlines.h"
 #include "proc.h"
 
 static enum fd_outcome
@@ -34,43 +35,40 @@ xfs_outcome (int status, int signal, bool repair)
 }
 
 /* "Phase 3:\t12/03 08:58:22\t12/03 08:58:25\t3 seconds" */
+static bool
+xfs_pass (const char *line, const char *end, struct fd_pass *p)
+{
+  const char *tab = line, *q;
+  double secs = 0;
+  int phase;
+
+  if (sscanf (line, "Phase %d:", &phase) != 1 ||
+      strncmp (strchr (line, ':') + 1, "\tSkipped", 8) == 0)
+    return false;
+  /* The duration is after the third tab: "1 minute, 3 seconds". */
+  for (int k = 0; k < 3 && tab && tab < end; k++)
+    tab = strchr (tab + 1, '\t');
+  for (q = tab && tab < end ? tab + 1 : end; q < end;) {
+    char unit[16];
+    double v;
+    int used;
+    if (sscanf (q, "%lf %15[a-z]%n", &v, unit, &used) != 2)
+      break;
+    secs += v * (unit[0] == 'h' ? 3600 : unit[0] == 'm' ? 60 : 1);
+    q += used;
+    while (q < end && (*q == ',' || *q == ' '))
+      q++;
+  }
+  snprintf (p->name, sizeof p->name, "phase %d", phase);
+  p->seconds = secs;
+  return true;
+}
+
+/* The summary table at the end of -v's output. */
 static size_t
 xfs_passes (const char *out, struct fd_pass *p, size_t max)
 {
-  const char *line = strstr (out, "XFS_REPAIR Summary");
-  size_t n = 0;
-
-  while (line && *line && n < max) {
-    const char *end = strchrnul (line, '\n'), *tab;
-    int phase;
-
-    if (sscanf (line, "Phase %d:", &phase) == 1 &&
-        strncmp (strchr (line, ':') + 1, "\tSkipped", 8) != 0) {
-      double secs = 0;
-      const char *q;
-
-      /* The duration is after the third tab: "1 minute, 3 seconds". */
-      tab = line;
-      for (int k = 0; k < 3 && tab && tab < end; k++)
-        tab = strchr (tab + 1, '\t');
-      for (q = tab && tab < end ? tab + 1 : end; q < end;) {
-        char unit[16];
-        double v;
-        int used;
-        if (sscanf (q, "%lf %15[a-z]%n", &v, unit, &used) != 2)
-          break;
-        secs += v * (unit[0] == 'h' ? 3600 : unit[0] == 'm' ? 60 : 1);
-        q += used;
-        while (q < end && (*q == ',' || *q == ' '))
-          q++;
-      }
-      snprintf (p[n].name, sizeof p[n].name, "phase %d", phase);
-      p[n].seconds = secs;
-      n++;
-    }
-    line = *end ? end + 1 : NULL;
-  }
-  return n;
+  return fd_pass_lines (strstr (out, "XFS_REPAIR Summary"), xfs_pass, p, max);
 }
 
 /* xfs_db -r -c CMD... on dev; stdout in *out. */

@@ -1,6 +1,7 @@
 /* chunkfs — the checker's insides, shared by check.c (the driver, pass 0,
- * raw block access, repairs in other chunks) and check-passes.c (passes
- * 1 to 5 over one chunk).
+ * raw block access, repairs in other chunks) and the check of one chunk
+ * (check-chunk.c and one file a pass, check-pass1.c to check-pass5.c;
+ * check-passes.h).
  */
 #ifndef CHUNKFS_CHECK_INTERNAL_H
 #define CHUNKFS_CHECK_INTERNAL_H
@@ -112,9 +113,8 @@ extern int ck_add_backref (struct ck *k, const struct backref *b);
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
-extern uint32_t ck_name_hash (const char *name, size_t len);
 
-/* ---- check-passes.c ---- */
+/* ---- check-chunk.c ---- */
 extern void ck_chunk (struct ck *k, uint32_t c);
 
 #endif

@@ -291,12 +291,6 @@ ck_put_inode (struct ck *k, uint64_t ref, const struct cfs_inode *in)
   return ck_write (k, abs, blk);
 }
 
-uint32_t
-ck_name_hash (const char *name, size_t len)
-{
-  return ~cfs_crc32c (~0u, name, len);
-}
-
 /* The chunk-local block at index idx of directory d (in chunk c, whose
  * header is h): 0 for none or unreadable.
  */
@@ -363,7 +357,7 @@ ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash,
         break;
       if (cfs_get32 (e + 4) != 0 &&
           cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target) {
-        uint32_t nh = ck_name_hash ((const char *)e + 16, e[14]);
+        uint32_t nh = cfs_name_hash ((const char *)e + 16, e[14]);
         if (hash == 0 || nh == hash) {
           if (found)
             *found = nh;
@@ -558,9 +552,7 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     }
     memset (blk, 0, CFS_BLOCK);
     cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, 0, h.generation);
-    cfs_put32 (blk + CFS_HEADER_SIZE, CFS_LOST_FOUND_INO);
-    cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
-    cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+    cfs_dir_block_empty (blk, CFS_LOST_FOUND_INO, idx);
     off = CFS_DIR_START;
     d.direct[idx] = local;
     d.size += CFS_BLOCK;
@@ -578,7 +570,7 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     return -1;
   if (ref_chunk (target) != 0) {
     struct backref b = {ref_ino (target), 0, CFS_LOST_FOUND_INO,
-                        ck_name_hash (name, strlen (name))};
+                        cfs_name_hash (name, strlen (name))};
     if (k->ino && ref_chunk (target) == k->c) {
       if (ck_add_backref (k, &b) == -1)
         return -1;

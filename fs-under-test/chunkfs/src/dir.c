@@ -8,12 +8,6 @@
 #include "fs-internal.h"
 
 static uint32_t
-name_hash (const char *name)
-{
-  return ~cfs_crc32c (~0u, name, strlen (name));
-}
-
-static uint32_t
 entry_size (size_t namelen)
 {
   return (uint32_t)(CFS_DIRENT_FIXED + namelen + 3) & ~3u;
@@ -43,9 +37,7 @@ dir_block (struct cfs_fs *fs, struct ino *dir, uint64_t idx, bool alloc, int *r)
       *r = -EIO;
       return NULL;
     }
-    cfs_put32 (b->d + CFS_HEADER_SIZE, dir->i);
-    cfs_put32 (b->d + CFS_HEADER_SIZE + 4, (uint32_t)idx);
-    cfs_put16 (b->d + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+    cfs_dir_block_empty (b->d, dir->i, (uint32_t)idx);
     cfs_cache_dirty (fs, b);
     return b;
   }
@@ -207,9 +199,7 @@ int
 cfs_backrefs_write (struct cfs_fs *fs, uint32_t c)
 {
   struct chunk *k = &fs->chunks[c];
-  uint32_t nblocks =
-               (k->nbr + CFS_BACKREFS_PER_BLOCK - 1) / CFS_BACKREFS_PER_BLOCK,
-           first = 0, b, j;
+  uint32_t nblocks = cfs_br_blocks (k->nbr), first = 0, b;
   int r;
 
   if (!k->br_changed)
@@ -223,20 +213,9 @@ cfs_backrefs_write (struct cfs_fs *fs, uint32_t c)
   for (b = 0; b < nblocks; b++) {
     struct cblk *blk =
         cfs_cache_get (fs, c, first + b, CBLK_META, CFS_MAGIC_BACKREF, true);
-    uint32_t n = k->nbr - b * CFS_BACKREFS_PER_BLOCK;
     if (blk == NULL)
       return -EIO;
-    if (n > CFS_BACKREFS_PER_BLOCK)
-      n = CFS_BACKREFS_PER_BLOCK;
-    cfs_put32 (blk->d + CFS_HEADER_SIZE, n);
-    for (j = 0; j < n; j++) {
-      const struct backref *br = &k->br[b * CFS_BACKREFS_PER_BLOCK + j];
-      unsigned char *p = blk->d + CFS_HEADER_SIZE + 4 + 16 * j;
-      cfs_put32 (p, br->ino);
-      cfs_put32 (p + 4, br->src_chunk);
-      cfs_put32 (p + 8, br->src_dir);
-      cfs_put32 (p + 12, br->hash);
-    }
+    cfs_br_encode_block (blk->d, k->br, k->nbr, b);
     cfs_cache_dirty (fs, blk);
   }
   k->h.backref_block = first;
@@ -249,7 +228,8 @@ static int
 pair (struct cfs_fs *fs, struct ino *dir, const char *name, uint64_t target,
       bool add)
 {
-  struct backref br = {ref_ino (target), dir->c, dir->i, name_hash (name)};
+  struct backref br = {ref_ino (target), dir->c, dir->i,
+                       cfs_name_hash (name, strlen (name))};
   uint32_t tc = ref_chunk (target);
 
   if (tc == dir->c)

@@ -84,6 +84,55 @@ cfs_br_decode (const unsigned char *p)
                           cfs_get32 (p + 12)};
 }
 
+/* Blocks a table of nbr back-references takes. */
+static inline uint32_t
+cfs_br_blocks (uint32_t nbr)
+{
+  return (nbr + CFS_BACKREFS_PER_BLOCK - 1) / CFS_BACKREFS_PER_BLOCK;
+}
+
+/* Block b of the table of br[nbr] (its block header begun): its record
+ * count and records.
+ */
+static inline void
+cfs_br_encode_block (unsigned char *blk, const struct backref *br, uint32_t nbr,
+                     uint32_t b)
+{
+  uint32_t j, n = nbr - b * CFS_BACKREFS_PER_BLOCK;
+
+  if (n > CFS_BACKREFS_PER_BLOCK)
+    n = CFS_BACKREFS_PER_BLOCK;
+  cfs_put32 (blk + CFS_HEADER_SIZE, n);
+  for (j = 0; j < n; j++) {
+    const struct backref *r = &br[b * CFS_BACKREFS_PER_BLOCK + j];
+    unsigned char *p = blk + CFS_HEADER_SIZE + 4 + 16 * j;
+    cfs_put32 (p, r->ino);
+    cfs_put32 (p + 4, r->src_chunk);
+    cfs_put32 (p + 8, r->src_dir);
+    cfs_put32 (p + 12, r->hash);
+  }
+}
+
+/* Block idx of directory dir, empty (its block header begun on zeros):
+ * whose it is, and one unused entry spanning it.
+ */
+static inline void
+cfs_dir_block_empty (unsigned char *blk, uint32_t dir, uint32_t idx)
+{
+  cfs_put32 (blk + CFS_HEADER_SIZE, dir);
+  cfs_put32 (blk + CFS_HEADER_SIZE + 4, idx);
+  cfs_put16 (blk + CFS_DIR_START + 12, CFS_DIR_END - CFS_DIR_START);
+}
+
+/* A name's hash: what a back-reference keeps of the entry's name, and
+ * where a top-level directory goes.
+ */
+static inline uint32_t
+cfs_name_hash (const char *name, size_t len)
+{
+  return ~cfs_crc32c (~0u, name, len);
+}
+
 struct chunk {
   struct cfs_chunk_header h;
   bool bad;      /* header unreadable: nothing in it is used */

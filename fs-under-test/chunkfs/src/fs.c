@@ -317,7 +317,7 @@ make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
    */
   near = d.c;
   if (isdir && cfs_ref (d.c, d.i) == cfs_ref (0, CFS_ROOT_INO))
-    near = (~cfs_crc32c (~0u, name, strlen (name))) % fs->sb.chunks;
+    near = cfs_name_hash (name, strlen (name)) % fs->sb.chunks;
   if ((r = cfs_pick_chunk (fs, near, isdir, &c)) < 0 ||
       (r = cfs_alloc_inode (fs, c, &i)) < 0)
     return r;

@@ -114,6 +114,68 @@ valid_data (const struct cfs_fs *fs, uint32_t local)
   return local >= fs->g.first_data && local < fs->g.chunk_blocks;
 }
 
+/* A block for a pointer that is 0: an indirect block, or a data block
+ * (then *fresh).  No block left in the chunk: -ENOSPC with *full.
+ */
+static int
+new_block (struct cfs_fs *fs, const struct ino *n, uint32_t goal, bool indirect,
+           uint32_t *v, bool *full, bool *fresh)
+{
+  bool meta = S_ISDIR (n->in.mode); /* directories may use the reserve */
+  int r;
+
+  if (indirect) {
+    if ((r = new_indirect (fs, n->c, goal, meta, v)) < 0)
+      *full = r == -ENOSPC;
+    return r;
+  }
+  if ((r = cfs_alloc_block (fs, n->c, goal, meta, v)) < 0)
+    return r;
+  if (*v == 0) {
+    *full = true;
+    return -ENOSPC;
+  }
+  *fresh = true;
+  return 0;
+}
+
+/* The inode's own pointer *p (direct, indirect or double indirect),
+ * given a block when it is 0 and alloc asks for one.
+ */
+static int
+inode_ptr (struct cfs_fs *fs, struct ino *n, uint32_t *p, bool alloc,
+           bool indirect, uint32_t goal, bool *full, bool *fresh)
+{
+  uint32_t v;
+  int r;
+
+  if (*p != 0 || !alloc)
+    return 0;
+  if ((r = new_block (fs, n, goal, indirect, &v, full, fresh)) < 0)
+    return r;
+  *p = v;
+  return cfs_iput (fs, n);
+}
+
+/* Pointer slot `idx` of indirect block `local` in *v, given a block when
+ * it is 0 and alloc asks for one.
+ */
+static int
+ind_ptr (struct cfs_fs *fs, const struct ino *n, uint32_t local, uint32_t idx,
+         bool alloc, bool indirect, uint32_t goal, uint32_t *v, bool *full,
+         bool *fresh)
+{
+  uint32_t nv;
+  int r;
+
+  if ((r = ind_get (fs, n->c, local, idx, v)) < 0 || *v != 0 || !alloc)
+    return r;
+  if ((r = new_block (fs, n, goal, indirect, &nv, full, fresh)) < 0)
+    return r;
+  *v = nv;
+  return ind_put (fs, n->c, local, idx, nv);
+}
+
 /* One level: *slot is a pointer (in the inode or an indirect block) to
  * what the next level reads; allocate it when asked.
  */
@@ -122,93 +184,39 @@ cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
           uint32_t goal, uint32_t *local, bool *full, bool *fresh)
 {
   const uint64_t P = CFS_PTRS_PER_BLOCK;
-  uint32_t c = n->c, ind, v;
-  bool meta = S_ISDIR (n->in.mode); /* directories may use the reserve */
+  uint32_t v, mid;
   int r;
 
   *local = 0;
   *full = *fresh = false;
   if (idx < CFS_NDIRECT) {
-    if (n->in.direct[idx] == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
-        return r;
-      if (v == 0) {
-        *full = true;
-        return -ENOSPC;
-      }
-      n->in.direct[idx] = v;
-      *fresh = true;
-      if ((r = cfs_iput (fs, n)) < 0)
-        return r;
-    }
-    *local = n->in.direct[idx];
+    if ((r = inode_ptr (fs, n, &n->in.direct[idx], alloc, false, goal, full,
+                        fresh)) < 0)
+      return r;
+    v = n->in.direct[idx];
   } else if ((idx -= CFS_NDIRECT) < P) {
-    if (n->in.indirect == 0) {
-      if (!alloc)
-        return 0;
-      if ((r = new_indirect (fs, c, goal, meta, &ind)) < 0) {
-        *full = r == -ENOSPC;
-        return r;
-      }
-      n->in.indirect = ind;
-      if ((r = cfs_iput (fs, n)) < 0)
-        return r;
-    }
-    if ((r = ind_get (fs, c, n->in.indirect, (uint32_t)idx, &v)) < 0)
+    if ((r = inode_ptr (fs, n, &n->in.indirect, alloc, true, goal, full,
+                        fresh)) < 0 ||
+        n->in.indirect == 0)
       return r;
-    if (v == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
-        return r;
-      if (v == 0) {
-        *full = true;
-        return -ENOSPC;
-      }
-      *fresh = true;
-      if ((r = ind_put (fs, c, n->in.indirect, (uint32_t)idx, v)) < 0)
-        return r;
-    }
-    *local = v;
+    if ((r = ind_ptr (fs, n, n->in.indirect, (uint32_t)idx, alloc, false, goal,
+                      &v, full, fresh)) < 0)
+      return r;
   } else if ((idx -= P) < P * P) {
-    uint32_t mid;
-    if (n->in.dindirect == 0) {
-      if (!alloc)
-        return 0;
-      if ((r = new_indirect (fs, c, goal, meta, &ind)) < 0) {
-        *full = r == -ENOSPC;
-        return r;
-      }
-      n->in.dindirect = ind;
-      if ((r = cfs_iput (fs, n)) < 0)
-        return r;
-    }
-    if ((r = ind_get (fs, c, n->in.dindirect, (uint32_t)(idx / P), &mid)) < 0)
+    if ((r = inode_ptr (fs, n, &n->in.dindirect, alloc, true, goal, full,
+                        fresh)) < 0 ||
+        n->in.dindirect == 0)
       return r;
-    if (mid == 0) {
-      if (!alloc)
-        return 0;
-      if ((r = new_indirect (fs, c, goal, meta, &mid)) < 0) {
-        *full = r == -ENOSPC;
-        return r;
-      }
-      if ((r = ind_put (fs, c, n->in.dindirect, (uint32_t)(idx / P), mid)) < 0)
-        return r;
-    }
-    if ((r = ind_get (fs, c, mid, (uint32_t)(idx % P), &v)) < 0)
+    if ((r = ind_ptr (fs, n, n->in.dindirect, (uint32_t)(idx / P), alloc, true,
+                      goal, &mid, full, fresh)) < 0 ||
+        mid == 0)
       return r;
-    if (v == 0 && alloc) {
-      if ((r = cfs_alloc_block (fs, c, goal, meta, &v)) < 0)
-        return r;
-      if (v == 0) {
-        *full = true;
-        return -ENOSPC;
-      }
-      *fresh = true;
-      if ((r = ind_put (fs, c, mid, (uint32_t)(idx % P), v)) < 0)
-        return r;
-    }
-    *local = v;
+    if ((r = ind_ptr (fs, n, mid, (uint32_t)(idx % P), alloc, false, goal, &v,
+                      full, fresh)) < 0)
+      return r;
   } else
     return -EFBIG;
+  *local = v;
   if (*local && !valid_data (fs, *local))
     return cfs_fs_eio (fs, "inode (%u, %u): block %u outside its chunk's data",
                        n->c, n->i, *local);

@@ -596,15 +596,93 @@ opt_proc (void *data, const char *arg, int key, struct fuse_args *outargs)
   }
 }
 
+/* The options for the kernel: permissions, and the source mount(8)
+ * shows.
+ */
+static void
+kernel_args (struct fuse_args *args, const char *device)
+{
+  char fsname[PATH_MAX + 16];
+
+  /* The kernel checks permissions from the modes chunkfs keeps. */
+  fuse_opt_add_arg (args, "-odefault_permissions");
+  /* The source mount(8) shows; for a fuseblk mount (-o blkdev, what
+   * `mount -t fuseblk.chunkfs` asks for) it must be the device itself.
+   */
+  snprintf (fsname, sizeof fsname, "-ofsname=%s",
+            strpbrk (device, ",\\") ? "chunkfs" : device);
+  fuse_opt_add_arg (args, fsname);
+}
+
+/* The device in *io and the file system on it in fs: 0, or -1 (said). */
+static int
+open_fs (const struct options *o, struct cfs_io **io)
+{
+  struct cfs_err err;
+
+  if ((*io = cfs_open (o->device, !o->ro, &err)) == NULL) {
+    fprintf (stderr, "%s: %s\n", progname, err.msg);
+    return -1;
+  }
+  if ((fs = cfs_fs_open (
+           *io, (o->ro ? 0 : CFS_OPEN_WRITE) | (o->force ? CFS_OPEN_FORCE : 0),
+           &err)) == NULL) {
+    fprintf (stderr, "%s: %s: %s\n", progname, o->device, err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* Mounted on the mount point and served until unmounted: the exit
+ * code.
+ */
+static int
+mount_and_serve (struct fuse_args *args, const struct fuse_cmdline_opts *co,
+                 int commit)
+{
+  struct fuse_session *se;
+  int ret = 1;
+
+  if ((se = fuse_session_new (args, &ops, sizeof ops, NULL)) == NULL)
+    return 1;
+  if (fuse_set_signal_handlers (se) == 0) {
+    if (fuse_session_mount (se, co->mountpoint) == 0) {
+      fuse_daemonize (co->foreground);
+      ret = serve (se, commit) != 0;
+      fuse_session_unmount (se);
+    }
+    fuse_remove_signal_handlers (se);
+  }
+  fuse_session_destroy (se);
+  return ret;
+}
+
+/* The file system and its device closed (either may be NULL): ret, or 1
+ * when closing fails.
+ */
+static int
+close_fs (struct cfs_io *io, int ret)
+{
+  struct cfs_err err;
+
+  if (fs && cfs_fs_close (fs, &err) == -1) {
+    fprintf (stderr, "%s: %s\n", progname, err.msg);
+    ret = 1;
+  }
+  if (io && cfs_close (io, &err) == -1) {
+    fprintf (stderr, "%s: %s\n", progname, err.msg);
+    ret = 1;
+  }
+  return ret;
+}
+
 int
 main (int argc, char **argv)
 {
   struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
   struct options o = {.commit = 5};
   struct fuse_cmdline_opts co = {0};
-  struct fuse_session *se = NULL;
   struct cfs_io *io = NULL;
-  struct cfs_err err;
   int ret = 1;
 
   if (fuse_opt_parse (&args, &o, opt_spec, opt_proc) == -1)
@@ -621,60 +699,19 @@ main (int argc, char **argv)
   }
   if (fuse_parse_cmdline (&args, &co) != 0)
     return 1;
-  if (o.commit < 0) {
+  if (o.commit < 0)
     fprintf (stderr, "%s: -o commit=%d: seconds, 0 or more\n", progname,
              o.commit);
-    goto out;
-  }
-  if (o.device == NULL || co.mountpoint == NULL) {
+  else if (o.device == NULL || co.mountpoint == NULL) {
     fprintf (stderr, "%s: %s\n", progname,
              o.device ? "no mount point given" : "no device given");
     usage (stderr);
-    goto out;
+  } else {
+    kernel_args (&args, o.device);
+    if (open_fs (&o, &io) == 0)
+      ret = mount_and_serve (&args, &co, o.commit);
   }
-  /* The kernel checks permissions from the modes chunkfs keeps. */
-  fuse_opt_add_arg (&args, "-odefault_permissions");
-  /* The source mount(8) shows; for a fuseblk mount (-o blkdev, what
-   * `mount -t fuseblk.chunkfs` asks for) it must be the device itself.
-   */
-  {
-    char fsname[PATH_MAX + 16];
-    snprintf (fsname, sizeof fsname, "-ofsname=%s",
-              strpbrk (o.device, ",\\") ? "chunkfs" : o.device);
-    fuse_opt_add_arg (&args, fsname);
-  }
-  if ((io = cfs_open (o.device, !o.ro, &err)) == NULL) {
-    fprintf (stderr, "%s: %s\n", progname, err.msg);
-    goto out;
-  }
-  if ((fs = cfs_fs_open (
-           io, (o.ro ? 0 : CFS_OPEN_WRITE) | (o.force ? CFS_OPEN_FORCE : 0),
-           &err)) == NULL) {
-    fprintf (stderr, "%s: %s: %s\n", progname, o.device, err.msg);
-    goto out;
-  }
-  if ((se = fuse_session_new (&args, &ops, sizeof ops, NULL)) == NULL)
-    goto out;
-  if (fuse_set_signal_handlers (se) != 0)
-    goto out;
-  if (fuse_session_mount (se, co.mountpoint) != 0)
-    goto out_signals;
-  fuse_daemonize (co.foreground);
-  ret = serve (se, o.commit) != 0;
-  fuse_session_unmount (se);
-out_signals:
-  fuse_remove_signal_handlers (se);
-out:
-  if (se)
-    fuse_session_destroy (se);
-  if (fs && cfs_fs_close (fs, &err) == -1) {
-    fprintf (stderr, "%s: %s\n", progname, err.msg);
-    ret = 1;
-  }
-  if (io && cfs_close (io, &err) == -1) {
-    fprintf (stderr, "%s: %s\n", progname, err.msg);
-    ret = 1;
-  }
+  ret = close_fs (io, ret);
   free (co.mountpoint);
   free (o.device);
   fuse_opt_free_args (&args);

@@ -1,0 +1,155 @@
+/* chunkfs — the checker over one chunk (check-passes.h): its header,
+ * read or rebuilt, then passes 1 to 5 in order over the chunk's inodes,
+ * inode table and rebuilt block bitmap, and what the passes share.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-passes.h"
+#include "problem.h"
+
+void
+ck_inode_changed (struct ck *k, uint32_t i)
+{
+  cfs_inode_encode (k->sb.uuid, &k->ino[i].in,
+                    k->itab + (size_t)i * CFS_INODE_SIZE);
+  k->itab_dirty[i / CFS_INODES_PER_BLOCK] = 1;
+}
+
+void
+ck_free_slot (struct ck *k, uint32_t i)
+{
+  uint32_t gen = k->ino[i].in.generation;
+
+  memset (&k->ino[i].in, 0, sizeof k->ino[i].in);
+  k->ino[i].in.generation = gen;
+  k->ino[i].in.chunk = k->c;
+  k->ino[i].used = false;
+  ck_inode_changed (k, i);
+}
+
+/* The back-reference table is gone: which entries in other chunks name
+ * this chunk's inodes is known only by reading every directory.  Every
+ * chunk is checked (each entry naming an inode here brings its back-
+ * reference back), then this one again; until then no file here is
+ * called an orphan.
+ */
+void
+ck_lose_backrefs (struct ck *k)
+{
+  uint32_t c;
+
+  k->incomplete = true;
+  for (c = 0; c < k->sb.chunks; c++)
+    if (c != k->c)
+      ck_queue (k, c);
+  ck_queue (k, k->c);
+}
+
+/* The header: read, or rebuilt from the bitmaps' block headers.  0 to go
+ * on, -1 if the chunk is not in use (or lost).
+ */
+static int
+read_header (struct ck *k)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  char why[256];
+
+  /* One read: every read of an unreadable block costs the drive's error
+   * recovery again.
+   */
+  if (ck_read (k, ck_abs (k, 0), blk) == -1)
+    snprintf (why, sizeof why, "%s", k->errmsg);
+  else if (cfs_header_decode (blk, k->sb.uuid, k->c, &k->h, &err) == 0)
+    return k->h.state == CFS_UNINIT ? -1 : 0;
+  else
+    snprintf (why, sizeof why, "%s", err.msg);
+  /* Initialised?  Its first bitmap block says, with its generation. */
+  if (ck_read (k, ck_abs (k, k->g.block_bitmap), blk) == 0 &&
+      cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BITMAP, k->c, UINT64_MAX,
+                      &err) == 0) {
+    if (!ck_fix (k, PR_0_HEADER_BAD, k->c, why))
+      return -1;
+    memset (&k->h, 0, sizeof k->h);
+    k->h.index = k->c;
+    k->h.state = CFS_DAMAGED;
+    k->h.generation = cfs_get64 (blk + 16) + 1;
+    k->h.super = k->sb;
+    k->br_changed = true; /* the table's place was in the header */
+    ck_lose_backrefs (k);
+    return 0;
+  }
+  if (ck_fix (k, PR_0_CHUNK_LOST, k->c)) {
+    memset (blk, 0, CFS_BLOCK);
+    ck_write (k, ck_abs (k, 0), blk);
+  }
+  return -1;
+}
+
+/* The chunk's inodes, inode table and block bitmap: 0, or -1 when
+ * memory runs out.
+ */
+static int
+chunk_alloc (struct ck *k)
+{
+  k->ino = calloc (k->g.inodes, sizeof *k->ino);
+  k->itab = malloc ((size_t)k->g.inode_table_blocks * CFS_BLOCK);
+  k->itab_dirty = calloc (k->g.inode_table_blocks, 1);
+  k->used = calloc (k->g.chunk_blocks / 8 + 1, 1);
+  return k->ino && k->itab && k->itab_dirty && k->used ? 0 : -1;
+}
+
+static void
+chunk_free (struct ck *k)
+{
+  uint32_t i;
+
+  if (k->ino)
+    for (i = 0; i < k->g.inodes; i++)
+      free (k->ino[i].dblocks);
+  free (k->ino);
+  free (k->itab);
+  free (k->itab_dirty);
+  free (k->used);
+  free (k->br);
+  k->ino = NULL;
+  k->itab = NULL;
+  k->itab_dirty = NULL;
+  k->used = NULL;
+  k->br = NULL;
+  k->abr = k->nbr = 0;
+}
+
+void
+ck_chunk (struct ck *k, uint32_t c)
+{
+  uint64_t fixed_before = k->res->fixed;
+
+  k->c = c;
+  k->left = false;
+  k->incomplete = false;
+  k->nbr = 0;
+  k->br_changed = false;
+  ck_pass (k, 1);
+  if (read_header (k) == -1) {
+    ck_map_set (k, c, false);
+    return;
+  }
+  if (chunk_alloc (k) == -1)
+    k->res->exit |= CFS_EXIT_ERROR;
+  else {
+    ck_pass1 (k);
+    ck_pass (k, 2);
+    ck_pass2 (k);
+    ck_pass (k, 3);
+    ck_pass3 (k);
+    ck_pass (k, 4);
+    ck_pass4 (k);
+    ck_pass (k, 5);
+    ck_pass5 (k, fixed_before);
+  }
+  ck_header_forget (k, c); /* it may have been rewritten */
+  chunk_free (k);
+}
