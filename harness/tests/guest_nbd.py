@@ -10,9 +10,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
+
+from phases import wait_for_phase
 
 from conftest import leftovers
 
@@ -119,20 +120,7 @@ def test_killed_trial_leaves_nothing(futuredisk, tmp_path, phase):
     p = subprocess.Popen([futuredisk, *BASE, "--dir", d, "--target",
                           "data:2"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    seen = []
-    if phase == "attach":
-        # Once the harness is up (its signal handlers too): the server is
-        # starting, nbd-client comes next.
-        while not os.path.exists(os.path.join(d, "nbdkit.log")):
-            assert p.poll() is None, p.communicate()
-            time.sleep(0.01)
-    else:
-        for line in p.stderr:
-            seen.append(line)
-            if line.startswith(f"futuredisk: {phase} "):
-                break
-        else:
-            pytest.fail(f"the trial never reached {phase}: {seen}")
+    seen = wait_for_phase(p, d, phase)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 130, (p.returncode, out, "".join(seen) + err)

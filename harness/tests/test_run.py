@@ -5,9 +5,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
+
+from phases import wait_for_phase
 
 from conftest import leftovers
 
@@ -98,18 +99,7 @@ def test_killed_trial_leaves_nothing(futuredisk, tmp_path, phase):
                           "--faults", "erc=50ms", "--target", "data:3"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    seen = []
-    if phase == "attach":
-        while not os.path.exists(os.path.join(d, "nbdkit.log")):
-            assert p.poll() is None, p.communicate()
-            time.sleep(0.01)
-    else:
-        for line in p.stderr:
-            seen.append(line)
-            if line.startswith(f"futuredisk: {phase} "):
-                break
-        else:
-            pytest.fail(f"the trial never reached {phase}: {seen}")
+    seen = wait_for_phase(p, d, phase)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=120)
     err = "".join(seen) + err
