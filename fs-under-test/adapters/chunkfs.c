@@ -17,7 +17,6 @@
 
 #include "chunkfs/fs.h"
 #include "fsadapter.h"
-#include "passlines.h"
 
 /* "Pass 2: time 0.000123 s (directory entries and back-references)" */
 static bool

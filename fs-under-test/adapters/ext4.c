@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "fsadapter.h"
-#include "passlines.h"
 #include "proc.h"
 
 /* "Pass 1: Memory used: 132k/0k (38k/95k), time:  0.00/ 0.00/ 0.00" */

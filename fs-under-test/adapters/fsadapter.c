@@ -1,4 +1,6 @@
-/* futuredisk — fs-under-test: the adapter table (see fsadapter.h). */
+/* futuredisk — fs-under-test: the adapter table and what the adapters
+ * share (see fsadapter.h).
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -77,4 +79,21 @@ fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
             char *argv[FD_ARGV_MAX + 1])
 {
   fd_fs_argv_at (tmpl, dev, NULL, argv);
+}
+
+size_t
+fd_pass_lines (const char *out, fd_pass_line *one, struct fd_pass *p,
+               size_t max)
+{
+  const char *line = out;
+  size_t n = 0;
+
+  while (line && *line && n < max) {
+    const char *end = strchrnul (line, '\n');
+
+    if (one (line, end, &p[n]))
+      n++;
+    line = *end ? end + 1 : NULL;
+  }
+  return n;
 }

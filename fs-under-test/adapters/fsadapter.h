@@ -106,4 +106,17 @@ extern void fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
 extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                         char *argv[FD_ARGV_MAX + 1]);
 
+/* For an adapter's passes: one line of a checker's output, from `line`
+ * to `end` (its '\n' or the final '\0'): true with a pass in *p, false if
+ * the line names none.
+ */
+typedef bool fd_pass_line (const char *line, const char *end,
+                           struct fd_pass *p);
+
+/* The passes `one` finds in the lines of out (none when out is NULL), at
+ * most max: how many.
+ */
+extern size_t fd_pass_lines (const char *out, fd_pass_line *one,
+                             struct fd_pass *p, size_t max);
+
 #endif

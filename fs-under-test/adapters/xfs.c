@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "fsadapter.h"
-#include "passlines.h"
 #include "proc.h"
 
 static enum fd_outcome
