@@ -83,24 +83,34 @@ fail:
   return -1;
 }
 
+/* Whether reply is a JSON object with a boolean "ok" (-1 with why if
+ * not), and its value in *ok.
+ */
+static int
+reply_ok (const char *reply, bool *ok, struct fm_err *why)
+{
+  struct fd_json *j = fd_json_parse (reply, "reply", why);
+  int r;
+
+  *ok = false;
+  r = j ? fd_json_bool (j, "ok", ok, why) : -1;
+  fd_json_free (j);
+  return r;
+}
+
 int
 fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
 {
   struct fm_err why;
-  struct fd_json *j;
-  bool ok = false;
+  bool ok;
   char *r;
 
   if (fd_ctl (sock, line, &r, err) == -1)
     return -1;
-  j = fd_json_parse (r, "reply", &why);
-  if (j == NULL || fd_json_bool (j, "ok", &ok, &why) == -1) {
+  if (reply_ok (r, &ok, &why) == -1)
     fm_fail (err, "control '%s': %s: %s", line, why.msg, r);
-    ok = false;
-  } else if (!ok) {
+  else if (!ok)
     fm_fail (err, "control '%s': %s", line, r);
-  }
-  fd_json_free (j);
   if (!ok) {
     free (r);
     return -1;
@@ -115,13 +125,9 @@ fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
 bool
 fd_reply_ok (const char *reply)
 {
-  struct fd_json *j = fd_json_parse (reply, "reply", NULL);
-  bool ok = false;
+  bool ok;
 
-  if (j && fd_json_bool (j, "ok", &ok, NULL) == -1)
-    ok = false;
-  fd_json_free (j);
-  return ok;
+  return reply_ok (reply, &ok, NULL) == 0 && ok;
 }
 
 struct fd_json {
