@@ -83,42 +83,48 @@ fail:
   return -1;
 }
 
-/* Whether reply is a JSON object with a boolean "ok" (-1 with why if
- * not), and its value in *ok.
+/* reply parsed, named after the command's first word ("stats reply"),
+ * with its "ok" in *ok; NULL with why if it is not a JSON object with a
+ * boolean "ok".
  */
-static int
-reply_ok (const char *reply, bool *ok, struct fm_err *why)
+static struct fd_json *
+parse_reply (const char *line, const char *reply, bool *ok, struct fm_err *why)
 {
-  struct fd_json *j = fd_json_parse (reply, "reply", why);
-  int r;
+  struct fd_json *j;
+  char what[64];
 
+  snprintf (what, sizeof what, "%.*s reply", (int)strcspn (line, " "), line);
   *ok = false;
-  r = j ? fd_json_bool (j, "ok", ok, why) : -1;
-  fd_json_free (j);
-  return r;
+  j = fd_json_parse (reply, what, why);
+  if (j && fd_json_bool (j, "ok", ok, why) == -1) {
+    fd_json_free (j);
+    return NULL;
+  }
+  return j;
 }
 
 int
-fd_ctl_ok (const char *sock, const char *line, char **reply, struct fm_err *err)
+fd_ctl_ok (const char *sock, const char *line, struct fd_json **reply,
+           struct fm_err *err)
 {
   struct fm_err why;
+  struct fd_json *j;
   bool ok;
   char *r;
 
   if (fd_ctl (sock, line, &r, err) == -1)
     return -1;
-  if (reply_ok (r, &ok, &why) == -1)
+  j = parse_reply (line, r, &ok, &why);
+  if (j == NULL)
     fm_fail (err, "control '%s': %s: %s", line, why.msg, r);
   else if (!ok)
     fm_fail (err, "control '%s': %s", line, r);
-  if (!ok) {
-    free (r);
-    return -1;
+  free (r);
+  if (!ok || reply == NULL) {
+    fd_json_free (j);
+    return ok ? 0 : -1;
   }
-  if (reply)
-    *reply = r;
-  else
-    free (r);
+  *reply = j;
   return 0;
 }
 
@@ -127,7 +133,8 @@ fd_reply_ok (const char *reply)
 {
   bool ok;
 
-  return reply_ok (reply, &ok, NULL) == 0 && ok;
+  fd_json_free (parse_reply ("ctl", reply, &ok, NULL));
+  return ok;
 }
 
 struct fd_json {
@@ -246,5 +253,18 @@ fd_json_bool (const struct fd_json *j, const char *path, bool *out,
   if (!json_is_boolean (v))
     return fm_fail (err, "%s: '%s' is not true or false", j->what, path);
   *out = json_is_true (v);
+  return 0;
+}
+
+int
+fd_stats_read (const struct fd_json *j, struct fd_stats *s, struct fm_err *err)
+{
+  if (fd_json_u64 (j, "stats.reads", &s->reads, err) == -1 ||
+      fd_json_u64 (j, "stats.writes", &s->writes, err) == -1 ||
+      fd_json_u64 (j, "stats.bytes_read", &s->bytes_read, err) == -1 ||
+      fd_json_u64 (j, "stats.bytes_written", &s->bytes_written, err) == -1 ||
+      fd_json_u64 (j, "stats.faults.ure", &s->ure, err) == -1 ||
+      fd_json_u64 (j, "stats.faults.lse", &s->lse, err) == -1)
+    return -1;
   return 0;
 }

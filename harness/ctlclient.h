@@ -20,13 +20,6 @@
 extern int fd_ctl (const char *sock, const char *line, char **reply,
                    struct fm_err *err);
 
-/* Send a command and require "ok": true; the reply goes to *reply if not
- * NULL (else it is freed).  A reply that is not a JSON object with a
- * boolean "ok" is an error that says so.
- */
-extern int fd_ctl_ok (const char *sock, const char *line, char **reply,
-                      struct fm_err *err);
-
 /* Whether a reply is a JSON object whose "ok" is true. */
 extern bool fd_reply_ok (const char *reply);
 
@@ -53,5 +46,23 @@ extern int fd_json_str (const struct fd_json *j, const char *path, char *buf,
                         size_t len, struct fm_err *err);
 extern int fd_json_bool (const struct fd_json *j, const char *path, bool *out,
                          struct fm_err *err);
+
+/* Send a command and require "ok": true.  The reply, parsed and named
+ * after the command ("stats reply"), goes to *reply if not NULL (free it
+ * with fd_json_free).  A reply that is not a JSON object with a boolean
+ * "ok" is an error that says so.
+ */
+extern int fd_ctl_ok (const char *sock, const char *line,
+                      struct fd_json **reply, struct fm_err *err);
+
+/* The counters a trial takes from a stats reply. */
+struct fd_stats {
+  uint64_t reads, writes, bytes_read, bytes_written;
+  uint64_t ure, lse; /* reads the disk failed: unrecoverable, latent */
+};
+
+/* Read them from a stats reply; -1 with err naming a missing or bad one. */
+extern int fd_stats_read (const struct fd_json *j, struct fd_stats *s,
+                          struct fm_err *err);
 
 #endif

@@ -47,34 +47,27 @@ static int
 sample (struct fd_disk *d, const char *name, struct clocks *c,
         struct fm_err *err)
 {
-  char line[128], *reply;
+  char line[128];
   struct fd_json *j;
-  uint64_t ure, lse; /* reads the disk failed: unrecoverable, latent */
-  int ret = 0;
+  struct fd_stats s;
+  int ret;
 
   snprintf (line, sizeof line, "mark %s", name);
-  if (fd_ctl_ok (fd_disk_control (d), line, &reply, err) == -1)
+  if (fd_ctl_ok (fd_disk_control (d), line, &j, err) == -1)
     return -1;
-  j = fd_json_parse (reply, "mark reply", err);
-  free (reply);
-  if (j == NULL || fd_json_u64 (j, "virtual_ns", &c->vns, err) == -1)
-    ret = -1;
+  ret = fd_json_u64 (j, "virtual_ns", &c->vns, err);
   fd_json_free (j);
-  if (ret == -1 || fd_ctl_ok (fd_disk_control (d), "stats", &reply, err) == -1)
+  if (ret == -1 || fd_ctl_ok (fd_disk_control (d), "stats", &j, err) == -1)
     return -1;
-  j = fd_json_parse (reply, "stats reply", err);
-  free (reply);
-  if (j == NULL || fd_json_u64 (j, "stats.reads", &c->reads, err) == -1 ||
-      fd_json_u64 (j, "stats.writes", &c->writes, err) == -1 ||
-      fd_json_u64 (j, "stats.bytes_read", &c->br, err) == -1 ||
-      fd_json_u64 (j, "stats.bytes_written", &c->bw, err) == -1 ||
-      fd_json_u64 (j, "stats.faults.ure", &ure, err) == -1 ||
-      fd_json_u64 (j, "stats.faults.lse", &lse, err) == -1)
-    ret = -1;
+  ret = fd_stats_read (j, &s, err);
   fd_json_free (j);
   if (ret == -1)
     return -1;
-  c->rerr = ure + lse;
+  c->reads = s.reads;
+  c->writes = s.writes;
+  c->br = s.bytes_read;
+  c->bw = s.bytes_written;
+  c->rerr = s.ure + s.lse;
   c->wall = fd_now_s ();
   c->cpu = self_cpu ();
   return 0;

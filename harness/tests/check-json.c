@@ -19,24 +19,13 @@
 
 const char *fd_progname = "futuredisk";
 
-/* What a trial takes from a stats reply, read as trial.c reads it. */
-struct stats {
-  uint64_t reads, writes, br, bw, ure, lse;
-};
-
+/* A stats reply read as a trial reads it (fd_stats_read). */
 static int
-read_stats (const char *reply, struct stats *s, struct fm_err *err)
+read_stats (const char *reply, struct fd_stats *s, struct fm_err *err)
 {
   struct fd_json *j = fd_json_parse (reply, "stats reply", err);
-  int ret = 0;
+  int ret = j ? fd_stats_read (j, s, err) : -1;
 
-  if (j == NULL || fd_json_u64 (j, "stats.reads", &s->reads, err) == -1 ||
-      fd_json_u64 (j, "stats.writes", &s->writes, err) == -1 ||
-      fd_json_u64 (j, "stats.bytes_read", &s->br, err) == -1 ||
-      fd_json_u64 (j, "stats.bytes_written", &s->bw, err) == -1 ||
-      fd_json_u64 (j, "stats.faults.ure", &s->ure, err) == -1 ||
-      fd_json_u64 (j, "stats.faults.lse", &s->lse, err) == -1)
-    ret = -1;
   fd_json_free (j);
   return ret;
 }
@@ -44,15 +33,15 @@ read_stats (const char *reply, struct stats *s, struct fm_err *err)
 static void
 expect_stats (const char *reply)
 {
-  struct stats s;
+  struct fd_stats s;
   struct fm_err err;
 
   memset (&s, 0xff, sizeof s);
   ck_assert_msg (read_stats (reply, &s, &err) == 0, "%s: %s", reply, err.msg);
   ck_assert_uint_eq (s.reads, 3);
   ck_assert_uint_eq (s.writes, 5);
-  ck_assert_uint_eq (s.br, 12288);
-  ck_assert_uint_eq (s.bw, 20480);
+  ck_assert_uint_eq (s.bytes_read, 12288);
+  ck_assert_uint_eq (s.bytes_written, 20480);
   ck_assert_uint_eq (s.ure, 1);
   ck_assert_uint_eq (s.lse, 2);
 }
@@ -60,7 +49,7 @@ expect_stats (const char *reply)
 static void
 expect_error (const char *reply, const char *msg)
 {
-  struct stats s;
+  struct fd_stats s;
   struct fm_err err = {""};
 
   ck_assert_msg (read_stats (reply, &s, &err) == -1, "'%s' was accepted",
@@ -187,7 +176,7 @@ START_TEST (test_malformed)
   size_t i;
 
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    struct stats s;
+    struct fd_stats s;
 
     ck_assert_msg (read_stats (bad[i], &s, &err) == -1, "'%s' was accepted",
                    bad[i]);
