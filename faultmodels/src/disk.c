@@ -17,74 +17,14 @@
  * each piece of a transfer), and those roundings must not turn a seamless
  * track switch into a lost revolution.
  *
- * The read-ahead stream: after a read the drive keeps reading following
- * sectors into its segment, at media speed, until it holds `readahead`
- * bytes past the last request or something moves the head.  A later read
- * that starts inside the segment either finds its data there (bus transfer
- * only) or rides the stream and completes when the media gets to its end.
+ * The read buffer is readcache.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "faultmodels/disk.h"
-#include "faultmodels/geometry.h"
-#include "faultmodels/rng.h"
-#include "faultmodels/seek.h"
 #include "faultmodels/error.h"
-#include "runs.h"
-
-#define R_UNITS FM_ANGLE_UNITS
-
-/* Well below one sector's time on any profile (1.5 us for 512 B sectors at
- * 333 MB/s) and far above the few ns of accumulated rounding.
- */
-#define ANGLE_SLACK_NS 100
-
-/* The drive starts background destage only after it has been idle this
- * long [E], so a busy host is not made to wait behind a destage that an
- * idle timer would never have started.
- */
-#define IDLE_DESTAGE_NS 2000000ULL
-
-struct stream {
-  bool valid;         /* the segment holds data from a read */
-  bool running;       /* still reading ahead (the head is on it) */
-  uint64_t win_start; /* first sector still in the segment */
-  uint64_t lba;       /* the stream had reached this sector ... */
-  uint64_t t;         /* ... at this time */
-  uint64_t cap;       /* read-ahead stops here (exclusive) */
-};
-
-struct fm_disk {
-  struct fm_profile p;
-  struct fm_disk_options o;
-  struct fm_geometry *g; /* NULL for an SSD */
-  struct fm_seek seek;
-  uint64_t sectors;
-  uint64_t phase0; /* platter angle at t = 0 */
-  uint64_t ra_sectors, cache_sectors;
-  uint64_t t_free; /* the drive is idle from here */
-
-  /* The arm. */
-  double head_pos; /* design cylinders */
-  uint64_t head_cyl;
-  uint32_t head_head;
-  uint64_t head_lba; /* sector under the head after the last transfer */
-
-  struct stream ra;
-
-  /* Write-back cache: the dirty sectors, as merged runs. */
-  struct fm_runs dirty;
-
-  fm_destage_fn *on_destage;
-  void *on_destage_opaque;
-};
-
-/* Where the time of one request went. */
-struct acct {
-  uint64_t seek, rotation, transfer, destage;
-  uint32_t seeks;
-};
+#include "faultmodels/rng.h"
+#include "drive.h"
 
 void
 fm_disk_default_options (const struct fm_profile *p, struct fm_disk_options *o)
@@ -156,8 +96,7 @@ uint64_t
 fm_disk_extend (struct fm_disk *d, uint64_t ns)
 {
   /* Retries re-read the same sectors: the head stays, the stream stops. */
-  d->ra.running = false;
-  d->ra.valid = false;
+  rc_forget (d);
   d->t_free += ns;
   return d->t_free;
 }
@@ -171,7 +110,7 @@ fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
     fn (opaque, d->dirty.v[i].first * d->p.sector,
         d->dirty.v[i].n * d->p.sector);
   fm_runs_empty (&d->dirty);
-  d->ra.valid = d->ra.running = false;
+  rc_forget (d);
 }
 
 uint64_t
@@ -197,16 +136,10 @@ bytes_time (uint64_t bytes, uint64_t bw)
   return (uint64_t)(((unsigned __int128)bytes * 1000000000u + bw - 1) / bw);
 }
 
-static uint64_t
-bus_time (const struct fm_disk *d, uint64_t sectors)
+uint64_t
+drv_bus_time (const struct fm_disk *d, uint64_t sectors)
 {
   return bytes_time (sectors * d->p.sector, d->p.interface_bw);
-}
-
-static uint64_t
-max64 (uint64_t a, uint64_t b)
-{
-  return a > b ? a : b;
 }
 
 /* ---- rotation ---- */
@@ -224,8 +157,9 @@ sector_angle (const struct fm_disk *d, const struct fm_location *loc)
          R_UNITS;
 }
 
-static uint64_t
-rot_wait (const struct fm_disk *d, uint64_t t, const struct fm_location *loc)
+uint64_t
+drv_rot_wait (const struct fm_disk *d, uint64_t t,
+              const struct fm_location *loc)
 {
   uint64_t w = (sector_angle (d, loc) + R_UNITS - angle_at (d, t)) % R_UNITS;
 
@@ -235,8 +169,8 @@ rot_wait (const struct fm_disk *d, uint64_t t, const struct fm_location *loc)
 }
 
 /* Time for `n` sectors of a track of `spt` to pass under the head. */
-static uint64_t
-sectors_time (const struct fm_disk *d, uint64_t n, uint32_t spt)
+uint64_t
+drv_sectors_time (const struct fm_disk *d, uint64_t n, uint32_t spt)
 {
   uint64_t per_rev = (uint64_t)spt * d->p.rpm;
   return (n * R_UNITS + per_rev - 1) / per_rev;
@@ -261,8 +195,8 @@ pass_end (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
 
 /* ---- the arm ---- */
 
-static void
-put_head (struct fm_disk *d, const struct fm_location *loc, uint64_t lba)
+void
+drv_put_head (struct fm_disk *d, const struct fm_location *loc, uint64_t lba)
 {
   d->head_pos = loc->position;
   d->head_cyl = loc->cylinder;
@@ -270,16 +204,16 @@ put_head (struct fm_disk *d, const struct fm_location *loc, uint64_t lba)
   d->head_lba = lba;
 }
 
-static void
-locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
+void
+drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
 {
   fm_geometry_locate (d->g, lba < d->sectors ? lba : d->sectors - 1, loc);
 }
 
 /* Move the arm to loc and wait for its sector; returns the time then. */
-static uint64_t
-position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
-          bool write, struct acct *a)
+uint64_t
+drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
+              bool write, struct acct *a)
 {
   uint64_t w;
 
@@ -296,7 +230,7 @@ position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
     t += d->p.track_switch_ns;
     a->seek += d->p.track_switch_ns;
   }
-  w = rot_wait (d, t, loc);
+  w = drv_rot_wait (d, t, loc);
   a->rotation += w;
   return t + w;
 }
@@ -304,9 +238,9 @@ position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
 /* Transfer n sectors from loc's sector, the head already over it at time
  * t.  Returns the end time; the head is left after the last sector.
  */
-static uint64_t
-transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
-          struct acct *a)
+uint64_t
+drv_transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
+              struct acct *a)
 {
   uint64_t lba = loc.track_first + loc.sector;
 
@@ -324,23 +258,23 @@ transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
       break;
     t += d->p.track_switch_ns;
     a->transfer += d->p.track_switch_ns;
-    w = rot_wait (d, t, &loc);
+    w = drv_rot_wait (d, t, &loc);
     t += w;
     a->rotation += w;
   }
-  put_head (d, &loc, lba);
+  drv_put_head (d, &loc, lba);
   return t;
 }
 
-static uint64_t
-mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool write,
-            struct acct *a)
+uint64_t
+drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+                bool write, struct acct *a)
 {
   struct fm_location loc;
 
-  locate (d, lba, &loc);
-  t = position (d, t, &loc, write, a);
-  return transfer (d, t, loc, n, a);
+  drv_locate (d, lba, &loc);
+  t = drv_position (d, t, &loc, write, a);
+  return drv_transfer (d, t, loc, n, a);
 }
 
 uint64_t
@@ -351,110 +285,16 @@ fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
 
   if (d->g == NULL)
     return 0;
-  locate (d, offset / d->p.sector, &loc);
+  drv_locate (d, offset / d->p.sector, &loc);
   dist = fm_geometry_design_cylinders (d->g) - loc.position;
   return 2 * fm_seek_time (&d->seek, dist > 1 ? dist : 1) +
          (uint64_t)(fm_profile_rev_ns (&d->p) / 2);
 }
 
-/* ---- the read-ahead stream ---- */
-
-/* How far a stream at (lba, t0) gets by time t, stopping at cap. */
-static uint64_t
-advance (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t t,
-         uint64_t cap)
-{
-  uint64_t budget = t > t0 ? t - t0 : 0;
-  struct fm_location loc;
-
-  if (lba >= cap || budget == 0)
-    return lba;
-  locate (d, lba, &loc);
-  for (;;) {
-    uint64_t k = loc.track_len - loc.sector, dt;
-
-    if (k > cap - lba)
-      k = cap - lba;
-    dt = sectors_time (d, k, loc.spt);
-    if (dt > budget)
-      return lba + budget * loc.spt * d->p.rpm / R_UNITS;
-    budget -= dt;
-    lba += k;
-    if (lba >= cap || budget < d->p.track_switch_ns ||
-        !fm_geometry_next_track (d->g, &loc))
-      return lba;
-    budget -= d->p.track_switch_ns;
-  }
-}
-
-static uint64_t
-stream_pos (const struct fm_disk *d, uint64_t t)
-{
-  if (!d->ra.running)
-    return d->ra.lba;
-  return advance (d, d->ra.lba, d->ra.t, t, d->ra.cap);
-}
-
-/* The head is needed elsewhere at time t: stop reading ahead, leaving the
- * arm over the sector the stream had reached.
- */
-static void
-stream_stop (struct fm_disk *d, uint64_t t)
-{
-  struct fm_location loc;
-
-  if (!d->ra.running)
-    return;
-  d->ra.lba = stream_pos (d, t);
-  d->ra.t = t;
-  d->ra.running = false;
-  locate (d, d->ra.lba, &loc);
-  put_head (d, &loc, d->ra.lba);
-}
-
-/* Start reading ahead after a read of [start, end) that ended at time t. */
-static void
-stream_start (struct fm_disk *d, uint64_t start, uint64_t end, uint64_t t)
-{
-  if (d->ra_sectors == 0) {
-    d->ra.valid = d->ra.running = false;
-    return;
-  }
-  d->ra.valid = true;
-  d->ra.running = end < d->sectors;
-  d->ra.win_start = start;
-  d->ra.lba = end;
-  d->ra.t = t;
-  d->ra.cap =
-      end + d->ra_sectors < d->sectors ? end + d->ra_sectors : d->sectors;
-}
-
-/* A segment hit at time t: keep the segment ra_sectors ahead of `end`,
- * restarting the stream if it had filled up and the head is still there.
- */
-static void
-stream_extend (struct fm_disk *d, uint64_t end, uint64_t t)
-{
-  uint64_t cap =
-      end + d->ra_sectors < d->sectors ? end + d->ra_sectors : d->sectors;
-  uint64_t cur = stream_pos (d, t);
-
-  if (cap <= d->ra.cap)
-    return;
-  if (d->ra.running && cur == d->ra.cap) {
-    struct fm_location loc;
-
-    locate (d, cur, &loc);
-    d->ra.lba = cur;
-    d->ra.t = t + rot_wait (d, t, &loc);
-  }
-  d->ra.cap = cap;
-}
-
 /* ---- write-back cache ---- */
 
-static bool
-dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
+bool
+drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
 {
   size_t i = fm_runs_find (&d->dirty, lba);
 
@@ -492,8 +332,8 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
   if (i == d->dirty.n)
     i = 0;
   e = d->dirty.v[i];
-  stream_stop (d, t);
-  t = mechanical (d, t, e.first, e.n, true, a);
+  rc_stop (d, t);
+  t = drv_mechanical (d, t, e.first, e.n, true, a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
     d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
@@ -531,55 +371,14 @@ ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
 }
 
 static uint64_t
-hdd_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
-          struct acct *a, bool *hit)
-{
-  uint64_t end = lba + n, cmd_end = t + d->p.command_ns;
-  uint64_t bus_end = cmd_end + bus_time (d, n), media_end, from = lba;
-
-  if (dirty_covers (d, lba, n)) {
-    *hit = true;
-    return bus_end;
-  }
-  if (d->ra.valid && lba >= d->ra.win_start) {
-    uint64_t cur = stream_pos (d, t);
-
-    if (end <= cur) { /* all of it is in the segment */
-      *hit = true;
-      stream_extend (d, end, t);
-      return bus_end;
-    }
-    if (lba <= cur && d->ra.running && cur < d->ra.cap) {
-      /* Ride the stream: the media reaches `end` when it reaches it. */
-      struct fm_location loc;
-
-      locate (d, d->ra.lba, &loc);
-      media_end = transfer (d, d->ra.t, loc, end - d->ra.lba, a);
-      *hit = true;
-      stream_start (d, lba, end, media_end);
-      return max64 (bus_end, media_end);
-    }
-    if (lba <= cur)
-      from = cur; /* the segment holds the head of the request */
-  }
-  stream_stop (d, t);
-  media_end = mechanical (d, cmd_end, from, end - from, false, a);
-  stream_start (d, lba, end, media_end);
-  return max64 (bus_end, media_end);
-}
-
-static uint64_t
 hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
            struct acct *a, bool *cached)
 {
   uint64_t cmd_end = t + d->p.command_ns;
-  uint64_t bus_end = cmd_end + bus_time (d, n);
+  uint64_t bus_end = cmd_end + drv_bus_time (d, n);
 
-  /* The segment no longer holds what the media will hold. */
-  if (d->ra.valid && lba < d->ra.cap && lba + n > d->ra.win_start) {
-    stream_stop (d, t);
-    d->ra.valid = false;
-  }
+  /* The buffer no longer holds what the media will hold. */
+  rc_written (d, lba, n, t);
   if (!fua && n <= d->cache_sectors) {
     uint64_t ready = bus_end;
 
@@ -590,8 +389,8 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
     return ready;
   }
   dirty_remove (d, lba, n);
-  stream_stop (d, t);
-  return max64 (bus_end, mechanical (d, cmd_end, lba, n, true, a));
+  rc_stop (d, t);
+  return max64 (bus_end, drv_mechanical (d, cmd_end, lba, n, true, a));
 }
 
 void
@@ -634,7 +433,7 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
 
   switch (rq->op) {
     case FM_OP_READ:
-      done = n ? hdd_read (d, first, n, t, &a, &out->cache_hit)
+      done = n ? rc_read (d, first, n, t, &a, &out->cache_hit)
                : t + d->p.command_ns;
       break;
     case FM_OP_WRITE:
