@@ -51,6 +51,14 @@ static struct {
 } fault_args[64];
 static size_t n_fault_args;
 
+/* Drive parameters (fm_profile_set_param: queue-depth=, ...), applied
+ * over the profile once it is known, like the fault keys.
+ */
+static struct {
+  const char *key, *value;
+} drive_args[32];
+static size_t n_drive_args;
+
 static struct emu *emu;
 static struct control *control;
 
@@ -88,6 +96,43 @@ fault_arg (const char *key, const char *value)
   fault_args[i].value = value;
   if (i == n_fault_args)
     n_fault_args++;
+  return 0;
+}
+
+static int
+drive_arg (const char *key, const char *value)
+{
+  size_t i;
+
+  for (i = 0; i < n_drive_args; i++)
+    if (strcmp (drive_args[i].key, key) == 0)
+      break;
+  if (i == sizeof drive_args / sizeof drive_args[0]) {
+    nbdkit_error ("%s: too many drive parameters", key);
+    return -1;
+  }
+  drive_args[i].key = key;
+  drive_args[i].value = value;
+  if (i == n_drive_args)
+    n_drive_args++;
+  return 0;
+}
+
+static int
+apply_drive_args (struct fm_profile *p)
+{
+  struct fm_err err;
+  size_t i;
+
+  for (i = 0; i < n_drive_args; i++) {
+    if (fm_profile_set_param (p, drive_args[i].key, drive_args[i].value,
+                              &err) == -1 ||
+        fm_profile_validate (p, &err) == -1) {
+      nbdkit_error ("%s=%s: %s", drive_args[i].key, drive_args[i].value,
+                    err.msg);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -189,6 +234,8 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &bad_path);
   else if (fm_faultset_is_key (key))
     return fault_arg (key, value);
+  else if (fm_profile_is_param (key))
+    return drive_arg (key, value);
   else if (strcmp (key, "powercut-after") == 0) {
     if (fm_parse_uint ("powercut-after", value, 1, UINT64_MAX, &powercut_after,
                        &err) == -1) {
@@ -220,6 +267,8 @@ futuredisk_config_complete (void)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
+  if (apply_drive_args (&profile) == -1)
+    return -1;
   return apply_fault_args (&profile.faults);
 }
 
@@ -241,6 +290,10 @@ futuredisk_config_complete (void)
   "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
   "line.\n"                                                                    \
   "powercut-after=N     Cut the power after the Nth write.\n"                  \
+  "Drive parameters (also in profile files, with '_' for '-'):\n"              \
+  "queue-depth=N        Commands queued in the drive, 1-256 (1 = none; "       \
+  "32).\n"                                                                     \
+  "queue-age=DURATION   None waits longer than this behind others (500ms).\n"  \
   "Fault keys (also in profile files; nbdkit-futuredisk-plugin(1)):\n"         \
   "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
   "below.\n"                                                                   \

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "faultmodels/faults.h"
 #include "faultmodels/profile.h"
 #include "faultmodels/seek.h"
 #include "faultmodels/units.h"
@@ -22,6 +23,7 @@ enum key_type {
   K_KIND,  /* hdd | ssd */
   K_SIZE,  /* bytes, with the suffixes of units.h */
   K_MS,    /* milliseconds in the file, ns in the struct */
+  K_DUR,   /* a duration with its unit (500ms), ns in the struct */
   K_MBPS,  /* MB/s (10^6 bytes/s) in the file, bytes/s in the struct */
   K_U32,   /* plain integer */
   K_DOUBLE /* plain number */
@@ -34,36 +36,39 @@ struct profile_key {
   size_t size;     /* K_STR: array size */
   double min, max; /* in file units */
   bool hdd_only;
+  bool param; /* the plugin takes it too: queue_depth as queue-depth= */
 };
 
 #define F(field)  offsetof (struct fm_profile, field)
 #define SZ(field) sizeof (((struct fm_profile *)0)->field)
 
 static const struct profile_key profile_keys[] = {
-    {"name", K_STR, F (name), SZ (name), 0, 0, false},
-    {"description", K_STR, F (description), SZ (description), 0, 0, false},
-    {"sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false},
-    {"estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false},
-    {"kind", K_KIND, F (kind), 0, 0, 0, false},
-    {"capacity", K_SIZE, F (capacity), 0, 1, 1e18, false},
-    {"sector", K_U32, F (sector), 0, 512, 65536, false},
-    {"bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false},
-    {"write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false},
-    {"rpm", K_U32, F (rpm), 0, 1000, 30000, true},
-    {"zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true},
-    {"zones", K_U32, F (zones), 0, 1, 1024, true},
-    {"heads", K_U32, F (heads), 0, 1, 64, true},
-    {"seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true},
-    {"seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true},
-    {"seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true},
-    {"write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true},
-    {"track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true},
-    {"command_ms", K_MS, F (command_ns), 0, 0, 1000, false},
-    {"read_latency_ms", K_MS, F (read_latency_ns), 0, 0, 10000, false},
-    {"write_latency_ms", K_MS, F (write_latency_ns), 0, 0, 10000, false},
-    {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false},
-    {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false},
-    {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false},
+    {"name", K_STR, F (name), SZ (name), 0, 0, false, false},
+    {"description", K_STR, F (description), SZ (description), 0, 0, false, false},
+    {"sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false, false},
+    {"estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false, false},
+    {"kind", K_KIND, F (kind), 0, 0, 0, false, false},
+    {"capacity", K_SIZE, F (capacity), 0, 1, 1e18, false, false},
+    {"sector", K_U32, F (sector), 0, 512, 65536, false, false},
+    {"bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false, false},
+    {"write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false, false},
+    {"rpm", K_U32, F (rpm), 0, 1000, 30000, true, false},
+    {"zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true, false},
+    {"zones", K_U32, F (zones), 0, 1, 1024, true, false},
+    {"heads", K_U32, F (heads), 0, 1, 64, true, false},
+    {"seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true, false},
+    {"seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true, false},
+    {"seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true, false},
+    {"write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true, false},
+    {"track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true, false},
+    {"command_ms", K_MS, F (command_ns), 0, 0, 1000, false, false},
+    {"read_latency_ms", K_MS, F (read_latency_ns), 0, 0, 10000, false, false},
+    {"write_latency_ms", K_MS, F (write_latency_ns), 0, 0, 10000, false, false},
+    {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false, false},
+    {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false, false},
+    {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false, false},
+    {"queue_depth", K_U32, F (queue_depth), 0, 1, 256, true, true},
+    {"queue_age", K_DUR, F (queue_age_ns), 0, 0, 3600e3, true, true},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
@@ -72,6 +77,52 @@ const char *
 fm_profile_key (size_t i)
 {
   return i < N_KEYS ? profile_keys[i].key : NULL;
+}
+
+/* The plugin parameter of key k: its name with '-' for '_'. */
+static void
+param_name (const struct profile_key *k, char *out, size_t size)
+{
+  size_t i;
+
+  for (i = 0; k->key[i] && i + 1 < size; i++)
+    out[i] = k->key[i] == '_' ? '-' : k->key[i];
+  out[i] = '\0';
+}
+
+static int
+param_index (const char *param)
+{
+  char name[64];
+  size_t i;
+
+  for (i = 0; i < N_KEYS; i++) {
+    if (!profile_keys[i].param)
+      continue;
+    param_name (&profile_keys[i], name, sizeof name);
+    if (strcmp (name, param) == 0)
+      return (int)i;
+  }
+  return -1;
+}
+
+const char *
+fm_profile_param (size_t i, char *buf, size_t size)
+{
+  size_t j;
+
+  for (j = 0; j < N_KEYS; j++)
+    if (profile_keys[j].param && i-- == 0) {
+      param_name (&profile_keys[j], buf, size);
+      return buf;
+    }
+  return NULL;
+}
+
+bool
+fm_profile_is_param (const char *param)
+{
+  return param_index (param) != -1;
 }
 
 /* Where a validation message points: a file line, or just the profile. */
@@ -115,6 +166,7 @@ key_value (const struct fm_profile *p, const struct profile_key *k)
     case K_SIZE:
       return (double)*(const uint64_t *)base;
     case K_MS:
+    case K_DUR:
       return *(const uint64_t *)base / 1e6;
     case K_MBPS:
       return *(const uint64_t *)base / 1e6;
@@ -283,6 +335,11 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
         return -1;
       *(uint64_t *)base = u;
       return 0;
+    case K_DUR:
+      if (fm_parse_duration ("value", v, &u, err) == -1)
+        return -1;
+      *(uint64_t *)base = u;
+      return 0;
     case K_MS:
     case K_MBPS:
       if (fm_parse_double ("value", v, 0, 1e12, &d, err) == -1)
@@ -301,6 +358,27 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
       return 0;
   }
   abort ();
+}
+
+int
+fm_profile_set_param (struct fm_profile *p, const char *param,
+                      const char *value, struct fm_err *err)
+{
+  int k = param_index (param);
+  struct fm_err e;
+
+  if (k == -1)
+    return fm_fail (err, "%s: not a drive parameter", param);
+  if (profile_keys[k].hdd_only && p->kind != FM_KIND_HDD)
+    return fm_fail (err,
+                    "%s: profile %s is not a rotating disk (only those "
+                    "have this)",
+                    param, p->name);
+  if (*value == '\0')
+    return fm_fail (err, "%s: empty value", param);
+  if (set_key (p, &profile_keys[k], value, &e) == -1)
+    return fm_fail (err, "%s: %s", param, e.msg);
+  return 0;
 }
 
 /* Fault keys in a file: each once, and a preset (faults = NAME) before
@@ -351,6 +429,8 @@ file_defaults (struct fm_profile *p)
   p->write_settle_ns = 1000000;
   p->track_switch_ns = 1000000;
   p->command_ns = 100000;
+  p->queue_depth = 32;
+  p->queue_age_ns = 500000000;
   fm_faultset_defaults (&p->faults);
 }
 

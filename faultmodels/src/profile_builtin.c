@@ -25,7 +25,13 @@
  */
 #define HDD_COMMON                                                             \
   .kind = FM_KIND_HDD, .zones = 24, .command_ns = MS (0.1),                    \
-  .track_switch_ns = MS (1.0)
+  .track_switch_ns = MS (1.0), HDD_QUEUE
+
+/* NCQ as SATA has it: 32 commands [SATA 2.6 NCQ]; the 500 ms age cap is
+ * ublk-disksim's documented assumption [E]
+ * (https://github.com/lumir-sliva/ublk-disksim).
+ */
+#define HDD_QUEUE .queue_depth = 32, .queue_age_ns = MS (500)
 
 static const struct fm_profile builtins[] = {
     {

@@ -55,6 +55,12 @@ struct fm_profile {
   uint64_t cache_bytes;     /* write-back cache; 0 = write-through */
   uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
 
+  /* Command queueing (HDD): requests waiting inside the drive, served
+   * shortest positioning time first, none waiting longer than queue_age.
+   */
+  uint32_t queue_depth;  /* 1 = no queue: arrival order */
+  uint64_t queue_age_ns; /* the oldest goes next once it waited this */
+
   /* How the disk breaks: the fault keys a profile file may set. */
   struct fm_faultset faults;
 };
@@ -80,6 +86,17 @@ extern int fm_profile_parse (const char *filename, const char *text, size_t len,
  * (Fault keys come on top: fm_faultset_key.)
  */
 extern const char *fm_profile_key (size_t i);
+
+/* Drive parameters: the profile keys the plugin also takes, spelled with
+ * '-' for '_' (queue_depth = 32 in a file is queue-depth=32 for nbdkit),
+ * with the same values and checks.  fm_profile_param names the i-th into
+ * buf (NULL past the last); fm_profile_set_param sets one, -1 with err
+ * "PARAM: problem"; fm_profile_validate afterwards checks the whole.
+ */
+extern const char *fm_profile_param (size_t i, char *buf, size_t size);
+extern bool fm_profile_is_param (const char *param);
+extern int fm_profile_set_param (struct fm_profile *p, const char *param,
+                                 const char *value, struct fm_err *err);
 
 /* Check every field and the seek curve; the parser and the built-in table
  * both end with this.  Returns 0 or -1 naming the field.
