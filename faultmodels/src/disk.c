@@ -31,6 +31,7 @@ fm_disk_default_options (const struct fm_profile *p, struct fm_disk_options *o)
 {
   o->read_cache = p->readahead_bytes > 0;
   o->write_cache = p->cache_bytes > 0;
+  o->queue = FM_QUEUE_SPTF;
 }
 
 struct fm_disk *
@@ -76,6 +77,7 @@ fm_disk_free (struct fm_disk *d)
   if (d) {
     fm_geometry_free (d->g);
     fm_runs_free (&d->dirty);
+    free (d->q.v);
     free (d);
   }
 }
@@ -393,40 +395,54 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
   return max64 (bus_end, drv_mechanical (d, cmd_end, lba, n, true, a));
 }
 
+/* The drive was idle until `until` (the next arrival): idle time goes to
+ * destaging the write cache, charged to whichever request comes next.
+ */
 void
-fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
-                struct fm_timing *out)
+drv_idle (struct fm_disk *d, uint64_t until)
 {
-  const uint64_t ss = d->p.sector;
-  uint64_t first, last, n, t, done = 0, bytes;
-  struct acct a = {0};
+  uint64_t t = d->t_free;
 
-  memset (out, 0, sizeof *out);
-
-  /* Requests are in bytes at any alignment; the media works in sectors. */
-  first = rq->offset / ss;
-  last = rq->length ? (rq->offset + rq->length + ss - 1) / ss : first;
-  if (first > d->sectors)
-    first = d->sectors;
-  if (last > d->sectors)
-    last = d->sectors;
-  n = last - first;
-  bytes = n * ss;
-
-  /* Idle time goes to destaging the write cache. */
-  t = d->t_free;
-  if (d->g && d->dirty.n > 0 && rq->arrival_ns > t + IDLE_DESTAGE_NS) {
+  if (d->g && d->dirty.n > 0 && until > t + IDLE_DESTAGE_NS) {
     t += IDLE_DESTAGE_NS;
-    while (d->dirty.n > 0 && t < rq->arrival_ns)
-      t = destage_one (d, t, &a);
+    while (d->dirty.n > 0 && t < until)
+      t = destage_one (d, t, &d->idle);
     d->t_free = t;
   }
-  t = max64 (rq->arrival_ns, d->t_free);
+}
+
+/* Where the request's sectors are: [*first, *first + n), clipped. */
+static uint64_t
+sector_range (const struct fm_disk *d, const struct fm_request *rq,
+              uint64_t *first)
+{
+  const uint64_t ss = d->p.sector;
+  uint64_t f = rq->offset / ss, last;
+
+  /* Requests are in bytes at any alignment; the media works in sectors. */
+  last = rq->length ? (rq->offset + rq->length + ss - 1) / ss : f;
+  if (f > d->sectors)
+    f = d->sectors;
+  if (last > d->sectors)
+    last = d->sectors;
+  *first = f;
+  return last - f;
+}
+
+void
+drv_serve (struct fm_disk *d, const struct fm_request *rq, uint64_t t,
+           struct fm_timing *out)
+{
+  struct acct a = d->idle;
+  uint64_t first, n = sector_range (d, rq, &first), done = 0;
+
+  memset (out, 0, sizeof *out);
+  memset (&d->idle, 0, sizeof d->idle);
   out->start_ns = t;
   out->queue_ns = t - rq->arrival_ns;
 
   if (d->g == NULL) {
-    ssd_submit (d, rq, bytes, t, out);
+    ssd_submit (d, rq, n * d->p.sector, t, out);
     d->t_free = out->done_ns;
     return;
   }
@@ -460,4 +476,12 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
   out->destage_ns = a.destage;
   out->seeks = a.seeks;
   out->overhead_ns = d->p.command_ns;
+}
+
+void
+fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
+                struct fm_timing *out)
+{
+  drv_idle (d, rq->arrival_ns);
+  drv_serve (d, rq, max64 (rq->arrival_ns, d->t_free), out);
 }

@@ -37,6 +37,27 @@ struct stream {
   uint64_t cap;       /* read-ahead stops here (exclusive) */
 };
 
+/* Where the time of one request went. */
+struct acct {
+  uint64_t seek, rotation, transfer, destage;
+  uint32_t seeks;
+};
+
+/* A request waiting in the drive, with where it starts on the media. */
+struct queued {
+  struct fm_request rq;
+  uint64_t tag;
+  uint64_t entered; /* when it got into the drive's window (age counts) */
+  uint64_t lba;     /* first sector, clipped */
+  uint64_t n;       /* sectors */
+};
+
+/* Requests in arrival order; the drive looks at the first `depth`. */
+struct queue {
+  struct queued *v;
+  size_t n, alloc;
+};
+
 struct fm_disk {
   struct fm_profile p;
   struct fm_disk_options o;
@@ -60,12 +81,12 @@ struct fm_disk {
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;
-};
 
-/* Where the time of one request went. */
-struct acct {
-  uint64_t seek, rotation, transfer, destage;
-  uint32_t seeks;
+  /* Where idle time went (destage), charged to the next request. */
+  struct acct idle;
+
+  /* The command queue (queue.c). */
+  struct queue q;
 };
 
 static inline uint64_t
@@ -111,6 +132,13 @@ extern uint64_t drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba,
 /* Are sectors [lba, lba+n) all dirty in the write cache? */
 extern bool drv_dirty_covers (const struct fm_disk *d, uint64_t lba,
                               uint64_t n);
+
+/* The drive was idle until `until`: destage meanwhile. */
+extern void drv_idle (struct fm_disk *d, uint64_t until);
+
+/* Serve one request starting at time t (>= its arrival, >= t_free). */
+extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,
+                       uint64_t t, struct fm_timing *out);
 
 /* ---- the read buffer (readcache.c) ---- */
 

@@ -44,6 +44,40 @@ fm_measure_random (struct fm_disk *d, uint64_t seed, uint64_t req,
   return count ? total / (double)count : 0;
 }
 
+double
+fm_measure_random_qd (struct fm_disk *d, uint64_t seed, uint64_t req,
+                      uint64_t span, uint64_t count, unsigned qd)
+{
+  const struct fm_profile *p = fm_disk_profile (d);
+  struct fm_request rq = {.op = FM_OP_READ, .length = req};
+  struct fm_timing t;
+  uint64_t t0 = fm_disk_busy_until (d), now = t0, slots, issued = 0, done = 0;
+  uint64_t tag;
+
+  if (span == 0 || span > p->capacity)
+    span = p->capacity;
+  slots = span / req;
+  if (count == 0 || qd == 0)
+    return 0;
+  for (; issued < qd && issued < count; issued++) {
+    rq.offset =
+        fm_below (fm_hash (seed, FM_STREAM_BENCH, issued, 0), slots) * req;
+    rq.arrival_ns = now;
+    fm_disk_enqueue (d, &rq, issued);
+  }
+  while (fm_disk_dispatch (d, UINT64_MAX, &tag, &t)) {
+    now = t.done_ns;
+    done++;
+    if (issued < count) {
+      rq.offset =
+          fm_below (fm_hash (seed, FM_STREAM_BENCH, issued, 0), slots) * req;
+      rq.arrival_ns = now;
+      fm_disk_enqueue (d, &rq, issued++);
+    }
+  }
+  return now > t0 ? (double)done * 1e9 / (double)(now - t0) : 0;
+}
+
 int
 fm_measure_summary (const struct fm_profile *p, uint64_t seed, uint64_t samples,
                     struct fm_summary *out, struct fm_err *err)

@@ -44,14 +44,16 @@ struct profile_key {
 
 static const struct profile_key profile_keys[] = {
     {"name", K_STR, F (name), SZ (name), 0, 0, false, false},
-    {"description", K_STR, F (description), SZ (description), 0, 0, false, false},
+    {"description", K_STR, F (description), SZ (description), 0, 0, false,
+     false},
     {"sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false, false},
     {"estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false, false},
     {"kind", K_KIND, F (kind), 0, 0, 0, false, false},
     {"capacity", K_SIZE, F (capacity), 0, 1, 1e18, false, false},
     {"sector", K_U32, F (sector), 0, 512, 65536, false, false},
     {"bandwidth_mbps", K_MBPS, F (bandwidth), 0, 0, 1e6, false, false},
-    {"write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false, false},
+    {"write_bandwidth_mbps", K_MBPS, F (write_bandwidth), 0, 0, 1e6, false,
+     false},
     {"rpm", K_U32, F (rpm), 0, 1000, 30000, true, false},
     {"zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true, false},
     {"zones", K_U32, F (zones), 0, 1, 1024, true, false},

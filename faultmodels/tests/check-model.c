@@ -32,7 +32,7 @@ profile (const char *name)
 static struct fm_disk *
 disk (const struct fm_profile *p, bool caches)
 {
-  struct fm_disk_options o = {caches, caches};
+  struct fm_disk_options o = {caches, caches, FM_QUEUE_SPTF};
   struct fm_err err;
   struct fm_disk *d = fm_disk_new (p, 42, &o, &err);
 

@@ -70,10 +70,17 @@ struct fm_timing {
   bool write_cached;    /* the write is in the volatile cache, not media */
 };
 
+/* How the drive picks the next request from its queue. */
+enum fm_queue_policy {
+  FM_QUEUE_SPTF, /* shortest positioning time first, with the age cap */
+  FM_QUEUE_FIFO, /* arrival order (a drive without command queueing) */
+};
+
 /* Caches can be turned off for tests and for "caches off" experiments. */
 struct fm_disk_options {
   bool read_cache;  /* read-ahead segment (default on if profile has one) */
   bool write_cache; /* write-back cache (default on if profile has one) */
+  enum fm_queue_policy queue; /* default SPTF */
 };
 
 extern void fm_disk_default_options (const struct fm_profile *p,
@@ -104,7 +111,46 @@ extern void fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn,
 extern void fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
                             struct fm_timing *t);
 
-/* The request just submitted took `ns` longer (a failing read's error
+/* ---- command queueing ----
+ *
+ * A drive with a queue (profile queue_depth > 1) holds several requests
+ * and serves next the one it can reach soonest: the shortest positioning
+ * time — seek plus rotational wait from where the head will be — with a
+ * read from the buffer or a write into the cache costing none.  Only the
+ * first queue_depth requests in arrival order are inside the drive; the
+ * rest wait in the host.  A request that has waited queue_age goes next
+ * regardless, so none starves.  FLUSH is not queued (as on SATA): the
+ * requests that arrived before it are served first, those after it wait
+ * for it, so a flush covers every write that arrived before it.  The
+ * choice depends only on the requests queued and their arrival times:
+ * the same arrivals give the same schedule.
+ *
+ * Queue with fm_disk_enqueue; fm_disk_dispatch serves one request when
+ * the drive's decision is due by `now` (pass UINT64_MAX to decide at
+ * once with what is queued).  fm_disk_submit is enqueue-and-dispatch for
+ * a caller with one request at a time.
+ */
+
+/* Queue a request; `tag` is the caller's, handed back by dispatch.
+ * Arrivals must be non-decreasing.  Aborts only out of memory.
+ */
+extern void fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq,
+                             uint64_t tag);
+
+/* If the drive picks its next request by virtual time `now`, serve it:
+ * true, with its tag and timing.  False if the queue is empty or the
+ * decision falls after `now`.
+ */
+extern bool fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
+                              struct fm_timing *t);
+
+/* When the next decision falls (UINT64_MAX with an empty queue). */
+extern uint64_t fm_disk_next_decision (const struct fm_disk *d);
+
+/* Requests queued and not yet served. */
+extern size_t fm_disk_queued (const struct fm_disk *d);
+
+/* The request just served took `ns` longer (a failing read's error
  * recovery): the drive stays busy that much longer.  Returns the new
  * completion time of that request.
  */

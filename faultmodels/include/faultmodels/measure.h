@@ -26,6 +26,14 @@ extern uint64_t fm_measure_sequential (struct fm_disk *d, uint64_t start,
 extern double fm_measure_random (struct fm_disk *d, uint64_t seed, uint64_t req,
                                  uint64_t span, uint64_t count);
 
+/* `count` random reads of `req` bytes as fm_measure_random, from a host
+ * that keeps `qd` in flight (a new one arrives as each completes, no
+ * think time).  Returns the IOPS: count over the virtual time taken.
+ */
+extern double fm_measure_random_qd (struct fm_disk *d, uint64_t seed,
+                                    uint64_t req, uint64_t span, uint64_t count,
+                                    unsigned qd);
+
 /* The columns of `futuredisk model` for one profile. */
 struct fm_summary {
   double min_full_read_s; /* capacity / bandwidth: the workshop's figure */

@@ -1,0 +1,161 @@
+/* futuredisk — faultmodels: the drive's command queue (see disk.h).
+ *
+ * Method.  The queue is an array in arrival order.  A decision falls when
+ * the drive is free and something has arrived: T = max(t_free, first
+ * arrival).  The drive looks at the first queue_depth requests that
+ * arrived by T, up to the first FLUSH (which is served alone, in order),
+ * and prices each from the head's position at T: zero for a read the
+ * buffer or the write cache already holds (rc_ready) and for a write the
+ * cache will take, else the seek and the rotational wait to its first
+ * sector — exactly what serving it would cost to start (drv_position, with
+ * the arm left where it is).  The cheapest goes; ties go to the oldest.
+ * Once the oldest has waited queue_age inside the drive it goes whatever
+ * it costs (the age cap of ublk-disksim,
+ * https://github.com/lumir-sliva/ublk-disksim).  Its age counts from when
+ * it got into the drive's window, not from its arrival at the host: time
+ * spent waiting for a free slot is not the drive's to make up.
+ * Pricing is a seek-curve evaluation and a rotational wait per candidate:
+ * O(queue_depth) per decision.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "drive.h"
+
+void
+fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq, uint64_t tag)
+{
+  struct queue *q = &d->q;
+  struct queued *e;
+  uint64_t ss = d->p.sector, first = rq->offset / ss, last;
+
+  if (q->n == q->alloc) {
+    size_t na = q->alloc ? 2 * q->alloc : 64;
+    struct queued *nv = realloc (q->v, na * sizeof *nv);
+
+    if (nv == NULL)
+      abort (); /* a model that cannot queue is unusable */
+    q->v = nv;
+    q->alloc = na;
+  }
+  last = rq->length ? (rq->offset + rq->length + ss - 1) / ss : first;
+  if (first > d->sectors)
+    first = d->sectors;
+  if (last > d->sectors)
+    last = d->sectors;
+  e = &q->v[q->n++];
+  e->rq = *rq;
+  e->tag = tag;
+  e->lba = first;
+  e->n = last - first;
+  e->entered = rq->arrival_ns; /* re-set on entry if it waits for a slot */
+}
+
+static size_t
+depth (const struct fm_disk *d)
+{
+  return d->p.queue_depth ? d->p.queue_depth : 1;
+}
+
+size_t
+fm_disk_queued (const struct fm_disk *d)
+{
+  return d->q.n;
+}
+
+uint64_t
+fm_disk_next_decision (const struct fm_disk *d)
+{
+  if (d->q.n == 0)
+    return UINT64_MAX;
+  return max64 (d->t_free, d->q.v[0].rq.arrival_ns);
+}
+
+/* Would the write cache take this write without touching the media? */
+static bool
+cacheable (const struct fm_disk *d, const struct queued *e)
+{
+  return (e->rq.op == FM_OP_WRITE || e->rq.op == FM_OP_ZERO) &&
+         !(e->rq.flags & FM_REQ_FUA) && e->n <= d->cache_sectors;
+}
+
+/* Time from t until e's first sector is under the head: its price. */
+static uint64_t
+price (struct fm_disk *d, const struct queued *e, uint64_t t)
+{
+  struct fm_location loc;
+  struct acct scratch = {0};
+  bool write = e->rq.op != FM_OP_READ;
+
+  if (e->n == 0 || e->rq.op == FM_OP_TRIM || cacheable (d, e))
+    return 0;
+  if (!write && rc_ready (d, e->lba, e->n, t))
+    return 0;
+  t += d->p.command_ns;
+  drv_locate (d, e->lba, &loc);
+  return drv_position (d, t, &loc, write, &scratch) - t;
+}
+
+/* Index of the request the drive serves at decision time T. */
+static size_t
+choose (struct fm_disk *d, uint64_t T)
+{
+  const struct queue *q = &d->q;
+  size_t i, best = 0, window = depth (d);
+  uint64_t best_price = UINT64_MAX;
+
+  if (d->g == NULL || d->o.queue == FM_QUEUE_FIFO || window == 1 ||
+      q->v[0].rq.op == FM_OP_FLUSH || T - q->v[0].entered >= d->p.queue_age_ns)
+    return 0;
+  if (window > q->n)
+    window = q->n;
+  for (i = 0; i < window; i++) {
+    const struct queued *e = &q->v[i];
+    uint64_t p;
+
+    if (e->rq.arrival_ns > T || e->rq.op == FM_OP_FLUSH)
+      break;
+    p = price (d, e, T);
+    if (p < best_price) {
+      best_price = p;
+      best = i;
+      if (p == 0)
+        break;
+    }
+  }
+  return best;
+}
+
+bool
+fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
+                  struct fm_timing *t)
+{
+  struct queue *q = &d->q;
+  struct fm_request rq;
+  uint64_t T;
+  size_t i;
+
+  if (q->n == 0)
+    return false;
+  T = fm_disk_next_decision (d);
+  if (T > now)
+    return false;
+  /* Idle time before the first arrival goes to destaging; that can move
+   * the decision later, past `now` — then it waits for its time.
+   */
+  drv_idle (d, q->v[0].rq.arrival_ns);
+  T = fm_disk_next_decision (d);
+  if (T > now)
+    return false;
+  i = choose (d, T);
+  rq = q->v[i].rq;
+  *tag = q->v[i].tag;
+  memmove (&q->v[i], &q->v[i + 1], (q->n - i - 1) * sizeof q->v[0]);
+  q->n--;
+  drv_serve (d, &rq, T, t);
+  /* Its slot went to the first request waiting in the host. */
+  if (q->n >= depth (d))
+    q->v[depth (d) - 1].entered =
+        max64 (q->v[depth (d) - 1].rq.arrival_ns, t->done_ns);
+  return true;
+}
