@@ -2,12 +2,26 @@
  *
  * The virtual clock.  In virtual mode (time_scale 0) the drive never
  * sleeps: a request arrives at the virtual time of the latest completion
- * plus the wall time the client spent since that reply (its think time;
- * none with think=zero), and the model says when it completes.  So mark
+ * replied so far plus the wall time the client spent since that reply (its
+ * think time; none with think=zero), and the model says when it completes.
+ * Requests sent together (before the replies they could wait for) arrive
+ * together and share the drive's queue.  So mark
  * differences predict the wall time the workload would take on the
  * emulated disk.  With time_scale F > 0 virtual time runs at 1/F of wall
  * time from the start, and each reply waits until the wall clock reaches
  * F times its modelled completion (real mode is F = 1).
+ *
+ * The queue.  Every request goes through the drive's queue
+ * (fm_disk_enqueue) and waits, under the lock, for the drive to pick it
+ * (fm_disk_dispatch); whichever thread takes a decision finishes the
+ * picked request's work under the lock (its `served` step: faults, the
+ * write cache, the counters) and wakes the others.  When decisions are
+ * taken: in the scaled modes at their time — when the wall clock reaches
+ * the moment the drive is free — so every request that arrived by then is
+ * a candidate.  In virtual mode there is no such moment, so a decision is
+ * taken once the arrivals have stopped for GRACE_NS of wall time or the
+ * drive's window is full.  A request alone in the plugin is decided at
+ * once in every mode: nothing could overtake it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +50,7 @@ struct emu {
   struct fm_profile profile;
   uint64_t seed;
   uint64_t (*wall_ns) (void);
+  int (*sleep_ns) (uint64_t ns);
 
   pthread_mutex_t lock; /* everything below */
   struct fm_disk *disk;
@@ -52,6 +67,11 @@ struct emu {
    */
   uint64_t v_anchor, w_anchor;
   uint64_t last_arrival;
+
+  /* The drive's queue: requests wait in it for the drive's decision. */
+  pthread_cond_t served;   /* a decision was taken */
+  uint64_t inflight;       /* requests between arrival and return */
+  uint64_t last_enqueue_w; /* wall time of the latest arrival */
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -132,11 +152,13 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->profile = cfg->profile;
   e->seed = cfg->seed;
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
+  e->sleep_ns = cfg->sleep_ns;
   e->scale = cfg->time_scale;
   e->think_zero = cfg->think_zero;
   e->torn = cfg->faults.torn;
   e->powercut_after = cfg->powercut_after;
   pthread_mutex_init (&e->lock, NULL);
+  pthread_cond_init (&e->served, NULL);
   e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
   if (e->disk == NULL)
     goto fail;
@@ -193,6 +215,7 @@ emu_free (struct emu *e)
   fm_disk_free (e->disk);
   dfaults_free (e->faults);
   pthread_mutex_destroy (&e->lock);
+  pthread_cond_destroy (&e->served);
   free (e);
 }
 
@@ -273,53 +296,6 @@ rot (void *opaque, uint64_t offset, unsigned bit)
   }
 }
 
-/* Price one request; fills r and the counters.  Lock held. */
-static void
-submit (struct emu *e, enum fm_op op, uint64_t count, uint64_t offset, bool fua,
-        struct emu_result *r, struct fm_timing *t)
-{
-  struct fm_request rq = {.op = op,
-                          .flags = fua ? FM_REQ_FUA : 0,
-                          .offset = offset,
-                          .length = count};
-  uint64_t wall = e->wall_ns ();
-
-  rq.arrival_ns = e->last_arrival = clock_now (e, wall);
-  dfaults_advance (e->faults, rq.arrival_ns, rot, e);
-  fm_disk_submit (e->disk, &rq, t);
-  r->arrival_ns = rq.arrival_ns;
-  r->done_ns = t->done_ns;
-  r->cache_hit = t->cache_hit;
-  r->deadline_ns = deadline (e, t->done_ns);
-  if (t->done_ns > e->v_anchor) {
-    __atomic_store_n (&e->v_anchor, t->done_ns, __ATOMIC_RELAXED);
-    /* Until the reply goes (replied), think time counts from now. */
-    __atomic_store_n (&e->w_anchor, wall, __ATOMIC_RELAXED);
-  }
-  e->c.busy_ns += t->done_ns - t->start_ns;
-  e->c.queue_ns += t->queue_ns;
-  e->c.seeks += t->seeks;
-  e->c.seek_ns += t->seek_ns;
-  e->c.rotation_ns += t->rotation_ns;
-  e->c.transfer_ns += t->transfer_ns;
-  e->c.destage_ns += t->destage_ns;
-  e->c.cache_hits += t->cache_hit;
-  e->c.cached_writes += t->write_cached;
-}
-
-/* The reply is about to go: the client's think time starts now. */
-static void
-replied (struct emu *e, const struct emu_result *r)
-{
-  /* No lock on this per-request path: a racing reply of an older request
-   * only moves the start of the think time by the length of the race.
-   */
-  if (e->scale > 0 || e->think_zero ||
-      __atomic_load_n (&e->v_anchor, __ATOMIC_RELAXED) != r->done_ns)
-    return;
-  __atomic_store_n (&e->w_anchor, e->wall_ns (), __ATOMIC_RELAXED);
-}
-
 /* A failed destage fails the request that caused it.  Lock held. */
 static int
 destage_failed (struct emu *e, struct fm_err *err)
@@ -341,8 +317,6 @@ penalize (struct emu *e, struct emu_result *r, uint64_t extra)
   r->done_ns = fm_disk_extend (e->disk, extra);
   r->deadline_ns = deadline (e, r->done_ns);
   e->c.busy_ns += extra;
-  if (r->done_ns > e->v_anchor)
-    __atomic_store_n (&e->v_anchor, r->done_ns, __ATOMIC_RELAXED);
 }
 
 /* Every run of reallocated sectors a request touches costs a detour to
@@ -454,34 +428,226 @@ emu_powercut (struct emu *e, const char *source, struct fm_err *err)
   return r;
 }
 
+/* ---- the request path ---- */
+
+/* Virtual mode waits this long after the latest arrival before deciding
+ * among several queued requests [E]: long enough for the requests a client
+ * sends together to reach the plugin, short against any disk's service.
+ */
+#define GRACE_NS 50000
+
+/* One request on its way through the drive. */
+struct job {
+  enum fm_op op;
+  bool fua;
+  uint64_t count, offset;
+  void *buf;         /* pread: filled; pwrite: the data */
+  uint64_t *counter; /* which request counter it bumps */
+  uint64_t *bytes;   /* and which byte counter, if any */
+  int (*served) (struct emu *e, struct job *j, const struct fm_timing *t);
+  struct emu_result *r;
+  struct fm_err *err;
+  int ret;      /* the served step's result */
+  bool decided; /* the drive picked it and `served` ran */
+  /* What the served step leaves for the work outside the lock. */
+  bool copied, apply, cached;
+  uint64_t at, nflips, *flips;
+};
+
+/* The drive picked j: account for it and run its served step.  Lock
+ * held.
+ */
+static void
+serve (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  struct emu_result *r = j->r;
+
+  r->done_ns = t->done_ns;
+  r->cache_hit = t->cache_hit;
+  r->deadline_ns = deadline (e, t->done_ns);
+  (*j->counter)++;
+  if (j->bytes)
+    *j->bytes += j->count;
+  e->c.busy_ns += t->done_ns - t->start_ns;
+  e->c.queue_ns += t->queue_ns;
+  e->c.seeks += t->seeks;
+  e->c.seek_ns += t->seek_ns;
+  e->c.rotation_ns += t->rotation_ns;
+  e->c.transfer_ns += t->transfer_ns;
+  e->c.destage_ns += t->destage_ns;
+  e->c.cache_hits += t->cache_hit;
+  e->c.cached_writes += t->write_cached;
+  j->cached = t->write_cached;
+  j->ret = destage_failed (e, j->err);
+  if (j->ret == 0)
+    j->ret = j->served (e, j, t);
+  j->decided = true;
+}
+
+/* Take the decisions due by virtual time `now`; in virtual mode only
+ * until `mine` is decided, so the rest stay queued for later arrivals to
+ * join.  Lock held.
+ */
+static void
+decide (struct emu *e, uint64_t now, const struct job *mine)
+{
+  struct fm_timing t;
+  uint64_t tag;
+  bool any = false;
+
+  while (!(e->scale == 0 && mine->decided) &&
+         fm_disk_dispatch (e->disk, now, &tag, &t)) {
+    serve (e, (struct job *)(uintptr_t)tag, &t);
+    any = true;
+  }
+  if (any)
+    pthread_cond_broadcast (&e->served);
+}
+
+/* Could a later arrival still be picked before the drive's next
+ * decision?  Lock held.
+ */
+static bool
+company_possible (const struct emu *e)
+{
+  const struct fm_profile *p = &e->profile;
+
+  return e->inflight > 1 && p->kind == FM_KIND_HDD && p->queue_depth > 1 &&
+         fm_disk_queued (e->disk) < p->queue_depth;
+}
+
+/* Wait, lock held, until at most `wall_until` or a decision. */
+static void
+wait_until (struct emu *e, uint64_t wall_until)
+{
+  struct timespec ts;
+  uint64_t wall = e->wall_ns (), d = wall_until > wall ? wall_until - wall : 0;
+
+  /* The condition variable waits on CLOCK_REALTIME; only the span counts. */
+  clock_gettime (CLOCK_REALTIME, &ts);
+  d += ts.tv_nsec;
+  ts.tv_sec += d / 1000000000u;
+  ts.tv_nsec = d % 1000000000u;
+  pthread_cond_timedwait (&e->served, &e->lock, &ts);
+}
+
+/* Queue j in the drive and wait for the drive to serve it.  Lock held. */
+static void
+drive (struct emu *e, struct job *j)
+{
+  struct fm_request rq = {.op = j->op,
+                          .flags = j->fua ? FM_REQ_FUA : 0,
+                          .offset = j->offset,
+                          .length = j->count};
+  uint64_t wall = e->wall_ns ();
+
+  rq.arrival_ns = e->last_arrival = clock_now (e, wall);
+  dfaults_advance (e->faults, rq.arrival_ns, rot, e);
+  j->r->arrival_ns = rq.arrival_ns;
+  j->r->done_ns = 0;
+  fm_disk_enqueue (e->disk, &rq, (uintptr_t)j);
+  e->inflight++;
+  e->last_enqueue_w = wall;
+  while (!j->decided) {
+    wall = e->wall_ns ();
+    if (!company_possible (e))
+      decide (e, UINT64_MAX, j);
+    else if (e->scale > 0)
+      decide (e, clock_now (e, wall), j);
+    else if (wall - e->last_enqueue_w >= GRACE_NS)
+      decide (e, UINT64_MAX, j);
+    if (j->decided)
+      break;
+    if (e->scale > 0 && company_possible (e))
+      wait_until (e, deadline (e, fm_disk_next_decision (e->disk)));
+    else
+      wait_until (e, e->last_enqueue_w + GRACE_NS);
+  }
+}
+
+/* The reply is about to go: in the scaled modes at the request's modelled
+ * completion; in virtual mode the client's think time starts now, from
+ * this request's completion if it is the latest.  Until then the request
+ * counts as in flight: others may still overtake it.  Returns ret, or -1
+ * if the wait was cut short by shutdown.
+ */
+static int
+replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
+{
+  uint64_t v, wall;
+
+  if (ret == 0 && r->deadline_ns && e->sleep_ns &&
+      r->deadline_ns > (wall = e->wall_ns ()) &&
+      e->sleep_ns (r->deadline_ns - wall) == -1) {
+    fm_fail (err, "interrupted by shutdown");
+    errno = ESHUTDOWN;
+    ret = -1;
+  }
+  pthread_mutex_lock (&e->lock);
+  e->inflight--;
+  pthread_mutex_unlock (&e->lock);
+  if (e->scale > 0 || r->done_ns == 0)
+    return ret;
+  /* No lock: a racing reply of an older request only moves the start of
+   * the think time by the length of the race.
+   */
+  v = __atomic_load_n (&e->v_anchor, __ATOMIC_RELAXED);
+  while (r->done_ns >= v)
+    if (__atomic_compare_exchange_n (&e->v_anchor, &v, r->done_ns, false,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      __atomic_store_n (&e->w_anchor, e->wall_ns (), __ATOMIC_RELAXED);
+      break;
+    }
+  return ret;
+}
+
+/* Run j through the drive: the locked part.  Returns j->ret. */
+static int
+run (struct emu *e, struct job *j)
+{
+  pthread_mutex_lock (&e->lock);
+  drive (e, j);
+  pthread_mutex_unlock (&e->lock);
+  return j->ret;
+}
+
+static int
+read_served (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  int ret;
+
+  ret = read_faults (e, j->count, j->offset, j->r, j->err);
+  if (ret == 0)
+    j->nflips = dfaults_flips (e->faults, j->r->arrival_ns, j->offset, j->count,
+                               &j->flips);
+  /* Cached data must be read with the cache held still. */
+  if (ret == 0 && wcache_intersects (e->wc, j->count, j->offset)) {
+    j->copied = true;
+    if (e->store->ops->read (e->store, j->buf, j->count, j->offset) == -1)
+      ret = store_failed (e, j->err);
+    else
+      wcache_overlay (e->wc, j->buf, j->count, j->offset);
+  }
+  return ret;
+}
+
 int
 emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
            struct emu_result *r, struct fm_err *err)
 {
-  struct fm_timing t;
-  bool copied = false;
-  uint64_t *flips = NULL, nflips = 0, i;
-  int ret = 0;
+  struct job j = {.op = FM_OP_READ,
+                  .count = count,
+                  .offset = offset,
+                  .buf = buf,
+                  .counter = &e->c.reads,
+                  .bytes = &e->c.bytes_read,
+                  .served = read_served,
+                  .r = r,
+                  .err = err};
+  uint64_t i;
+  int ret = run (e, &j);
 
-  pthread_mutex_lock (&e->lock);
-  submit (e, FM_OP_READ, count, offset, false, r, &t);
-  e->c.reads++;
-  e->c.bytes_read += count;
-  ret = destage_failed (e, err);
-  if (ret == 0)
-    ret = read_faults (e, count, offset, r, err);
-  if (ret == 0)
-    nflips = dfaults_flips (e->faults, r->arrival_ns, offset, count, &flips);
-  /* Cached data must be read with the cache held still. */
-  if (ret == 0 && wcache_intersects (e->wc, count, offset)) {
-    copied = true;
-    if (e->store->ops->read (e->store, buf, count, offset) == -1)
-      ret = store_failed (e, err);
-    else
-      wcache_overlay (e->wc, buf, count, offset);
-  }
-  pthread_mutex_unlock (&e->lock);
-  if (ret == 0 && !copied &&
+  if (ret == 0 && !j.copied &&
       e->store->ops->read (e->store, buf, count, offset) == -1)
     ret = store_failed (e, err);
   /* Stuck bits read as their stuck value whatever was written. */
@@ -491,10 +657,34 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
     pthread_mutex_unlock (&e->lock);
   }
   /* Silent corruption on the way out: the media keeps the right bits. */
-  for (i = 0; ret == 0 && i < nflips; i++)
-    ((unsigned char *)buf)[flips[i] / 8] ^= 1u << (flips[i] % 8);
-  free (flips);
-  replied (e, r);
+  for (i = 0; ret == 0 && i < j.nflips; i++)
+    ((unsigned char *)buf)[j.flips[i] / 8] ^= 1u << (j.flips[i] % 8);
+  free (j.flips);
+  return replied (e, r, ret, err);
+}
+
+static int
+write_served (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  int ret = 0;
+
+  j->apply =
+      dfaults_fate (e->faults, j->r->arrival_ns, j->offset, j->count, &j->at);
+  if (j->apply)
+    ret = dfaults_write (e->faults, j->r->arrival_ns, j->at, j->count, j->err);
+  if (ret == 0 && j->apply)
+    detours (e, j->count, j->at, j->r);
+  if (ret == 0 && j->apply && j->cached) {
+    if (wcache_write (e->wc, j->buf, j->count, j->at) == -1)
+      ret = store_failed (e, j->err);
+  } else if (ret == 0 && j->apply &&
+             wcache_supersede (e->wc, j->count, j->at) == -1) {
+    /* Straight to the media: older cached bytes there are superseded. */
+    ret = store_failed (e, j->err);
+  }
+  /* powercut-after=N: the Nth write is acknowledged, then power goes. */
+  if (ret == 0 && ++e->writes_seen == e->powercut_after)
+    ret = powercut (e, "powercut-after", j->err);
   return ret;
 }
 
@@ -502,95 +692,90 @@ int
 emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
             bool fua, struct emu_result *r, struct fm_err *err)
 {
-  struct fm_timing t;
-  int ret;
+  struct job j = {.op = FM_OP_WRITE,
+                  .fua = fua,
+                  .count = count,
+                  .offset = offset,
+                  .buf = (void *)buf,
+                  .counter = &e->c.writes,
+                  .bytes = &e->c.bytes_written,
+                  .served = write_served,
+                  .r = r,
+                  .err = err};
+  int ret = run (e, &j);
 
-  bool apply = true;
-  uint64_t at = offset; /* where the bytes land */
+  if (ret == 0 && j.apply && !j.cached &&
+      e->store->ops->write (e->store, buf, count, j.at) == -1)
+    ret = store_failed (e, err);
+  return replied (e, r, ret, err);
+}
 
-  pthread_mutex_lock (&e->lock);
-  submit (e, FM_OP_WRITE, count, offset, fua, r, &t);
-  e->c.writes++;
-  e->c.bytes_written += count;
-  ret = destage_failed (e, err);
-  if (ret == 0) {
-    apply = dfaults_fate (e->faults, r->arrival_ns, offset, count, &at);
-    if (apply)
-      ret = dfaults_write (e->faults, r->arrival_ns, at, count, err);
-    if (ret == 0 && apply)
-      detours (e, count, at, r);
-  }
-  if (ret == 0 && apply && t.write_cached) {
-    if (wcache_write (e->wc, buf, count, at) == -1)
-      ret = store_failed (e, err);
-  } else if (ret == 0 && apply && wcache_supersede (e->wc, count, at) == -1) {
-    /* Straight to the media: older cached bytes there are superseded. */
-    ret = store_failed (e, err);
-  }
-  /* powercut-after=N: the Nth write is acknowledged, then power goes. */
-  if (ret == 0 && ++e->writes_seen == e->powercut_after)
-    ret = powercut (e, "powercut-after", err);
-  pthread_mutex_unlock (&e->lock);
-  if (ret == 0 && apply && !t.write_cached &&
-      e->store->ops->write (e->store, buf, count, at) == -1)
-    ret = store_failed (e, err);
-  replied (e, r);
+static int
+flush_served (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  int ret = dfaults_write (e->faults, j->r->arrival_ns, 0, 0, j->err);
+
+  /* The model destaged everything; nothing may stay volatile after a
+   * flush, whatever rounding separated its sectors from our blocks.
+   */
+  if (ret == 0 && wcache_commit (e->wc, e->profile.capacity, 0) == -1)
+    ret = store_failed (e, j->err);
   return ret;
 }
 
 int
 emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err)
 {
-  struct fm_timing t;
-  int ret;
+  struct job j = {.op = FM_OP_FLUSH,
+                  .counter = &e->c.flushes,
+                  .served = flush_served,
+                  .r = r,
+                  .err = err};
+  int ret = run (e, &j);
 
-  pthread_mutex_lock (&e->lock);
-  submit (e, FM_OP_FLUSH, 0, 0, false, r, &t);
-  e->c.flushes++;
-  ret = destage_failed (e, err);
-  if (ret == 0)
-    ret = dfaults_write (e->faults, r->arrival_ns, 0, 0, err);
-  /* The model destaged everything; nothing may stay volatile after a
-   * flush, whatever rounding separated its sectors from our blocks.
-   */
-  if (ret == 0 && wcache_commit (e->wc, e->profile.capacity, 0) == -1)
-    ret = store_failed (e, err);
-  pthread_mutex_unlock (&e->lock);
   if (ret == 0 && e->store->ops->flush (e->store) == -1)
     ret = store_failed (e, err);
-  replied (e, r);
-  return ret;
+  return replied (e, r, ret, err);
 }
 
 /* Trim and zero: the range reads as zeros and cached bytes there are
  * forgotten; trim (and zero with may-trim) leaves holes.
  */
 static int
+discard_served (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  int ret =
+      dfaults_write (e->faults, j->r->arrival_ns, j->offset, j->count, j->err);
+
+  if (ret == 0 && j->cached) {
+    if (wcache_write (e->wc, NULL, j->count, j->offset) == -1)
+      ret = store_failed (e, j->err);
+  } else if (ret == 0) {
+    /* Under the lock: a destage of older bytes must not land after. */
+    if (wcache_supersede (e->wc, j->count, j->offset) == -1 ||
+        e->store->ops->zero (e->store, j->count, j->offset,
+                             j->op == FM_OP_TRIM) == -1)
+      ret = store_failed (e, j->err);
+  }
+  return ret;
+}
+
+static int
 discard_range (struct emu *e, enum fm_op op, uint64_t *counter, uint64_t count,
                uint64_t offset, bool fua, struct emu_result *r,
                struct fm_err *err)
 {
-  struct fm_timing t;
-  int ret;
+  struct job j = {.op = op,
+                  .fua = fua,
+                  .count = count,
+                  .offset = offset,
+                  .counter = counter,
+                  .served = discard_served,
+                  .r = r,
+                  .err = err};
+  int ret = run (e, &j);
 
-  pthread_mutex_lock (&e->lock);
-  submit (e, op, count, offset, fua, r, &t);
-  (*counter)++;
-  ret = destage_failed (e, err);
-  if (ret == 0)
-    ret = dfaults_write (e->faults, r->arrival_ns, offset, count, err);
-  if (ret == 0 && t.write_cached) {
-    if (wcache_write (e->wc, NULL, count, offset) == -1)
-      ret = store_failed (e, err);
-  } else if (ret == 0) {
-    /* Under the lock: a destage of older bytes must not land after. */
-    if (wcache_supersede (e->wc, count, offset) == -1 ||
-        e->store->ops->zero (e->store, count, offset, op == FM_OP_TRIM) == -1)
-      ret = store_failed (e, err);
-  }
-  pthread_mutex_unlock (&e->lock);
-  replied (e, r);
-  return ret;
+  return replied (e, r, ret, err);
 }
 
 int
@@ -608,23 +793,27 @@ emu_zero (struct emu *e, uint64_t count, uint64_t offset, bool may_trim,
                         count, offset, fua, r, err);
 }
 
+/* A drive prefetching into its buffer: a read without the transfer. */
+static int
+cache_served (struct emu *e, struct job *j, const struct fm_timing *t)
+{
+  return read_faults (e, j->count, j->offset, j->r, j->err);
+}
+
 int
 emu_cache (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r,
            struct fm_err *err)
 {
-  struct fm_timing t;
-  int ret;
+  struct job j = {.op = FM_OP_READ,
+                  .count = count,
+                  .offset = offset,
+                  .counter = &e->c.caches,
+                  .served = cache_served,
+                  .r = r,
+                  .err = err};
+  int ret = run (e, &j);
 
-  /* A drive prefetching into its buffer: a read without the transfer. */
-  pthread_mutex_lock (&e->lock);
-  submit (e, FM_OP_READ, count, offset, false, r, &t);
-  e->c.caches++;
-  ret = destage_failed (e, err);
-  if (ret == 0)
-    ret = read_faults (e, count, offset, r, err);
-  pthread_mutex_unlock (&e->lock);
-  replied (e, r);
-  return ret;
+  return replied (e, r, ret, err);
 }
 
 int

@@ -35,16 +35,21 @@ struct emu_config {
   const char *store_path; /* NULL: RAM */
   struct fm_disk_options caches;
   uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
-  const char *bad_path;       /* bad=FILE to inject at start, or NULL */
-  const char *faultlog_path;  /* faultlog=FILE, or NULL */
-  uint64_t powercut_after;    /* cut power after this many writes; 0: no */
-  struct fm_faultset faults;  /* how the disk breaks */
+  /* Sleep ns of wall time (the scaled modes hold each reply until its
+   * modelled completion); -1 if interrupted by shutdown.  NULL: replies
+   * are never held (tests with a clock of their own).
+   */
+  int (*sleep_ns) (uint64_t ns);
+  const char *bad_path;      /* bad=FILE to inject at start, or NULL */
+  const char *faultlog_path; /* faultlog=FILE, or NULL */
+  uint64_t powercut_after;   /* cut power after this many writes; 0: no */
+  struct fm_faultset faults; /* how the disk breaks */
 };
 
 struct emu_result {
   uint64_t arrival_ns;  /* virtual time the request reached the drive */
   uint64_t done_ns;     /* virtual time it completed */
-  uint64_t deadline_ns; /* wall time (cfg.wall_ns) to reply at; 0: now */
+  uint64_t deadline_ns; /* wall time (cfg.wall_ns) it was held to; 0: none */
   bool cache_hit;
 };
 
@@ -56,7 +61,8 @@ extern struct emu *emu_new (const struct emu_config *cfg, struct fm_err *err);
 extern void emu_free (struct emu *e);
 
 /* The data path.  Each returns 0, or -1 with errno set (EIO, ENOMEM,
- * ENOSPC) and err filled.
+ * ENOSPC, ESHUTDOWN) and err filled; in the scaled time modes it returns
+ * at the request's modelled completion (cfg.sleep_ns).
  */
 extern int emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
                       struct emu_result *r, struct fm_err *err);

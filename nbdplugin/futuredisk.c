@@ -28,17 +28,18 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
-static uint64_t size;           /* size=; 0 = the profile's capacity */
-static uint64_t seed = 1;       /* seed= */
-static double time_scale;       /* time=: 0 virtual, 1 real, F scale */
-static bool think_zero;         /* think=zero */
-static int read_ahead = -1;     /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1;    /* write-cache=on|off; -1 = profile */
-static char *stats_path;        /* stats=FILE, absolute */
-static char *control_path;      /* control=SOCKET, absolute */
-static char *store_path;        /* store=FILE, absolute */
-static char *faultlog_path;     /* faultlog=FILE, absolute */
-static char *bad_path;          /* bad=FILE, absolute */
+static uint64_t size;        /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;    /* seed= */
+static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
+static bool think_zero;      /* think=zero */
+static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1; /* write-cache=on|off; -1 = profile */
+static enum fm_queue_policy queue_policy; /* queue=sptf|fifo */
+static char *stats_path;                  /* stats=FILE, absolute */
+static char *control_path;                /* control=SOCKET, absolute */
+static char *store_path;                  /* store=FILE, absolute */
+static char *faultlog_path;               /* faultlog=FILE, absolute */
+static char *bad_path;                    /* bad=FILE, absolute */
 static uint64_t powercut_after; /* powercut-after=N writes; 0 = never */
 
 /* Fault keys (faultmodels/faultset.h) as given, applied over the
@@ -222,7 +223,16 @@ futuredisk_config (const char *key, const char *value)
     return parse_onoff (key, value, &read_ahead);
   else if (strcmp (key, "write-cache") == 0)
     return parse_onoff (key, value, &write_cache);
-  else if (strcmp (key, "stats") == 0)
+  else if (strcmp (key, "queue") == 0) {
+    if (strcmp (value, "sptf") == 0)
+      queue_policy = FM_QUEUE_SPTF;
+    else if (strcmp (value, "fifo") == 0)
+      queue_policy = FM_QUEUE_FIFO;
+    else {
+      nbdkit_error ("queue: '%s' is not sptf or fifo", value);
+      return -1;
+    }
+  } else if (strcmp (key, "stats") == 0)
     return parse_path (key, value, &stats_path);
   else if (strcmp (key, "control") == 0)
     return parse_path (key, value, &control_path);
@@ -294,6 +304,8 @@ futuredisk_config_complete (void)
   "queue-depth=N        Commands queued in the drive, 1-256 (1 = none; "       \
   "32).\n"                                                                     \
   "queue-age=DURATION   None waits longer than this behind others (500ms).\n"  \
+  "queue=sptf|fifo      Serve the queue soonest-reachable first (sptf), or "   \
+  "in arrival order.\n"                                                        \
   "Fault keys (also in profile files; nbdkit-futuredisk-plugin(1)):\n"         \
   "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
   "below.\n"                                                                   \
@@ -314,6 +326,13 @@ futuredisk_config_complete (void)
   "torn=P               Chance a power cut tears a cached write.\n"            \
   "fail-at=DURATION     The whole disk fails at this virtual time."
 
+/* The scaled time modes hold each reply until its modelled completion. */
+static int
+sleep_ns (uint64_t ns)
+{
+  return nbdkit_nanosleep (ns / 1000000000u, ns % 1000000000u);
+}
+
 static int
 futuredisk_get_ready (void)
 {
@@ -327,6 +346,7 @@ futuredisk_get_ready (void)
       .faultlog_path = faultlog_path,
       .powercut_after = powercut_after,
       .faults = profile.faults,
+      .sleep_ns = sleep_ns,
   };
   struct fm_err err;
 
@@ -335,6 +355,7 @@ futuredisk_get_ready (void)
     cfg.caches.read_cache = read_ahead;
   if (write_cache != -1)
     cfg.caches.write_cache = write_cache;
+  cfg.caches.queue = queue_policy;
   emu = emu_new (&cfg, &err);
   if (emu == NULL) {
     nbdkit_error ("%s", err.msg);
@@ -476,7 +497,9 @@ futuredisk_can_cache (void *handle)
   return NBDKIT_CACHE_NATIVE;
 }
 
-/* Reply at the modelled time in real and scaled time modes. */
+/* The request is done (held to its modelled time already, in the scaled
+ * time modes): trace it.
+ */
 static int
 finish (const char *op, uint64_t count, uint64_t offset,
         const struct emu_result *r)
@@ -487,21 +510,6 @@ finish (const char *op, uint64_t count, uint64_t offset,
                   " service_ns=%" PRIu64 "%s",
                   op, offset, count, r->arrival_ns, r->done_ns,
                   r->done_ns - r->arrival_ns, r->cache_hit ? " hit" : "");
-  if (r->deadline_ns) {
-    struct timespec ts;
-    uint64_t now;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-    if (r->deadline_ns > now) {
-      uint64_t d = r->deadline_ns - now;
-      if (nbdkit_nanosleep (d / 1000000000u, d % 1000000000u) == -1) {
-        nbdkit_error ("%s: interrupted by shutdown", op);
-        nbdkit_set_error (ESHUTDOWN);
-        return -1;
-      }
-    }
-  }
   return 0;
 }
 
