@@ -82,8 +82,10 @@ int
 fm_measure_summary (const struct fm_profile *p, uint64_t seed, uint64_t samples,
                     struct fm_summary *out, struct fm_err *err)
 {
+  static const unsigned qds[4] = FM_SUMMARY_QDS;
   struct fm_disk *d;
   double reads;
+  size_t i;
 
   d = fm_disk_new (p, seed, NULL, err);
   if (d == NULL)
@@ -99,6 +101,14 @@ fm_measure_summary (const struct fm_profile *p, uint64_t seed, uint64_t samples,
   out->random_4k_ms = fm_measure_random (d, seed, 4096, 0, samples) / 1e6;
   fm_disk_free (d);
   out->random_4k_iops = out->random_4k_ms > 0 ? 1000 / out->random_4k_ms : 0;
+  for (i = 0; i < 4; i++) {
+    d = fm_disk_new (p, seed, NULL, err);
+    if (d == NULL)
+      return -1;
+    out->random_4k_iops_qd[i] =
+        fm_measure_random_qd (d, seed, 4096, 0, samples, qds[i]);
+    fm_disk_free (d);
+  }
   reads = (double)(p->capacity / 10 / 4096);
   out->random_10pct_s = reads * out->random_4k_ms / 1000;
   return 0;

@@ -47,6 +47,22 @@ def test_all_builtins_by_default(run):
     assert ideal["random_4k_ms"] == 0 and ideal["random_4k_iops"] is None
 
 
+def test_queue_depth_columns(run):
+    """Random-read IOPS by queue depth, run on the model: a nearline disk
+    with NCQ reaches 168-170 at QD16 (Exos X24, Exos M datasheets) and
+    about 2.5x its QD1 at QD32; a drive without reordering gains nothing.
+    """
+    row, = model_json(run, "-p", "cmr-20t-2024", "--samples", "5000")
+    qd = [row["random_4k_iops_qd%d" % n] for n in (1, 4, 16, 32)]
+    assert qd[0] == pytest.approx(row["random_4k_iops"], rel=0.05)
+    assert qd == sorted(qd)
+    assert 168 * 0.9 < qd[2] < 170 * 1.1
+    assert qd[3] >= 2.2 * qd[0]
+    assert row["queue_depth"] == 32
+    ideal, = model_json(run, "-p", "ideal", "--samples", "100")
+    assert ideal["random_4k_iops_qd16"] is None
+
+
 def test_table(run):
     out = run("model", "-p", "roadmap-2006", "--samples", "2000",
               check=0).stdout
@@ -57,7 +73,8 @@ def test_help_explains_every_column(run):
     out = run("model", "--help", check=0).stdout
     for key in ["capacity_bytes", "min_full_read_s", "full_read_s",
                 "random_4k_ms", "random_4k_iops", "random_10pct_s",
-                "bw_mean_mbps", "avg_seek_ms"]:
+                "bw_mean_mbps", "avg_seek_ms", "random_4k_iops_qd1",
+                "_qd4", "_qd16", "_qd32"]:
         assert key in out
     assert "roadmap-2013" in out
     assert run("--help", check=0).stdout.startswith("Usage:")

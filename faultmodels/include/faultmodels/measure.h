@@ -41,7 +41,16 @@ struct fm_summary {
   double random_4k_ms;    /* mean QD1 random 4 KiB read service time */
   double random_4k_iops;
   double random_10pct_s; /* 10% of the disk in random 4 KiB reads */
+  /* Random 4 KiB read IOPS from a host keeping FM_SUMMARY_QDS[i] reads in
+   * flight (fm_measure_random_qd, `samples` reads each).
+   */
+  double random_4k_iops_qd[4];
 };
+
+#define FM_SUMMARY_QDS                                                         \
+  {                                                                            \
+    1, 4, 16, 32                                                               \
+  }
 
 /* Model the profile with default caches and the given seed; `samples` is
  * the number of random reads to average (20000 gives about +-0.2%).
