@@ -19,7 +19,8 @@
 enum workload {
   RANDOM_READ,
   SEQ_READ,
-  MIXED
+  MIXED,
+  RANDOM_QD32 /* random 4 KiB reads, 32 in flight: SPTF over the queue */
 };
 
 static double
@@ -29,6 +30,33 @@ cpu_seconds (void)
 
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* n random reads with 32 in flight: each completion brings the next
+ * arrival.  Returns the requests served.
+ */
+static uint64_t
+run_queued (struct fm_disk *d, uint64_t slots, uint64_t n)
+{
+  struct fm_request rq = {.op = FM_OP_READ, .length = 4096};
+  struct fm_timing t;
+  uint64_t issued, served = 0, tag;
+
+  for (issued = 0; issued < 32 && issued < n; issued++) {
+    rq.offset =
+        fm_below (fm_hash (1, FM_STREAM_BENCH, issued, 0), slots) * 4096;
+    fm_disk_enqueue (d, &rq, issued);
+  }
+  while (fm_disk_dispatch (d, UINT64_MAX, &tag, &t)) {
+    served++;
+    if (issued < n) {
+      rq.offset =
+          fm_below (fm_hash (1, FM_STREAM_BENCH, issued, 0), slots) * 4096;
+      rq.arrival_ns = t.done_ns;
+      fm_disk_enqueue (d, &rq, issued++);
+    }
+  }
+  return served;
 }
 
 /* Returns requests per second. */
@@ -50,7 +78,11 @@ run (const char *profile, enum workload w, uint64_t n)
   }
   slots = p.capacity / 4096;
   t0 = cpu_seconds ();
-  for (i = 0; i < n; i++) {
+  if (w == RANDOM_QD32) {
+    sink = run_queued (d, slots, n);
+    n = sink ? n : 0;
+  }
+  for (i = 0; w != RANDOM_QD32 && i < n; i++) {
     uint64_t h = fm_hash (1, FM_STREAM_BENCH, i, 0);
 
     switch (w) {
@@ -60,6 +92,8 @@ run (const char *profile, enum workload w, uint64_t n)
       case SEQ_READ:
         rq.length = 1 << 20;
         rq.offset = (i << 20) % p.capacity;
+        break;
+      case RANDOM_QD32:
         break;
       case MIXED: /* a file-system-like mix: 70% reads, 25% writes, flushes */
         rq.offset = fm_below (h, slots) * 4096;
@@ -110,6 +144,8 @@ main (int argc, char **argv)
       {"roadmap-2013", MIXED, "mixed reads, writes, flushes"},
       {"cmr-20t-2024", RANDOM_READ, "random 4 KiB reads"},
       {"cmr-20t-2024", MIXED, "mixed reads, writes, flushes"},
+      {"roadmap-2013", RANDOM_QD32, "random 4 KiB reads, QD32 SPTF"},
+      {"cmr-20t-2024", RANDOM_QD32, "random 4 KiB reads, QD32 SPTF"},
   };
   uint64_t n = argc > 1 ? strtoull (argv[1], NULL, 10) : 5000000;
   double ideal, copy;

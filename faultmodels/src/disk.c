@@ -212,29 +212,50 @@ drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
   fm_geometry_locate (d->g, lba < d->sectors ? lba : d->sectors - 1, loc);
 }
 
+/* How long the arm takes to reach loc's track: a seek (with the write
+ * settle), a head switch, or nothing.  *seek says whether the arm moved.
+ */
+static uint64_t
+arm_time (const struct fm_disk *d, const struct fm_location *loc, bool write,
+          bool *seek)
+{
+  *seek = loc->cylinder != d->head_cyl;
+  if (*seek) {
+    double dist = loc->position - d->head_pos;
+    uint64_t s = fm_seek_time (&d->seek, dist < 0 ? -dist : dist);
+
+    return write ? s + d->p.write_settle_ns : s;
+  }
+  return loc->head != d->head_head ? d->p.track_switch_ns : 0;
+}
+
 /* Move the arm to loc and wait for its sector; returns the time then. */
 uint64_t
 drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
               bool write, struct acct *a)
 {
-  uint64_t w;
+  bool seek;
+  uint64_t s = arm_time (d, loc, write, &seek), w;
 
-  if (loc->cylinder != d->head_cyl) {
-    double dist = loc->position - d->head_pos;
-    uint64_t s = fm_seek_time (&d->seek, dist < 0 ? -dist : dist);
-
-    if (write)
-      s += d->p.write_settle_ns;
-    t += s;
-    a->seek += s;
-    a->seeks++;
-  } else if (loc->head != d->head_head) {
-    t += d->p.track_switch_ns;
-    a->seek += d->p.track_switch_ns;
-  }
+  t += s;
+  a->seek += s;
+  a->seeks += seek;
   w = drv_rot_wait (d, t, loc);
   a->rotation += w;
   return t + w;
+}
+
+uint64_t
+drv_price (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
+           bool write, uint64_t bound)
+{
+  bool seek;
+  uint64_t s = arm_time (d, loc, write, &seek);
+
+  /* Rotation only adds: a seek past the bound loses already. */
+  if (s >= bound)
+    return UINT64_MAX;
+  return s + drv_rot_wait (d, t + s, loc);
 }
 
 /* Transfer n sectors from loc's sector, the head already over it at time

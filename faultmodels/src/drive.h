@@ -47,9 +47,10 @@ struct acct {
 struct queued {
   struct fm_request rq;
   uint64_t tag;
-  uint64_t entered; /* when it got into the drive's window (age counts) */
-  uint64_t lba;     /* first sector, clipped */
-  uint64_t n;       /* sectors */
+  uint64_t entered;       /* when it got into the drive's window (age counts) */
+  uint64_t lba;           /* first sector, clipped */
+  uint64_t n;             /* sectors */
+  struct fm_location loc; /* where lba is (rotating disks; n > 0) */
 };
 
 /* Requests in arrival order; the drive looks at the first `depth`. */
@@ -117,6 +118,13 @@ extern void drv_put_head (struct fm_disk *d, const struct fm_location *loc,
 extern uint64_t drv_position (struct fm_disk *d, uint64_t t,
                               const struct fm_location *loc, bool write,
                               struct acct *a);
+
+/* What drv_position would take from t, without moving anything; or
+ * UINT64_MAX as soon as it is clear it takes `bound` or more.
+ */
+extern uint64_t drv_price (const struct fm_disk *d, uint64_t t,
+                           const struct fm_location *loc, bool write,
+                           uint64_t bound);
 
 /* Transfer n sectors from loc, the head over it at time t; returns the
  * end time and leaves the head after the last sector.

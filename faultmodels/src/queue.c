@@ -7,10 +7,10 @@
  * and prices each from the head's position at T: zero for a read the
  * buffer or the write cache already holds (rc_ready) and for a write the
  * cache will take, else the seek and the rotational wait to its first
- * sector — exactly what serving it would cost to start (drv_position, with
- * the arm left where it is).  The cheapest goes; ties go to the oldest.
- * Once the oldest has waited queue_age inside the drive it goes whatever
- * it costs (the age cap of ublk-disksim,
+ * sector — exactly what serving it would cost to start (drv_price: what
+ * drv_position would take, with the arm left where it is).  The cheapest goes;
+ * ties go to the oldest. Once the oldest has waited queue_age inside the drive
+ * it goes whatever it costs (the age cap of ublk-disksim,
  * https://github.com/lumir-sliva/ublk-disksim).  Its age counts from when
  * it got into the drive's window, not from its arrival at the host: time
  * spent waiting for a free slot is not the drive's to make up.
@@ -49,6 +49,9 @@ fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq, uint64_t tag)
   e->lba = first;
   e->n = last - first;
   e->entered = rq->arrival_ns; /* re-set on entry if it waits for a slot */
+  /* Located once: the scheduler prices it at every decision. */
+  if (d->g && e->n)
+    drv_locate (d, e->lba, &e->loc);
 }
 
 static size_t
@@ -79,21 +82,20 @@ cacheable (const struct fm_disk *d, const struct queued *e)
          !(e->rq.flags & FM_REQ_FUA) && e->n <= d->cache_sectors;
 }
 
-/* Time from t until e's first sector is under the head: its price. */
+/* Time from t until e's first sector is under the head: its price, or
+ * UINT64_MAX if that is `bound` or more.
+ */
 static uint64_t
-price (struct fm_disk *d, const struct queued *e, uint64_t t)
+price (const struct fm_disk *d, const struct queued *e, uint64_t t,
+       uint64_t bound)
 {
-  struct fm_location loc;
-  struct acct scratch = {0};
   bool write = e->rq.op != FM_OP_READ;
 
   if (e->n == 0 || e->rq.op == FM_OP_TRIM || cacheable (d, e))
     return 0;
   if (!write && rc_ready (d, e->lba, e->n, t))
     return 0;
-  t += d->p.command_ns;
-  drv_locate (d, e->lba, &loc);
-  return drv_position (d, t, &loc, write, &scratch) - t;
+  return drv_price (d, t + d->p.command_ns, &e->loc, write, bound);
 }
 
 /* Index of the request the drive serves at decision time T. */
@@ -115,7 +117,7 @@ choose (struct fm_disk *d, uint64_t T)
 
     if (e->rq.arrival_ns > T || e->rq.op == FM_OP_FLUSH)
       break;
-    p = price (d, e, T);
+    p = price (d, e, T, best_price);
     if (p < best_price) {
       best_price = p;
       best = i;

@@ -145,7 +145,7 @@ rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
 
   if (drv_dirty_covers (d, lba, n))
     return true;
-  if (!d->ra.valid || lba < d->ra.win_start)
+  if (!d->ra.valid || lba < d->ra.win_start || lba >= d->ra.cap)
     return false;
   cur = stream_pos (d, t);
   return lba + n <= cur || (lba <= cur && d->ra.running && cur < d->ra.cap);
