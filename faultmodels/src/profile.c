@@ -248,9 +248,6 @@ check_seeks (const struct fm_profile *p, const struct origin *o,
   if (p->seek_settle_ns && p->seek_settle_ns < p->seek_t2t_ns)
     return key_fail (o, p, key_index ("seek_settle_ms"), err,
                      "below the track-to-track seek (0 means the same)");
-  if (p->seek_settle_ns > p->seek_avg_ns)
-    return key_fail (o, p, key_index ("seek_settle_ms"), err,
-                     "above the average seek");
   if (p->seek_t2t_ns + p->write_settle_t2t_ns > settle + p->write_settle_ns) {
     snprintf (msg, sizeof msg,
               "a one-cylinder write seek (seek_t2t_ms + this = %.3f ms) "
