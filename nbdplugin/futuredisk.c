@@ -291,6 +291,7 @@ futuredisk_config_complete (void)
   "line.\n"                                                                    \
   "powercut-after=N     Cut the power after the Nth write.\n"                  \
   "Drive parameters (also in profile files, with '_' for '-'):\n"              \
+  "logical-sector=N     The host's sector: 512 (512e) or the physical one.\n"  \
   "queue-depth=N        Commands queued in the drive, 1-256 (1 = none; "       \
   "32).\n"                                                                     \
   "queue-age=DURATION   None waits longer than this behind others (500ms).\n"  \
@@ -390,17 +391,16 @@ futuredisk_get_size (void *handle)
   return (int64_t)profile.capacity;
 }
 
-/* Any alignment works: the store keeps bytes, so a partial sector's other
- * bytes stay as they were, and the model prices a request as the whole
- * sectors it touches.  The extra read a 512e drive's read-modify-write
- * costs is not modelled; the profile's physical sector is the efficient
- * unit.
+/* What a drive tells the host: its logical sector (512 on a 512e disk)
+ * and its physical one, the unit that costs no read-modify-write.  Any
+ * alignment still works for a client that ignores the minimum: the store
+ * keeps bytes, and the model prices a ragged write as the merge it is.
  */
 static int
 futuredisk_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                        uint32_t *maximum)
 {
-  *minimum = 1;
+  *minimum = fm_profile_logical_sector (&profile);
   *preferred = profile.sector;
   *maximum = 64 << 20; /* nbdkit's own limit on a read or write */
   return 0;

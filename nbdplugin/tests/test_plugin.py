@@ -147,7 +147,8 @@ def test_capabilities(server):
     assert h.can_fua() and h.can_flush() and h.can_trim()
     assert h.can_zero() and h.can_fast_zero() and h.can_multi_conn()
     assert h.can_cache()
-    assert h.get_block_size(nbd.SIZE_MINIMUM) == 1
+    # roadmap-2013 is 512e: 512-byte logical, 4096-byte physical sectors.
+    assert h.get_block_size(nbd.SIZE_MINIMUM) == 512
     assert h.get_block_size(nbd.SIZE_PREFERRED) == 4096
     s.stop()
     s = server("ssd-sata", "size=1G")
