@@ -411,11 +411,12 @@ futuredisk_get_size (void *handle)
   return (int64_t)profile.capacity;
 }
 
-/* Any alignment works: the store keeps bytes, so a partial sector's other
- * bytes stay as they were, and the model prices a request as the whole
- * sectors it touches.  The extra read a 512e drive's read-modify-write
- * costs is not modelled; the profile's physical sector is the efficient
- * unit.
+/* The preferred size is the physical sector, the unit that costs no
+ * read-modify-write.  The minimum stays 1, not the logical sector: a
+ * minimum makes libnbd refuse smaller requests on the client side, and
+ * the rig's own clients (nbdfuse under a 512-byte loop device) send what
+ * the file system sends; the store keeps bytes, and the model prices a
+ * ragged write as the merge it is.
  */
 static int
 futuredisk_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,

@@ -19,6 +19,7 @@
  *
  * The read buffer is readcache.c's.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,11 +57,14 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   d->ra_sectors = d->o.read_cache ? p->readahead_bytes / p->sector : 0;
   d->cache_sectors = d->o.write_cache ? p->cache_bytes / p->sector : 0;
   if (p->kind == FM_KIND_HDD) {
+    struct fm_seek_spec spec;
+
     d->g = fm_geometry_new (p, err);
     if (d->g == NULL)
       goto fail;
-    if (fm_seek_init (&d->seek, p->seek_t2t_ns, p->seek_avg_ns, p->seek_full_ns,
-                      fm_geometry_design_cylinders (d->g), err) == -1)
+    fm_profile_seek_spec (p, &spec);
+    if (fm_seek_init (&d->seek, &spec, fm_geometry_design_cylinders (d->g),
+                      err) == -1)
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
@@ -78,6 +82,7 @@ fm_disk_free (struct fm_disk *d)
     fm_geometry_free (d->g);
     fm_runs_free (&d->dirty);
     free (d->q.v);
+    fm_runs_free (&d->partial);
     free (d);
   }
 }
@@ -112,6 +117,7 @@ fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
     fn (opaque, d->dirty.v[i].first * d->p.sector,
         d->dirty.v[i].n * d->p.sector);
   fm_runs_empty (&d->dirty);
+  fm_runs_empty (&d->partial);
   rc_forget (d);
 }
 
@@ -221,10 +227,10 @@ arm_time (const struct fm_disk *d, const struct fm_location *loc, bool write,
 {
   *seek = loc->cylinder != d->head_cyl;
   if (*seek) {
-    double dist = loc->position - d->head_pos;
-    uint64_t s = fm_seek_time (&d->seek, dist < 0 ? -dist : dist);
+    double dist = fabs (loc->position - d->head_pos);
 
-    return write ? s + d->p.write_settle_ns : s;
+    return write ? fm_seek_write_time (&d->seek, dist)
+                 : fm_seek_time (&d->seek, dist);
   }
   return loc->head != d->head_head ? d->p.track_switch_ns : 0;
 }
@@ -300,6 +306,32 @@ drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
   return drv_transfer (d, t, loc, n, a);
 }
 
+/* Write n sectors from lba to the media.  With `rmw` a partial physical
+ * sector must be merged first: the drive reads it as it passes and writes
+ * on the next pass, one revolution later (HP's Advanced Format paper
+ * quotes +16-22 ms, two revolutions at 7200 and 5400 rpm, against an
+ * aligned write's ordinary wait:
+ * https://manualsdump.com/en/manuals/hp-dx2390/290504/19). Rounding the
+ * revolution up leaves the head a fraction of a ns past the sector, well inside
+ * ANGLE_SLACK_NS.
+ */
+static uint64_t
+media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool rmw,
+             struct acct *a)
+{
+  struct fm_location loc;
+
+  drv_locate (d, lba, &loc);
+  t = drv_position (d, t, &loc, true, a);
+  if (rmw) {
+    uint64_t rev = (R_UNITS + d->p.rpm - 1) / d->p.rpm;
+
+    t += rev;
+    a->rotation += rev;
+  }
+  return drv_transfer (d, t, loc, n, a);
+}
+
 uint64_t
 fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
 {
@@ -331,8 +363,58 @@ drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
 static void
 dirty_remove (struct fm_disk *d, uint64_t lba, uint64_t n)
 {
-  if (fm_runs_remove (&d->dirty, lba, n) == -1)
+  if (fm_runs_remove (&d->dirty, lba, n) == -1 ||
+      fm_runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector) == -1)
     abort ();
+}
+
+/* Does the cache hold only part of some sector in bytes [from, to)? */
+static bool
+partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
+{
+  size_t i = fm_runs_find (&d->partial, from);
+
+  return i < d->partial.n && d->partial.v[i].first < to;
+}
+
+/* A cached write puts bytes [from, to) into the part of sector s: the
+ * sector becomes partial, unless the cache already holds all of it or
+ * these bytes complete it.
+ */
+static void
+partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
+{
+  const uint64_t ss = d->p.sector;
+  size_t i;
+
+  if (drv_dirty_covers (d, s, 1) && !partial_in (d, s * ss, (s + 1) * ss))
+    return;
+  if (fm_runs_add (&d->partial, from, to - from, 0) == -1)
+    abort ();
+  i = fm_runs_find (&d->partial, s * ss);
+  if (d->partial.v[i].first <= s * ss &&
+      d->partial.v[i].first + d->partial.v[i].n >= (s + 1) * ss &&
+      fm_runs_remove (&d->partial, s * ss, ss) == -1)
+    abort ();
+}
+
+/* Bytes [off, off+len) go into the cache (before they are marked dirty):
+ * whole sectors are whole, a ragged head or tail is partial.
+ */
+static void
+partial_note (struct fm_disk *d, uint64_t off, uint64_t len)
+{
+  const uint64_t ss = d->p.sector;
+  uint64_t end = off + len, head = off / ss, tail = end / ss;
+  uint64_t whole = (off + ss - 1) / ss;
+
+  if (tail > whole &&
+      fm_runs_remove (&d->partial, whole * ss, (tail - whole) * ss) == -1)
+    abort ();
+  if (off % ss)
+    partial_add (d, head, off, end < (head + 1) * ss ? end : (head + 1) * ss);
+  if (end % ss && (tail != head || off % ss == 0))
+    partial_add (d, tail, off > tail * ss ? off : tail * ss, end);
 }
 
 static void
@@ -356,7 +438,9 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
     i = 0;
   e = d->dirty.v[i];
   rc_stop (d, t);
-  t = drv_mechanical (d, t, e.first, e.n, true, a);
+  t = media_write (
+      d, t, e.first, e.n,
+      partial_in (d, e.first * d->p.sector, (e.first + e.n) * d->p.sector), a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
     d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
@@ -393,27 +477,31 @@ ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
   out->done_ns = done;
 }
 
+/* A write of sectors [lba, lba+n), which rq's bytes touch. */
 static uint64_t
-hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
-           struct acct *a, bool *cached)
+hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+           const struct fm_request *rq, uint64_t t, struct acct *a,
+           bool *cached)
 {
   uint64_t cmd_end = t + d->p.command_ns;
   uint64_t bus_end = cmd_end + drv_bus_time (d, n);
+  bool rmw = (rq->offset | (rq->offset + rq->length)) % d->p.sector != 0;
 
   /* The buffer no longer holds what the media will hold. */
   rc_written (d, lba, n, t);
-  if (!fua && n <= d->cache_sectors) {
+  if (!(rq->flags & FM_REQ_FUA) && n <= d->cache_sectors) {
     uint64_t ready = bus_end;
 
     while (d->dirty.total + n > d->cache_sectors)
       ready = destage_one (d, ready, a);
+    partial_note (d, rq->offset, rq->length);
     dirty_add (d, lba, n);
     *cached = true;
     return ready;
   }
   dirty_remove (d, lba, n);
   rc_stop (d, t);
-  return max64 (bus_end, drv_mechanical (d, cmd_end, lba, n, true, a));
+  return max64 (bus_end, media_write (d, cmd_end, lba, n, rmw, a));
 }
 
 /* The drive was idle until `until` (the next arrival): idle time goes to
@@ -475,8 +563,7 @@ drv_serve (struct fm_disk *d, const struct fm_request *rq, uint64_t t,
       break;
     case FM_OP_WRITE:
     case FM_OP_ZERO:
-      done = n ? hdd_write (d, first, n, rq->flags & FM_REQ_FUA, t, &a,
-                            &out->write_cached)
+      done = n ? hdd_write (d, first, n, rq, t, &a, &out->write_cached)
                : t + d->p.command_ns;
       break;
     case FM_OP_TRIM:

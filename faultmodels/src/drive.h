@@ -77,8 +77,12 @@ struct fm_disk {
 
   struct stream ra;
 
-  /* Write-back cache: the dirty sectors, as merged runs. */
+  /* Write-back cache: the dirty sectors, as merged runs, and the bytes
+   * of those the cache holds only part of (runs in bytes): destaging one
+   * of these costs a read-modify-write.
+   */
   struct fm_runs dirty;
+  struct fm_runs partial;
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;

@@ -61,6 +61,9 @@ static const struct profile_key profile_keys[] = {
     {"seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true, false},
     {"seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true, false},
     {"seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true, false},
+    {"seek_settle_ms", K_MS, F (seek_settle_ns), 0, 0, 100, true, false},
+    {"write_settle_t2t_ms", K_MS, F (write_settle_t2t_ns), 0, 0, 100, true,
+     false},
     {"write_settle_ms", K_MS, F (write_settle_ns), 0, 0, 100, true, false},
     {"track_switch_ms", K_MS, F (track_switch_ns), 0, 0, 100, true, false},
     {"command_ms", K_MS, F (command_ns), 0, 0, 1000, false, false},
@@ -206,6 +209,56 @@ fm_profile_bw_inner (const struct fm_profile *p)
   return fm_profile_bw_outer (p) / p->zone_ratio;
 }
 
+void
+fm_profile_seek_spec (const struct fm_profile *p, struct fm_seek_spec *spec)
+{
+  spec->t2t_ns = p->seek_t2t_ns;
+  spec->settle_ns = p->seek_settle_ns;
+  spec->avg_ns = p->seek_avg_ns;
+  spec->full_ns = p->seek_full_ns;
+  spec->write_t2t_extra_ns = p->write_settle_t2t_ns;
+  spec->write_extra_ns = p->write_settle_ns;
+}
+
+/* The orderings among the seek numbers, each blamed on its key; then the
+ * curve's own shape (seek.h), blamed on the average.
+ */
+static int
+check_seeks (const struct fm_profile *p, const struct origin *o,
+             struct fm_err *err)
+{
+  char msg[FM_ERR_MAX];
+  struct fm_seek_spec spec;
+  struct fm_seek seek;
+  uint64_t settle = p->seek_settle_ns ? p->seek_settle_ns : p->seek_t2t_ns;
+
+  if (p->seek_avg_ns < p->seek_t2t_ns)
+    return key_fail (o, p, key_index ("seek_avg_ms"), err,
+                     "below the track-to-track seek");
+  if (p->seek_full_ns < p->seek_avg_ns)
+    return key_fail (o, p, key_index ("seek_full_ms"), err,
+                     "below the average seek");
+  if (p->seek_settle_ns && p->seek_settle_ns < p->seek_t2t_ns)
+    return key_fail (o, p, key_index ("seek_settle_ms"), err,
+                     "below the track-to-track seek (0 means the same)");
+  if (p->seek_t2t_ns + p->write_settle_t2t_ns > settle + p->write_settle_ns) {
+    snprintf (msg, sizeof msg,
+              "a one-cylinder write seek (seek_t2t_ms + this = %.3f ms) "
+              "would be slower than a longer one (settle + "
+              "write_settle_ms = %.3f ms)",
+              (p->seek_t2t_ns + p->write_settle_t2t_ns) / 1e6,
+              (settle + p->write_settle_ns) / 1e6);
+    return key_fail (o, p, key_index ("write_settle_t2t_ms"), err, msg);
+  }
+  /* The cylinder count does not affect monotonicity; any C will do. */
+  fm_profile_seek_spec (p, &spec);
+  if (fm_seek_init (&seek, &spec, 1e5, err) == -1) {
+    snprintf (msg, sizeof msg, "%s", err->msg);
+    return key_fail (o, p, key_index ("seek_avg_ms"), err, msg);
+  }
+  return 0;
+}
+
 static int
 check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
 {
@@ -253,7 +306,6 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
     return key_fail (o, p, k, err, "design capacity is zero");
 
   if (p->kind == FM_KIND_HDD) {
-    struct fm_seek seek;
     double track_bytes;
 
     if (p->bandwidth == 0)
@@ -263,18 +315,8 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
     if (p->track_switch_ns >= fm_profile_rev_ns (p))
       return key_fail (o, p, key_index ("track_switch_ms"), err,
                        "must be shorter than one revolution");
-    if (p->seek_avg_ns < p->seek_t2t_ns)
-      return key_fail (o, p, key_index ("seek_avg_ms"), err,
-                       "below the track-to-track seek");
-    if (p->seek_full_ns < p->seek_avg_ns)
-      return key_fail (o, p, key_index ("seek_full_ms"), err,
-                       "below the average seek");
-    /* The cylinder count does not affect monotonicity; any C will do. */
-    if (fm_seek_init (&seek, p->seek_t2t_ns, p->seek_avg_ns, p->seek_full_ns,
-                      1e5, err) == -1) {
-      snprintf (msg, sizeof msg, "%s", err->msg);
-      return key_fail (o, p, key_index ("seek_avg_ms"), err, msg);
-    }
+    if (check_seeks (p, o, err) == -1)
+      return -1;
     track_bytes = fm_profile_bw_inner (p) *
                   (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
     if (track_bytes < p->sector)
@@ -428,6 +470,7 @@ file_defaults (struct fm_profile *p)
   p->zone_ratio = 2.0;
   p->zones = 24;
   p->heads = 4;
+  p->write_settle_t2t_ns = 100000;
   p->write_settle_ns = 1000000;
   p->track_switch_ns = 1000000;
   p->command_ns = 100000;

@@ -49,8 +49,8 @@ static const struct fm_profile builtins[] = {
         .sourced = "capacity 500 GB, bandwidth 125 MB/s (1000 Mb/s), average "
                    "read seek 8.0 ms: Seagate roadmap via LWN 190222 (2006)",
         .estimated = "7200 rpm, zone ratio 2.0, 4 heads, 512 B sectors, seeks "
-                     "0.8/16 ms, write settle 1 ms, 16 MiB cache, 1 MiB "
-                     "read-ahead, SATA 3 Gb/s bus",
+                     "0.8/16 ms, settle 1.5 ms, write seeks 0.9/9.0 ms, 16 MiB "
+                     "cache, 1 MiB read-ahead, SATA 3 Gb/s bus",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (500),
@@ -63,6 +63,8 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.8),
         .seek_avg_ns = MS (8.0),
         .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
         .write_settle_ns = MS (1.0),
         .interface_bw = MBPS (300),
         .cache_bytes = MIB (16),
@@ -75,8 +77,8 @@ static const struct fm_profile builtins[] = {
         .sourced = "capacity 2000 GB, bandwidth 250 MB/s (2000 Mb/s), average "
                    "read seek 7.2 ms: Seagate roadmap via LWN 190222 (2006)",
         .estimated = "7200 rpm, zone ratio 2.0, 6 heads, 512 B sectors, seeks "
-                     "0.7/14.5 ms, write settle 1 ms, 32 MiB cache, 2 MiB "
-                     "read-ahead, SATA 6 Gb/s bus",
+                     "0.7/14.5 ms, settle 1.4 ms, write seeks 0.8/8.0 ms, 32 "
+                     "MiB cache, 2 MiB read-ahead, SATA 6 Gb/s bus",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (2000),
@@ -89,7 +91,9 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.7),
         .seek_avg_ns = MS (7.2),
         .seek_full_ns = MS (14.5),
-        .write_settle_ns = MS (1.0),
+        .seek_settle_ns = MS (1.4),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.8),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (32),
         .readahead_bytes = MIB (2),
@@ -100,10 +104,11 @@ static const struct fm_profile builtins[] = {
         .description = "Seagate roadmap disk of 2013: 8 TB, 5000 Mb/s, 6.5 ms",
         .sourced = "capacity 8000 GB, bandwidth 625 MB/s (5000 Mb/s), average "
                    "read seek 6.5 ms: Seagate roadmap via LWN 190222 (2006)",
-        .estimated = "7200 rpm, zone ratio 2.0, 8 heads, 4 KiB sectors, seeks "
-                     "0.6/13 ms, write settle 1 ms, 64 MiB cache, 4 MiB "
-                     "read-ahead, unlimited bus (the 833 MB/s outer zone "
-                     "exceeds SATA 6 Gb/s)",
+        .estimated = "7200 rpm, zone ratio 2.0, 8 heads, 4 KiB sectors shown "
+                     "as 512 B (512e), seeks 0.6/13 ms, settle 1.2 ms, write "
+                     "seeks 0.7/7.1 ms, 64 MiB cache, 4 MiB read-ahead, "
+                     "unlimited bus (the 833 MB/s outer zone exceeds SATA 6 "
+                     "Gb/s)",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (8000),
@@ -116,7 +121,9 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.6),
         .seek_avg_ns = MS (6.5),
         .seek_full_ns = MS (13),
-        .write_settle_ns = MS (1.0),
+        .seek_settle_ns = MS (1.2),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
         .interface_bw = 0,
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (4),
@@ -129,10 +136,12 @@ static const struct fm_profile builtins[] = {
         .sourced =
             "8 TB drives arrived in 2014-15 at ~200 MB/s outer (HGST He8 "
             "at 205 MB/s, weak secondary source); 128 MiB cache typical of "
-            "2015",
+            "2015; write seeks +0.1 ms track-to-track (Ultrastar DC HC310 "
+            "0.23/0.32 ms), +0.6 ms average (Ultrastar He10 8.0/8.6 ms)",
         .estimated = "7200 rpm, outer 200 MB/s and zone ratio 2.0 (mean 150 "
-                     "MB/s), 14 heads, seeks 0.6/8.0/16 ms, write settle 1 ms, "
-                     "8 MiB read-ahead, SATA 6 Gb/s bus",
+                     "MB/s), 14 heads, 512e, seeks 0.6/8.0/16 ms, settle 1.5 "
+                     "ms (fits DiskSim's extracted 4 TB seek table), 8 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (8000),
@@ -145,7 +154,9 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.6),
         .seek_avg_ns = MS (8.0),
         .seek_full_ns = MS (16),
-        .write_settle_ns = MS (1.0),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (128),
         .readahead_bytes = MIB (8),
@@ -155,10 +166,12 @@ static const struct fm_profile builtins[] = {
         .name = "cmr-20t-2024",
         .description = "20 TB CMR nearline disk of 2024 (Exos X20 class)",
         .sourced = "20 TB, 285 MB/s outer, 256 MiB cache: Exos X20/X24 "
-                   "(Blocks & Files 2023); 7200 rpm",
+                   "(Blocks & Files 2023); 7200 rpm; 512e (X20/X24 ship as "
+                   "512e or 4Kn); write seeks +0.1 ms track-to-track (HC310 "
+                   "0.23/0.32 ms), +0.6 ms average (Ultrastar He10 8.0/8.6)",
         .estimated = "zone ratio 2.1 (mean 210 MB/s), 20 heads, seeks "
-                     "0.5/8.0/16 ms, write settle 0.8 ms, 8 MiB read-ahead, "
-                     "SATA 6 Gb/s bus",
+                     "0.5/8.0/16 ms, settle 1.5 ms (fits DiskSim's extracted "
+                     "4 TB seek table), 8 MiB read-ahead, SATA 6 Gb/s bus",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (20000),
@@ -171,7 +184,9 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.5),
         .seek_avg_ns = MS (8.0),
         .seek_full_ns = MS (16),
-        .write_settle_ns = MS (0.8),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (256),
         .readahead_bytes = MIB (8),
@@ -180,11 +195,12 @@ static const struct fm_profile builtins[] = {
     {
         .name = "laptop-5400",
         .description = "1 TB 2.5-inch 5400 rpm laptop disk",
-        .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 13 ms write (+1 ms "
-                   "settle): Hitachi Travelstar 5K160/5K320 specifications",
+        .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 1.1/13/21 ms write: "
+                   "Hitachi Travelstar 5K160/5K320 specifications",
         .estimated = "1 TB, outer 130 MB/s and zone ratio 2.0 (mean 97.5 "
-                     "MB/s), 4 heads, 4 KiB sectors, 8 MiB cache, 1 MiB "
-                     "read-ahead, SATA 6 Gb/s bus",
+                     "MB/s), 4 heads, 4 KiB sectors shown as 512 B (512e), "
+                     "settle 2.0 ms, 8 MiB cache, 1 MiB read-ahead, SATA 6 "
+                     "Gb/s bus",
         HDD_COMMON,
         CONSUMER_QUEUE,
         .capacity = GB (1000),
@@ -197,6 +213,8 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (1.0),
         .seek_avg_ns = MS (12),
         .seek_full_ns = MS (20),
+        .seek_settle_ns = MS (2.0),
+        .write_settle_t2t_ns = MS (0.1),
         .write_settle_ns = MS (1.0),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (8),
@@ -210,8 +228,9 @@ static const struct fm_profile builtins[] = {
                    "Ultrastar 15K450 / C15K600 specifications",
         .estimated =
             "600 GB, outer 250 MB/s and zone ratio 1.6 (mean 203 "
-            "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, write "
-            "settle 0.2 ms, 64 MiB cache, 2 MiB read-ahead, SAS 6 Gb/s",
+            "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, settle 0.6 "
+            "ms, write track-to-track 0.3 ms, 64 MiB cache, 2 MiB "
+            "read-ahead, SAS 6 Gb/s",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (600),
@@ -224,6 +243,8 @@ static const struct fm_profile builtins[] = {
         .seek_t2t_ns = MS (0.2),
         .seek_avg_ns = MS (2.9),
         .seek_full_ns = MS (6.5),
+        .seek_settle_ns = MS (0.6),
+        .write_settle_t2t_ns = MS (0.1),
         .write_settle_ns = MS (0.2),
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (64),

@@ -1,10 +1,10 @@
 /* futuredisk — faultmodels: the model against closed forms.
  *
  * Every expectation here is computed from the profile's datasheet numbers
- * with closed forms (continuous zoning, Lee's three-point seek curve as in
- * faultmodels/seek.h, T_rev/2; after Ruemmler and Wilkes, "An Introduction
- * to Disk Drive Modeling", IEEE Computer 27(3), 1994), not from the
- * model's own tables, so a bug in the model cannot agree with itself.
+ * with closed forms (continuous zoning, Lee's three-point seek curve on a
+ * settle floor as in faultmodels/seek.h, T_rev/2; after Ruemmler and Wilkes,
+ * "An Introduction to Disk Drive Modeling", IEEE Computer 27(3), 1994), not
+ * from the model's own tables, so a bug in the model cannot agree with itself.
  */
 #include <check.h>
 #include <math.h>
@@ -58,18 +58,21 @@ cylinders (const struct fm_profile *p)
   return ceil (p->design_capacity / (p->heads * track));
 }
 
-/* Lee's curve straight from its formula, in ms, for a stroke fraction. */
+/* The seek curve straight from its formula, in ms, for a stroke fraction:
+ * Lee's curve on the settle floor past one cylinder.
+ */
 static double
 lee_ms (const struct fm_profile *p, double x)
 {
   double C = cylinders (p), d = x * C;
-  double tmin = p->seek_t2t_ns / 1e6, tavg = p->seek_avg_ns / 1e6;
+  double tavg = p->seek_avg_ns / 1e6;
+  double tmin = (p->seek_settle_ns ? p->seek_settle_ns : p->seek_t2t_ns) / 1e6;
   double tfull = p->seek_full_ns / 1e6;
   double a = (-10 * tmin + 15 * tavg - 5 * tfull) / (3 * sqrt (C));
   double b = (7 * tmin - 15 * tavg + 8 * tfull) / (3 * C);
 
-  if (d < 1)
-    return d > 0 ? tmin : 0;
+  if (d <= 1)
+    return d > 0 ? p->seek_t2t_ns / 1e6 : 0;
   return tmin + a * sqrt (d - 1) + b * (d - 1);
 }
 
@@ -169,11 +172,11 @@ START_TEST (test_seek_curve)
     struct fm_profile p = profile (*n);
     double C = cylinders (&p), sum = 0;
     const int steps = 200000;
+    struct fm_seek_spec spec;
     int i;
 
-    ck_assert_msg (fm_seek_init (&s, p.seek_t2t_ns, p.seek_avg_ns,
-                                 p.seek_full_ns, C, &err) == 0,
-                   "%s", err.msg);
+    fm_profile_seek_spec (&p, &spec);
+    ck_assert_msg (fm_seek_init (&s, &spec, C, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq (fm_seek_time (&s, 0), 0);
     ck_assert_uint_eq (fm_seek_time (&s, 1), p.seek_t2t_ns);
     assert_within ("full stroke", (double)fm_seek_time (&s, C),
@@ -190,12 +193,15 @@ START_TEST (test_seek_curve)
                          fm_seek_time (&s, i * C / 1000 + 1));
   }
   /* A curve that cannot be monotone is refused, naming the numbers. */
-  ck_assert_int_eq (fm_seek_init (&s, 1000000, 2000000, 20000000, 1e5, &err),
-                    -1);
-  ck_assert_ptr_nonnull (strstr (err.msg, "below (2*t2t + full)/3"));
-  ck_assert_int_eq (fm_seek_init (&s, 1000000, 19000000, 20000000, 1e5, &err),
-                    -1);
-  ck_assert_ptr_nonnull (strstr (err.msg, "above (4*t2t + 11*full)/15"));
+  {
+    struct fm_seek_spec low = {1000000, 0, 2000000, 20000000, 0, 0};
+    struct fm_seek_spec high = {1000000, 0, 19000000, 20000000, 0, 0};
+
+    ck_assert_int_eq (fm_seek_init (&s, &low, 1e5, &err), -1);
+    ck_assert_ptr_nonnull (strstr (err.msg, "below (2*settle + full)/3"));
+    ck_assert_int_eq (fm_seek_init (&s, &high, 1e5, &err), -1);
+    ck_assert_ptr_nonnull (strstr (err.msg, "above (4*settle + 11*full)/15"));
+  }
 }
 END_TEST
 
@@ -238,8 +244,11 @@ START_TEST (test_short_stroke)
     double got = fm_measure_random (d, 9, 4096, p.capacity / 10, 20000) / 1e6;
 
     assert_within (*n, got, qd1_closed_form_ms (&p, 0.1), 0.04);
+    /* 140-152 IOPS: the settle floor (seek.h) costs the short seeks
+     * here about 5 % against Lee's curve alone (148-160).
+     */
     if (p.rpm == 7200)
-      ck_assert_msg (1000 / got > 140 && 1000 / got < 170,
+      ck_assert_msg (1000 / got > 130 && 1000 / got < 165,
                      "%s: short-stroke IOPS %.1f", *n, 1000 / got);
     fm_disk_free (d);
   }

@@ -63,6 +63,7 @@ main (int argc, char **argv)
   if (nbd_get_size (h) != SIZE || nbd_is_rotational (h) != 1 ||
       nbd_can_fua (h) != 1 || nbd_can_flush (h) != 1 ||
       nbd_can_multi_conn (h) != 1 ||
+      nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM) != 1 ||
       nbd_get_block_size (h, LIBNBD_SIZE_PREFERRED) != 512) {
     fprintf (stderr, "test-libnbd: unexpected export properties\n");
     return EXIT_FAILURE;

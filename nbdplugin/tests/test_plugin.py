@@ -147,6 +147,8 @@ def test_capabilities(server):
     assert h.can_fua() and h.can_flush() and h.can_trim()
     assert h.can_zero() and h.can_fast_zero() and h.can_multi_conn()
     assert h.can_cache()
+    # Any alignment is served (the minimum is 1); the physical sector is
+    # what costs no read-modify-write.
     assert h.get_block_size(nbd.SIZE_MINIMUM) == 1
     assert h.get_block_size(nbd.SIZE_PREFERRED) == 4096
     s.stop()

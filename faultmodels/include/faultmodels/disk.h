@@ -17,10 +17,14 @@
  *   - a read inside the read-ahead window or the write cache: the bus
  *     transfer only; a read continuing the stream the drive is still
  *     reading ahead on: the media time still to go, nothing more;
- *   - otherwise a mechanical access: seek (Lee curve) or head switch, the
- *     write settle when a write moved the arm, the rotational wait from the
- *     platter angle at that instant, then the transfer track by track with
- *     a track switch (absorbed by skew) at every boundary;
+ *   - otherwise a mechanical access: seek (seek.h: a write's settles
+ *     longer) or head switch, the rotational wait from the platter angle at
+ *     that instant, then the transfer track by track with a track switch
+ *     (absorbed by skew) at every boundary;
+ *   - a write whose bytes do not cover whole physical sectors merges the
+ *     ragged one on the media (512e read-modify-write): one revolution
+ *     more, when it is written through or when the cache destages a sector
+ *     it holds only part of;
  *   - writes with the cache on complete after the bus transfer; dirty data
  *     is destaged in elevator order while the drive is idle, when the cache
  *     would overflow, and on FLUSH — each destage a real mechanical write;

@@ -45,8 +45,10 @@ struct fm_profile {
   uint32_t zones;    /* recording zones */
   uint32_t heads;    /* recording surfaces */
   uint64_t seek_t2t_ns, seek_avg_ns, seek_full_ns; /* read seeks */
-  uint64_t write_settle_ns; /* extra settle when a write moved the arm */
-  uint64_t track_switch_ns; /* head or cylinder switch inside a transfer */
+  uint64_t seek_settle_ns;      /* floor of seeks past one cylinder; 0 = t2t */
+  uint64_t write_settle_t2t_ns; /* a write's extra: one-cylinder seek */
+  uint64_t write_settle_ns;     /* a write's extra: any longer seek */
+  uint64_t track_switch_ns;     /* head or cylinder switch inside a transfer */
 
   /* Both kinds. */
   uint64_t command_ns; /* controller overhead per command */
@@ -114,6 +116,10 @@ extern int fm_profile_resize (struct fm_profile *p, uint64_t size,
 /* Derived numbers the model and its reports share. */
 extern double fm_profile_rev_ns (const struct fm_profile *p);
 extern double fm_profile_bw_outer (const struct fm_profile *p); /* bytes/s */
-extern double fm_profile_bw_inner (const struct fm_profile *p); /* bytes/s */
+extern double fm_profile_bw_inner (const struct fm_profile *p);
+/* The seek numbers of a rotating disk, for fm_seek_init. */
+struct fm_seek_spec;
+extern void fm_profile_seek_spec (const struct fm_profile *p,
+                                  struct fm_seek_spec *spec);
 
 #endif
