@@ -294,6 +294,7 @@ futuredisk_config_complete (void)
   "queue-depth=N        Commands queued in the drive, 1-256 (1 = none; "       \
   "32).\n"                                                                     \
   "queue-age=DURATION   None waits longer than this behind others (500ms).\n"  \
+  "cache-segments=N     Read buffer segments, 0-2048 (0: readahead-sized).\n"  \
   "Fault keys (also in profile files; nbdkit-futuredisk-plugin(1)):\n"         \
   "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
   "below.\n"                                                                   \

@@ -63,6 +63,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
+  if (rc_init (d, err) == -1)
+    goto fail;
   return d;
 
 fail:
@@ -76,6 +78,7 @@ fm_disk_free (struct fm_disk *d)
   if (d) {
     fm_geometry_free (d->g);
     fm_runs_free (&d->dirty);
+    rc_free (d);
     free (d);
   }
 }
@@ -332,8 +335,7 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
   if (i == d->dirty.n)
     i = 0;
   e = d->dirty.v[i];
-  rc_stop (d, t);
-  t = drv_mechanical (d, t, e.first, e.n, true, a);
+  t = drv_mechanical (d, rc_stop (d, t), e.first, e.n, true, a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
     d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
@@ -377,7 +379,7 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
   uint64_t cmd_end = t + d->p.command_ns;
   uint64_t bus_end = cmd_end + drv_bus_time (d, n);
 
-  /* The buffer no longer holds what the media will hold. */
+  /* The buffer keeps the written data, not what the media held. */
   rc_written (d, lba, n, t);
   if (!fua && n <= d->cache_sectors) {
     uint64_t ready = bus_end;
@@ -389,8 +391,8 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
     return ready;
   }
   dirty_remove (d, lba, n);
-  rc_stop (d, t);
-  return max64 (bus_end, drv_mechanical (d, cmd_end, lba, n, true, a));
+  return max64 (bus_end, drv_mechanical (d, max64 (cmd_end, rc_stop (d, t)),
+                                         lba, n, true, a));
 }
 
 void
