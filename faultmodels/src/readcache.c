@@ -334,14 +334,13 @@ rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
   return l.kind == L_HIT || l.kind == L_RIDE;
 }
 
-/* Drop [lo, hi) from segment s; of a segment cut in two, the part after
- * the hole stays, the part a sequential reader would read next.
+/* Drop [lo, hi) from segment s, which overlaps it; of a segment cut in
+ * two, the part after the hole stays, the part a sequential reader would
+ * read next.
  */
 static void
 drop (struct rcache *rc, struct segment *s, uint64_t lo, uint64_t hi)
 {
-  if (!s->valid || hi <= s->start || lo >= s->end)
-    return;
   if (hi < s->end)
     s->start = hi;
   else if (lo > s->start)
@@ -367,10 +366,13 @@ rc_written (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
   for (i = 0; i < rc->n; i++) {
     struct segment *c = &rc->seg[i];
 
-    if (s == NULL && seg_reaches (c, lba))
-      s = c;
-    else
-      drop (rc, c, lba, end);
+    /* One branch, almost never taken: & rather than &&. */
+    if ((c->start < end) & (lba <= c->end) & c->valid) {
+      if (s == NULL && lba >= c->start)
+        s = c; /* lba in [start, end]: it lands here */
+      else if (lba < c->end)
+        drop (rc, c, lba, end);
+    }
   }
   if (s)
     seg_set (rc, s, s->start, max64 (s->end, end));
