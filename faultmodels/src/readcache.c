@@ -14,6 +14,8 @@
  * the head, or a write, abandons the read-ahead, but only once pf_min
  * sectors are in (IBM Ultrastar DDRS "Minimum Pre-fetch",
  * https://www.easymanua.ls/ibm/ddrs-39130-ultrastar-9-1-gb-hard-drive/manual?p=118).
+ * A write stops it too, as "write hit stops prefetch" says in DiskSim's
+ * WD 4 TB model (https://github.com/westerndigitalcorporation/DiskSim).
  * Hits in other segments need no head and leave it reading ahead; so
  * several sequential readers each keep their own segment.
  */
