@@ -306,6 +306,7 @@ futuredisk_config_complete (void)
   "queue-age=DURATION   None waits longer than this behind others (500ms).\n"  \
   "queue=sptf|fifo      Serve the queue soonest-reachable first (sptf), or "   \
   "in arrival order.\n"                                                        \
+  "cache-segments=N     Read buffer segments, 0-2048 (0: readahead-sized).\n"  \
   "Fault keys (also in profile files; nbdkit-futuredisk-plugin(1)):\n"         \
   "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
   "below.\n"                                                                   \

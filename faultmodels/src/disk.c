@@ -68,6 +68,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
+  if (rc_init (d, err) == -1)
+    goto fail;
   return d;
 
 fail:
@@ -83,6 +85,7 @@ fm_disk_free (struct fm_disk *d)
     fm_runs_free (&d->dirty);
     free (d->q.v);
     fm_runs_free (&d->partial);
+    rc_free (d);
     free (d);
   }
 }
@@ -437,9 +440,8 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
   if (i == d->dirty.n)
     i = 0;
   e = d->dirty.v[i];
-  rc_stop (d, t);
   t = media_write (
-      d, t, e.first, e.n,
+      d, rc_stop (d, t), e.first, e.n,
       partial_in (d, e.first * d->p.sector, (e.first + e.n) * d->p.sector), a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
@@ -487,7 +489,7 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n,
   uint64_t bus_end = cmd_end + drv_bus_time (d, n);
   bool rmw = (rq->offset | (rq->offset + rq->length)) % d->p.sector != 0;
 
-  /* The buffer no longer holds what the media will hold. */
+  /* The buffer keeps the written data, not what the media held. */
   rc_written (d, lba, n, t);
   if (!(rq->flags & FM_REQ_FUA) && n <= d->cache_sectors) {
     uint64_t ready = bus_end;
@@ -500,8 +502,8 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n,
     return ready;
   }
   dirty_remove (d, lba, n);
-  rc_stop (d, t);
-  return max64 (bus_end, media_write (d, cmd_end, lba, n, rmw, a));
+  return max64 (bus_end, media_write (d, max64 (cmd_end, rc_stop (d, t)), lba,
+                                      n, rmw, a));
 }
 
 /* The drive was idle until `until` (the next arrival): idle time goes to

@@ -28,13 +28,31 @@
  */
 #define IDLE_DESTAGE_NS 2000000ULL
 
-struct stream {
-  bool valid;         /* the segment holds data from a read */
-  bool running;       /* still reading ahead (the head is on it) */
-  uint64_t win_start; /* first sector still in the segment */
-  uint64_t lba;       /* the stream had reached this sector ... */
-  uint64_t t;         /* ... at this time */
-  uint64_t cap;       /* read-ahead stops here (exclusive) */
+/* One segment of the read buffer: a circular buffer holding the sectors
+ * [start, end) of the disk, of which only the last seg_sectors stay.
+ */
+struct segment {
+  bool valid;
+  uint32_t prev, next; /* the LRU ring: next is less recently used */
+  uint64_t start, end;
+};
+
+/* The read buffer: the profile's buffer cut into segments.  At most one
+ * segment is reading ahead (one head): while it does, its `end` is where
+ * the stream was at time t, and it grows at media speed up to `cap`.
+ */
+struct rcache {
+  struct segment *seg;
+  uint32_t n;
+  uint64_t seg_sectors; /* what one segment holds */
+  uint64_t pf_max;      /* prefetch after a read: readahead, within a segment */
+  uint64_t pf_min;      /* read ahead even when another command arrives */
+  int ra;               /* the segment reading ahead, -1 if none */
+  uint64_t t;           /* the stream was at seg[ra].end at this time */
+  uint64_t cap;         /* read-ahead stops here (exclusive) */
+  uint64_t floor;       /* ... and always gets this far */
+  uint64_t head_free;   /* a stopped stream holds the head until then */
+  uint32_t mru;         /* most recently used; its prev is the LRU one */
 };
 
 /* Where the time of one request went. */
@@ -75,7 +93,7 @@ struct fm_disk {
   uint32_t head_head;
   uint64_t head_lba; /* sector under the head after the last transfer */
 
-  struct stream ra;
+  struct rcache rc;
 
   /* Write-back cache: the dirty sectors, as merged runs, and the bytes
    * of those the cache holds only part of (runs in bytes): destaging one
@@ -154,24 +172,37 @@ extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,
 
 /* ---- the read buffer (readcache.c) ---- */
 
+/* Cut the buffer into segments (after ra_sectors is set); rc_free undoes
+ * it.  -1 with err if out of memory.
+ */
+extern int rc_init (struct fm_disk *d, struct fm_err *err);
+extern void rc_free (struct fm_disk *d);
+
 /* A read of [lba, lba+n) that arrived at t (command overhead not yet
- * paid): served from the buffer, riding the read-ahead, or from the
+ * paid): served from a segment, riding the read-ahead, or from the
  * media.  Returns the completion time; *hit says the buffer served it.
  */
 extern uint64_t rc_read (struct fm_disk *d, uint64_t lba, uint64_t n,
                          uint64_t t, struct acct *a, bool *hit);
 
 /* Would a read of [lba, lba+n) at time t need no positioning: its data
- * in the buffer or the write cache, or on the read-ahead the head is
+ * in a segment or the write cache, or on the read-ahead the head is
  * already doing?  (The queue's scheduler prices such reads at zero.)
+ * No side effects: the LRU order is not touched.
  */
 extern bool rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n,
                       uint64_t t);
 
-/* The head is needed elsewhere at time t: stop reading ahead. */
-extern void rc_stop (struct fm_disk *d, uint64_t t);
+/* The head is needed elsewhere at time t: stop reading ahead.  Returns
+ * when the head is free, later than t while the minimum prefetch is still
+ * being read.
+ */
+extern uint64_t rc_stop (struct fm_disk *d, uint64_t t);
 
-/* [lba, lba+n) is being written at time t: the buffer's copy is stale. */
+/* [lba, lba+n) is being written at time t: a new command, so the
+ * read-ahead stops; the written data stays in a segment for later reads
+ * and every other copy of it is dropped.
+ */
 extern void rc_written (struct fm_disk *d, uint64_t lba, uint64_t n,
                         uint64_t t);
 

@@ -72,6 +72,8 @@ static const struct profile_key profile_keys[] = {
     {"interface_mbps", K_MBPS, F (interface_bw), 0, 0, 1e6, false, false},
     {"cache", K_SIZE, F (cache_bytes), 0, 0, 1e12, false, false},
     {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false, false},
+    {"cache_segments", K_U32, F (cache_segments), 0, 0, 2048, true, true},
+    {"prefetch_min", K_SIZE, F (prefetch_min_bytes), 0, 0, 1e12, true, false},
     {"queue_depth", K_U32, F (queue_depth), 0, 1, 256, true, true},
     {"queue_age", K_DUR, F (queue_age_ns), 0, 0, 3600e3, true, true},
 };
@@ -259,6 +261,54 @@ check_seeks (const struct fm_profile *p, const struct origin *o,
   return 0;
 }
 
+uint64_t
+fm_profile_buffer_bytes (const struct fm_profile *p)
+{
+  return p->cache_bytes > p->readahead_bytes ? p->cache_bytes
+                                             : p->readahead_bytes;
+}
+
+/* Unset, as many segments of `readahead` bytes as the buffer holds, at
+ * most DEFAULT_SEGMENTS: the 32 of DiskSim's 4 TB model (2013) [E].
+ */
+#define DEFAULT_SEGMENTS 32
+
+uint32_t
+fm_profile_segments (const struct fm_profile *p)
+{
+  uint64_t per =
+      p->readahead_bytes > p->sector ? p->readahead_bytes : p->sector;
+  uint64_t n = fm_profile_buffer_bytes (p) / per;
+
+  if (p->cache_segments)
+    return p->cache_segments;
+  return n < 1 ? 1 : n > DEFAULT_SEGMENTS ? DEFAULT_SEGMENTS : (uint32_t)n;
+}
+
+/* The read buffer's keys: segments of at least a sector, and a minimum
+ * prefetch within the maximum.
+ */
+static int
+check_buffer (const struct fm_profile *p, const struct origin *o,
+              struct fm_err *err)
+{
+  char msg[FM_ERR_MAX];
+
+  if (p->cache_segments &&
+      fm_profile_buffer_bytes (p) / p->cache_segments < p->sector) {
+    snprintf (msg, sizeof msg,
+              "%u segments of a %llu-byte buffer are smaller than a "
+              "sector",
+              p->cache_segments,
+              (unsigned long long)fm_profile_buffer_bytes (p));
+    return key_fail (o, p, key_index ("cache_segments"), err, msg);
+  }
+  if (p->prefetch_min_bytes > p->readahead_bytes)
+    return key_fail (o, p, key_index ("prefetch_min"), err,
+                     "above readahead, the most the drive reads ahead");
+  return 0;
+}
+
 static int
 check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
 {
@@ -322,6 +372,8 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
     if (track_bytes < p->sector)
       return key_fail (o, p, key_index ("bandwidth_mbps"), err,
                        "inner tracks would hold less than one sector");
+    if (check_buffer (p, o, err) == -1)
+      return -1;
   } else if (p->bandwidth == 0 && p->write_bandwidth != 0) {
     return key_fail (o, p, key_index ("write_bandwidth_mbps"), err,
                      "set without bandwidth_mbps");

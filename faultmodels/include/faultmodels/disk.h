@@ -1,9 +1,10 @@
 /* futuredisk — faultmodels: service time of one request.
  *
  * struct fm_disk is the state of one drive: where the arm is, the platter
- * phase, the read-ahead stream, the write-back cache, and the time at which
- * the drive becomes free.  Callers hand it requests with their arrival time
- * (virtual ns) and get back when each completes and where the time went.
+ * phase, the segmented read buffer, the write-back cache, and the time at
+ * which the drive becomes free.  Callers hand it requests with their
+ * arrival time (virtual ns) and get back when each completes and where the
+ * time went.
  * Time components may overlap (the bus runs while the media does), so they
  * need not add up to done_ns - start_ns; summed over a run they say where
  * the drive's time went.
@@ -14,9 +15,10 @@
  *
  * What a request costs (one actuator, QD1; times in integer ns):
  *   - command overhead, always;
- *   - a read inside the read-ahead window or the write cache: the bus
- *     transfer only; a read continuing the stream the drive is still
- *     reading ahead on: the media time still to go, nothing more;
+ *   - a read held by a segment of the read buffer (read ahead after an
+ *     earlier read, or written) or by the write cache: the bus transfer
+ *     only; a read continuing the stream the drive is still reading ahead
+ *     on: the media time still to go, nothing more;
  *   - otherwise a mechanical access: seek (seek.h: a write's settles
  *     longer) or head switch, the rotational wait from the platter angle at
  *     that instant, then the transfer track by track with a track switch
@@ -82,7 +84,7 @@ enum fm_queue_policy {
 
 /* Caches can be turned off for tests and for "caches off" experiments. */
 struct fm_disk_options {
-  bool read_cache;  /* read-ahead segment (default on if profile has one) */
+  bool read_cache;  /* read buffer (default on if profile reads ahead) */
   bool write_cache; /* write-back cache (default on if profile has one) */
   enum fm_queue_policy queue; /* default SPTF */
 };

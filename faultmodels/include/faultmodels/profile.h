@@ -53,9 +53,11 @@ struct fm_profile {
   /* Both kinds. */
   uint64_t command_ns; /* controller overhead per command */
   uint64_t read_latency_ns, write_latency_ns; /* SSD media latency */
-  uint64_t interface_bw;    /* bytes/s over the bus; 0 = unlimited */
-  uint64_t cache_bytes;     /* write-back cache; 0 = write-through */
-  uint64_t readahead_bytes; /* read-ahead segment; 0 = none */
+  uint64_t interface_bw;       /* bytes/s over the bus; 0 = unlimited */
+  uint64_t cache_bytes;        /* write-back cache; 0 = write-through */
+  uint64_t readahead_bytes;    /* most read ahead after a read; 0 = none */
+  uint32_t cache_segments;     /* the read buffer's segments; 0 = derived */
+  uint64_t prefetch_min_bytes; /* read ahead even if a command arrives */
 
   /* Command queueing (HDD): requests waiting inside the drive, served
    * shortest positioning time first, none waiting longer than queue_age.
@@ -99,6 +101,13 @@ extern const char *fm_profile_param (size_t i, char *buf, size_t size);
 extern bool fm_profile_is_param (const char *param);
 extern int fm_profile_set_param (struct fm_profile *p, const char *param,
                                  const char *value, struct fm_err *err);
+
+/* The read buffer (HDD): the larger of cache and readahead, cut into
+ * fm_profile_segments segments: cache_segments, or if that is 0 as many
+ * segments of `readahead` bytes as the buffer holds, 1 to 32.
+ */
+extern uint64_t fm_profile_buffer_bytes (const struct fm_profile *p);
+extern uint32_t fm_profile_segments (const struct fm_profile *p);
 
 /* Check every field and the seek curve; the parser and the built-in table
  * both end with this.  Returns 0 or -1 naming the field.
