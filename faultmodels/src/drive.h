@@ -53,6 +53,11 @@ struct rcache {
   uint64_t floor;       /* ... and always gets this far */
   uint64_t head_free;   /* a stopped stream holds the head until then */
   uint32_t mru;         /* most recently used; its prev is the LRU one */
+  /* Which 1/4096ths of the disk the settled segments touch (rc_summarize),
+   * so that the scheduler rules most reads out with one bit test.
+   */
+  uint64_t summary[64];
+  unsigned shift; /* a sector's region: lba >> shift */
 };
 
 /* Where the time of one request went. */
@@ -192,6 +197,14 @@ extern uint64_t rc_read (struct fm_disk *d, uint64_t lba, uint64_t n,
  */
 extern bool rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n,
                       uint64_t t);
+
+/* The scheduler prices every queued read at every decision: rc_summarize
+ * takes a summary of the buffer, and until the buffer next changes
+ * rc_maybe answers false only where rc_ready would — in one bit test for
+ * most reads.
+ */
+extern void rc_summarize (struct fm_disk *d);
+extern bool rc_maybe (const struct fm_disk *d, uint64_t lba, uint64_t n);
 
 /* The head is needed elsewhere at time t: stop reading ahead.  Returns
  * when the head is free, later than t while the minimum prefetch is still

@@ -93,7 +93,7 @@ price (const struct fm_disk *d, const struct queued *e, uint64_t t,
 
   if (e->n == 0 || e->rq.op == FM_OP_TRIM || cacheable (d, e))
     return 0;
-  if (!write && rc_ready (d, e->lba, e->n, t))
+  if (!write && rc_maybe (d, e->lba, e->n) && rc_ready (d, e->lba, e->n, t))
     return 0;
   return drv_price (d, t + d->p.command_ns, &e->loc, write, bound);
 }
@@ -111,6 +111,7 @@ choose (struct fm_disk *d, uint64_t T)
     return 0;
   if (window > q->n)
     window = q->n;
+  rc_summarize (d);
   for (i = 0; i < window; i++) {
     const struct queued *e = &q->v[i];
     uint64_t p;

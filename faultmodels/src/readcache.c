@@ -21,6 +21,8 @@
  */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "drive.h"
 
 /* How far a stream at (lba, t0) gets by time t, stopping at cap. */
@@ -336,6 +338,37 @@ rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
   return l.kind == L_HIT || l.kind == L_RIDE;
 }
 
+void
+rc_summarize (struct fm_disk *d)
+{
+  struct rcache *rc = &d->rc;
+  uint32_t i;
+
+  memset (rc->summary, 0, sizeof rc->summary);
+  for (i = 0; i < rc->n; i++) {
+    const struct segment *s = &rc->seg[i];
+    uint64_t r;
+
+    /* A segment reaches lba in [start, end]: both ends count. */
+    if (s->valid && (int)i != rc->ra)
+      for (r = s->start >> rc->shift; r <= s->end >> rc->shift; r++)
+        rc->summary[r / 64] |= 1ULL << (r % 64);
+  }
+}
+
+bool
+rc_maybe (const struct fm_disk *d, uint64_t lba, uint64_t n)
+{
+  const struct rcache *rc = &d->rc;
+  uint64_t r = lba >> rc->shift;
+
+  if (rc->ra >= 0 && lba >= rc->seg[rc->ra].start && lba <= rc->cap)
+    return true;
+  if (rc->n && (rc->summary[r / 64] >> (r % 64)) & 1)
+    return true;
+  return drv_dirty_covers (d, lba, n);
+}
+
 /* Drop [lo, hi) from segment s, which overlaps it; of a segment cut in
  * two, the part after the hole stays, the part a sequential reader would
  * read next.
@@ -418,6 +451,8 @@ rc_init (struct fm_disk *d, struct fm_err *err)
   rc->seg_sectors = fm_profile_buffer_bytes (&d->p) / rc->n / d->p.sector;
   rc->pf_max = min64 (d->ra_sectors, rc->seg_sectors);
   rc->pf_min = min64 (d->p.prefetch_min_bytes / d->p.sector, rc->pf_max);
+  while ((d->sectors >> rc->shift) >= 64 * 64)
+    rc->shift++;
   return 0;
 }
 
