@@ -54,6 +54,11 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   else
     fm_disk_default_options (p, &d->o);
   d->sectors = p->capacity / p->sector;
+  if (p->actuators == 2) {
+    if (dual_new (d, seed, err) == -1)
+      goto fail;
+    return d;
+  }
   d->ra_sectors = d->o.read_cache ? p->readahead_bytes / p->sector : 0;
   d->cache_sectors = d->o.write_cache ? p->cache_bytes / p->sector : 0;
   if (p->kind == FM_KIND_HDD) {
@@ -86,6 +91,7 @@ fm_disk_free (struct fm_disk *d)
     free (d->q.v);
     fm_runs_free (&d->partial);
     rc_free (d);
+    dual_free (d);
     free (d);
   }
 }
@@ -99,12 +105,16 @@ fm_disk_profile (const struct fm_disk *d)
 uint64_t
 fm_disk_busy_until (const struct fm_disk *d)
 {
+  if (d->dual)
+    return dual_busy_until (d);
   return d->t_free;
 }
 
 uint64_t
 fm_disk_extend (struct fm_disk *d, uint64_t ns)
 {
+  if (d->dual)
+    return dual_extend (d, ns);
   /* Retries re-read the same sectors: the head stays, the stream stops. */
   rc_forget (d);
   d->t_free += ns;
@@ -114,6 +124,10 @@ fm_disk_extend (struct fm_disk *d, uint64_t ns)
 void
 fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
 {
+  if (d->dual) {
+    dual_powercut (d, fn, opaque);
+    return;
+  }
   size_t i;
 
   for (i = 0; i < d->dirty.n; i++)
@@ -127,12 +141,18 @@ fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
 uint64_t
 fm_disk_dirty_bytes (const struct fm_disk *d)
 {
+  if (d->dual)
+    return dual_dirty_bytes (d);
   return d->dirty.total * d->p.sector;
 }
 
 void
 fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
 {
+  if (d->dual) {
+    dual_on_destage (d, fn, opaque);
+    return;
+  }
   d->on_destage = fn;
   d->on_destage_opaque = opaque;
 }
@@ -341,6 +361,8 @@ fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
   struct fm_location loc;
   double dist;
 
+  if (d->dual)
+    return dual_spare_detour (d, offset);
   if (d->g == NULL)
     return 0;
   drv_locate (d, offset / d->p.sector, &loc);
@@ -592,6 +614,10 @@ void
 fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
                 struct fm_timing *out)
 {
+  if (d->dual) {
+    dual_submit (d, rq, out);
+    return;
+  }
   drv_idle (d, rq->arrival_ns);
   drv_serve (d, rq, max64 (rq->arrival_ns, d->t_free), out);
 }

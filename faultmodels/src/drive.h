@@ -115,6 +115,11 @@ struct fm_disk {
 
   /* The command queue (queue.c). */
   struct queue q;
+
+  /* Two actuators (dual.c): the work goes to two half drives; nothing
+   * else in this struct is used.  NULL for one actuator.
+   */
+  struct dual *dual;
 };
 
 static inline uint64_t
@@ -174,6 +179,26 @@ extern void drv_idle (struct fm_disk *d, uint64_t until);
 /* Serve one request starting at time t (>= its arrival, >= t_free). */
 extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,
                        uint64_t t, struct fm_timing *out);
+
+/* ---- two actuators (dual.c): the public calls, routed ---- */
+
+extern int dual_new (struct fm_disk *d, uint64_t seed, struct fm_err *err);
+extern void dual_free (struct fm_disk *d);
+extern void dual_submit (struct fm_disk *d, const struct fm_request *rq,
+                         struct fm_timing *out);
+extern void dual_enqueue (struct fm_disk *d, const struct fm_request *rq,
+                          uint64_t tag);
+extern bool dual_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
+                           struct fm_timing *t);
+extern uint64_t dual_next_decision (const struct fm_disk *d);
+extern size_t dual_queued (const struct fm_disk *d);
+extern uint64_t dual_busy_until (const struct fm_disk *d);
+extern uint64_t dual_extend (struct fm_disk *d, uint64_t ns);
+extern void dual_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque);
+extern uint64_t dual_dirty_bytes (const struct fm_disk *d);
+extern void dual_on_destage (struct fm_disk *d, fm_destage_fn *fn,
+                             void *opaque);
+extern uint64_t dual_spare_detour (const struct fm_disk *d, uint64_t offset);
 
 /* ---- the read buffer (readcache.c) ---- */
 

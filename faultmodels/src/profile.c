@@ -58,6 +58,7 @@ static const struct profile_key profile_keys[] = {
     {"zone_ratio", K_DOUBLE, F (zone_ratio), 0, 1, 4, true, false},
     {"zones", K_U32, F (zones), 0, 1, 1024, true, false},
     {"heads", K_U32, F (heads), 0, 1, 64, true, false},
+    {"actuators", K_U32, F (actuators), 0, 0, 2, true, false},
     {"seek_t2t_ms", K_MS, F (seek_t2t_ns), 0, 0.001, 100, true, false},
     {"seek_avg_ms", K_MS, F (seek_avg_ns), 0, 0.001, 1000, true, false},
     {"seek_full_ms", K_MS, F (seek_full_ns), 0, 0.001, 1000, true, false},
@@ -367,6 +368,10 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
                        "must be shorter than one revolution");
     if (check_seeks (p, o, err) == -1)
       return -1;
+    if (p->actuators == 2 && p->heads % 2)
+      return key_fail (o, p, key_index ("heads"), err,
+                       "two actuators share the surfaces: give an even "
+                       "number");
     track_bytes = fm_profile_bw_inner (p) *
                   (fm_profile_rev_ns (p) + p->track_switch_ns) / 1e9;
     if (track_bytes < p->sector)

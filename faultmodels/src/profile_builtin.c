@@ -193,6 +193,39 @@ static const struct fm_profile builtins[] = {
         .faults = {.erc_ns = MS (7000)},
     },
     {
+        .name = "dual-18t-2022",
+        .description = "18 TB dual-actuator nearline disk (Exos 2X18 class, "
+                       "SATA)",
+        .sourced = "18 TB, two actuators each owning half the LBAs, 554 MB/s "
+                   "with both (Exos 2X18, Tom's Hardware 2022), 256 MB cache, "
+                   "7200 rpm, QD16 random read 304 IOPS; SATA layout: Seagate "
+                   "MACH.2 FAQ",
+        .estimated = "277 MB/s outer per actuator and zone ratio 2.0 (mean "
+                     "208 MB/s each), 18 heads, seeks and settle as "
+                     "cmr-20t-2024, 8 MiB read-ahead, the cache split "
+                     "between the actuators",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (18000),
+        .design_capacity = GB (18000),
+        .sector = 4096,
+        .bandwidth = MBPS (207.75),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 18,
+        .actuators = 2,
+        .seek_t2t_ns = MS (0.5),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (256),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
         .name = "laptop-5400",
         .description = "1 TB 2.5-inch 5400 rpm laptop disk",
         .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 1.1/13/21 ms write: "

@@ -29,6 +29,10 @@ fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq, uint64_t tag)
   struct queued *e;
   uint64_t ss = d->p.sector, first = rq->offset / ss, last;
 
+  if (d->dual) {
+    dual_enqueue (d, rq, tag);
+    return;
+  }
   if (q->n == q->alloc) {
     size_t na = q->alloc ? 2 * q->alloc : 64;
     struct queued *nv = realloc (q->v, na * sizeof *nv);
@@ -63,12 +67,16 @@ depth (const struct fm_disk *d)
 size_t
 fm_disk_queued (const struct fm_disk *d)
 {
+  if (d->dual)
+    return dual_queued (d);
   return d->q.n;
 }
 
 uint64_t
 fm_disk_next_decision (const struct fm_disk *d)
 {
+  if (d->dual)
+    return dual_next_decision (d);
   if (d->q.n == 0)
     return UINT64_MAX;
   return max64 (d->t_free, d->q.v[0].rq.arrival_ns);
@@ -138,6 +146,8 @@ fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
   uint64_t T;
   size_t i;
 
+  if (d->dual)
+    return dual_dispatch (d, now, tag, t);
   if (q->n == 0)
     return false;
   T = fm_disk_next_decision (d);

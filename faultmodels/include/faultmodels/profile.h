@@ -41,9 +41,10 @@ struct fm_profile {
 
   /* HDD mechanics. */
   uint32_t rpm;
-  double zone_ratio; /* outer / inner bandwidth, >= 1 */
-  uint32_t zones;    /* recording zones */
-  uint32_t heads;    /* recording surfaces */
+  double zone_ratio;  /* outer / inner bandwidth, >= 1 */
+  uint32_t zones;     /* recording zones */
+  uint32_t heads;     /* recording surfaces */
+  uint32_t actuators; /* 2: each half of the LBAs has its own arm; 0 = 1 */
   uint64_t seek_t2t_ns, seek_avg_ns, seek_full_ns; /* read seeks */
   uint64_t seek_settle_ns;      /* floor of seeks past one cylinder; 0 = t2t */
   uint64_t write_settle_t2t_ns; /* a write's extra: one-cylinder seek */
