@@ -57,7 +57,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (300),
         .cache_bytes = MIB (16),
         .readahead_bytes = MIB (1),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "roadmap-2009",
@@ -82,7 +82,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (32),
         .readahead_bytes = MIB (2),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "roadmap-2013",
@@ -108,7 +108,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = 0,
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (4),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "cmr-8t-2015",
@@ -136,7 +136,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (128),
         .readahead_bytes = MIB (8),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (7000)}, /* nearline: TLER 7 s */
     },
     {
         .name = "cmr-20t-2024",
@@ -186,7 +186,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (8),
         .readahead_bytes = MIB (1),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "ent-15k",
@@ -212,7 +212,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (2),
-        .faults = {.erc_ns = MS (7000)},
+        .faults = {.erc_ns = MS (1193)}, /* SAS ladder: 298 revs */
     },
     {
         .name = "ssd-sata",
