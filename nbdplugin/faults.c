@@ -507,8 +507,10 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
   *extra_ns = 0;
   if (failed_disk (f, now, err) == -1)
     return -1;
-  if (count == 0 || bad_sectors (f, now, first, n, extra_ns, err) == -1)
-    return count == 0 ? 0 : -1;
+  if (count == 0)
+    return 0;
+  if (bad_sectors (f, now, first, n, extra_ns, err) == -1)
+    return -1;
   return media ? slow_sectors (f, now, first, n, extra_ns, err) : 0;
 }
 
