@@ -180,6 +180,12 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                          ? (uint64_t)((double)cfg->profile.bandwidth *
                                       fm_profile_rev_ns (&cfg->profile) / 1e9)
                          : 1 << 20;
+    /* A retry waits for the sector to come round again; flash re-reads
+     * the page (with shifted read levels) [E].
+     */
+    fc.retry_ns = cfg->profile.kind == FM_KIND_HDD
+                      ? (uint64_t)fm_profile_rev_ns (&cfg->profile)
+                      : cfg->profile.read_latency_ns;
     e->faults = dfaults_new (&fc, err);
   }
   if (e->faults == NULL ||
@@ -332,14 +338,16 @@ detours (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r)
 }
 
 /* A read that runs into a faulty sector fails, after the drive's error
- * recovery, which the request (and the drive) pay for.  Lock held.
+ * recovery, and one that meets a weak sector on the media takes retries:
+ * the request (and the drive) pay for both.  Lock held.
  */
 static int
 read_faults (struct emu *e, uint64_t count, uint64_t offset,
              struct emu_result *r, struct fm_err *err)
 {
   uint64_t extra;
-  int ret = dfaults_read (e->faults, r->arrival_ns, offset, count, &extra, err);
+  int ret = dfaults_read (e->faults, r->arrival_ns, offset, count,
+                          !r->cache_hit, &extra, err);
 
   if (extra)
     penalize (e, r, extra);

@@ -15,13 +15,17 @@ struct dfaults {
   struct dfaults_config cfg;    /* as given (log_path is not kept) */
   struct fm_faultmap *map;      /* unreadable sectors (ure, lse) */
   struct fm_faultmap *remapped; /* sectors living on spares */
+  struct fm_faultmap *weak;     /* marginal sectors injected */
   FILE *log;
   uint64_t sectors;
   double p_sector;     /* chance a sector is unreadable, from ber */
+  double p_marginal;   /* chance a sector is marginal, from marginal */
   uint64_t generation; /* writes so far: the re-roll's generation */
   uint64_t attempts;   /* reads that ran into a bad sector so far */
   uint64_t writes;     /* writes whose fate was decided so far */
   uint64_t reads;      /* reads so far: each draws its own flips */
+  uint64_t slow_reads; /* reads of marginal sectors so far */
+  uint64_t retries;    /* retries that brought reads back */
   uint64_t spares;     /* spare sectors left */
   uint64_t fail_at_ns; /* UINT64_MAX: never (inject moves it) */
   bool failure_logged;
@@ -244,7 +248,10 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
                     : 0;
   f->fail_at_ns = cfg->set.fail_at_ns ? cfg->set.fail_at_ns : UINT64_MAX;
   f->spares = cfg->set.spares;
-  if ((f->remapped = fm_faultmap_new ()) == NULL) {
+  f->p_marginal =
+      fm_marginal_sector_probability (cfg->set.marginal, cfg->sector);
+  if ((f->remapped = fm_faultmap_new ()) == NULL ||
+      (f->weak = fm_faultmap_new ()) == NULL) {
     fm_fail (err, "out of memory");
     dfaults_free (f);
     return NULL;
@@ -280,6 +287,7 @@ dfaults_free (struct dfaults *f)
       fclose (f->log);
     fm_faultmap_free (f->map);
     fm_faultmap_free (f->remapped);
+    fm_faultmap_free (f->weak);
     free (f->stuck);
     free (f);
   }
@@ -309,6 +317,17 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
         return fm_fail (err, "inject: out of memory");
       }
       /* The log says which whole sectors went bad. */
+      offset = first * f->cfg.sector;
+      length = (last - first) * f->cfg.sector;
+      break;
+    case FM_FAULT_MARGINAL:
+      if (length == 0) {
+        return fm_fail (err, "inject %s: length is 0", fm_fault_name (kind));
+      }
+      /* Weak media: a rewrite does not mend it, so a map of its own. */
+      if (fm_faultmap_add (f->weak, first, last - first, kind) == -1) {
+        return fm_fail (err, "inject: out of memory");
+      }
       offset = first * f->cfg.sector;
       length = (last - first) * f->cfg.sector;
       break;
@@ -361,53 +380,138 @@ failed_disk (struct dfaults *f, uint64_t now, struct fm_err *err)
   return -1;
 }
 
-int
-dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
-              uint64_t *extra_ns, struct fm_err *err)
+/* The drive retries sector s of a read until it reads: fm_retries
+ * retries of retry_ns each, drawn from (stream, s, attempt).  If they fit
+ * in what is left of the command's error recovery limit, they are added
+ * to *extra_ns and their number returned; else 0: the drive gives up.
+ */
+static uint64_t
+retry (struct dfaults *f, uint64_t stream, uint64_t s, uint64_t attempt,
+       uint64_t *extra_ns)
 {
-  uint64_t first = offset / f->cfg.sector, bad, bad_n;
-  uint64_t n = (offset + count + f->cfg.sector - 1) / f->cfg.sector - first;
+  uint64_t k =
+      fm_retries (f->cfg.seed, stream, s, attempt, f->cfg.set.retry_revs);
+  uint64_t left = f->cfg.set.erc_ns - *extra_ns;
+
+  if (f->cfg.retry_ns > 0 && k > left / f->cfg.retry_ns)
+    return 0;
+  *extra_ns += k * f->cfg.retry_ns;
+  f->retries += k;
+  return k;
+}
+
+/* The drive gave up on sector s after its whole recovery limit. */
+static int
+give_up (struct dfaults *f, uint64_t now, enum fm_fault_kind kind, uint64_t s,
+         uint64_t n, const char *why, uint64_t *extra_ns, struct fm_err *err)
+{
+  char detail[128];
+
+  *extra_ns = f->cfg.set.erc_ns;
+  f->hits[kind]++;
+  snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64 "%s",
+            f->cfg.set.erc_ns, why);
+  log_event (f, now, "trigger", kind, s * f->cfg.sector, n * f->cfg.sector,
+             detail);
+  fm_fail (err,
+           "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
+           ", %s)",
+           s, s * f->cfg.sector, fm_fault_name (kind));
+  errno = EIO;
+  return -1;
+}
+
+/* Unreadable sectors (ure, lse) in [first, first+n): each fails the read,
+ * unless with chance ure-recover a retry reads it after all; then the data
+ * comes back and the drive rewrites the sector, which reads from now on.
+ */
+static int
+bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
+             uint64_t *extra_ns, struct fm_err *err)
+{
+  uint64_t bad, bad_n, k;
   enum fm_fault_kind kind;
   char detail[96];
+
+  while (fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
+    f->attempts++;
+    if (f->cfg.set.ure_recover <= 0 ||
+        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad,
+                          f->attempts)) >= f->cfg.set.ure_recover)
+      return give_up (f, now, kind, bad, bad_n, "", extra_ns, err);
+    k = retry (f, FM_STREAM_URE_RETRY, bad, f->attempts, extra_ns);
+    if (k == 0)
+      return give_up (f, now, kind, bad, 1, " (its retries would take longer)",
+                      extra_ns, err);
+    snprintf (detail, sizeof detail,
+              "recovered after %" PRIu64 " retries (%" PRIu64 " ns)", k,
+              k * f->cfg.retry_ns);
+    log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
+               detail);
+    if (fm_faultmap_clear (f->map, bad, 1) == -1) {
+      fm_fail (err, "out of memory");
+      errno = ENOMEM;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static bool
+is_marginal (const struct dfaults *f, uint64_t s)
+{
+  uint64_t bad, bad_n;
+  enum fm_fault_kind kind;
+
+  return (f->p_marginal > 0 && fm_marginal (f->cfg.seed, s, f->p_marginal)) ||
+         fm_faultmap_find (f->weak, s, 1, &bad, &bad_n, &kind);
+}
+
+/* Marginal sectors in [first, first+n): each read of one costs retries,
+ * logged with their number; past the recovery limit the read fails.
+ */
+static int
+slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
+              uint64_t *extra_ns, struct fm_err *err)
+{
+  uint64_t s, k;
+  char detail[96];
+
+  if (f->p_marginal <= 0 && fm_faultmap_sectors (f->weak) == 0)
+    return 0;
+  for (s = first; s < first + n; s++) {
+    if (!is_marginal (f, s))
+      continue;
+    k = retry (f, FM_STREAM_MARGINAL, s, ++f->slow_reads, extra_ns);
+    if (k == 0)
+      return give_up (f, now, FM_FAULT_MARGINAL, s, 1,
+                      " (a marginal sector needing more retries)", extra_ns,
+                      err);
+    f->hits[FM_FAULT_MARGINAL]++;
+    snprintf (detail, sizeof detail,
+              "read after %" PRIu64 " retries (%" PRIu64 " ns)", k,
+              k * f->cfg.retry_ns);
+    log_event (f, now, "trigger", FM_FAULT_MARGINAL, s * f->cfg.sector,
+               f->cfg.sector, detail);
+  }
+  return 0;
+}
+
+int
+dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
+              bool media, uint64_t *extra_ns, struct fm_err *err)
+{
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t n = (offset + count + f->cfg.sector - 1) / f->cfg.sector - first;
 
   *extra_ns = 0;
   if (failed_disk (f, now, err) == -1)
     return -1;
-  while (count > 0 &&
-         fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
-    /* The drive retries the bad sector until it gives up ... */
-    *extra_ns += f->cfg.set.erc_ns;
-    f->attempts++;
-    if (f->cfg.set.ure_recover > 0 &&
-        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, f->attempts)) <
-            f->cfg.set.ure_recover) {
-      /* ... or until a retry reads it after all: the data comes back and
-       * the drive rewrites the sector, which reads again from now on.
-       */
-      snprintf (detail, sizeof detail,
-                "recovered on retry after erc_ns=%" PRIu64, f->cfg.set.erc_ns);
-      log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
-                 detail);
-      if (fm_faultmap_clear (f->map, bad, 1) == -1) {
-        fm_fail (err, "out of memory");
-        errno = ENOMEM;
-        return -1;
-      }
-      continue;
-    }
-    f->hits[kind]++;
-    snprintf (detail, sizeof detail, "read failed after erc_ns=%" PRIu64,
-              f->cfg.set.erc_ns);
-    log_event (f, now, "trigger", kind, bad * f->cfg.sector,
-               bad_n * f->cfg.sector, detail);
-    fm_fail (err,
-             "unrecoverable read error at sector %" PRIu64 " (byte %" PRIu64
-             ", %s)",
-             bad, bad * f->cfg.sector, fm_fault_name (kind));
-    errno = EIO;
+  if (count == 0)
+    return 0;
+  if (bad_sectors (f, now, first, n, extra_ns, err) == -1)
     return -1;
-  }
-  return 0;
+  return media ? slow_sectors (f, now, first, n, extra_ns, err) : 0;
 }
 
 /* A write over pending sectors: each is rewritten in place, or with
@@ -728,11 +832,12 @@ dfaults_json (const struct dfaults *f, FILE *fp)
     fprintf (fp, "%s\"%s\": %" PRIu64, k ? ", " : "",
              fm_fault_name ((enum fm_fault_kind)k), f->hits[k]);
   fprintf (fp,
-           ", \"faulty_sectors\": %" PRIu64 ", \"lse_prone\": %s, "
+           ", \"retries\": %" PRIu64 ", \"faulty_sectors\": %" PRIu64
+           ", \"lse_prone\": %s, "
            "\"lse_latent\": %" PRIu64 ", \"lse_episodes\": %" PRIu64
            ", \"silent_corruption\": %s, \"stuck_bits\": %zu, "
            "\"spares_left\": %" PRIu64 "}",
-           fm_faultmap_sectors (f->map), f->lse_prone ? "true" : "false",
-           f->lse_latent, f->lse_episodes, f->corrupting ? "true" : "false",
-           f->nstuck, f->spares);
+           f->retries, fm_faultmap_sectors (f->map),
+           f->lse_prone ? "true" : "false", f->lse_latent, f->lse_episodes,
+           f->corrupting ? "true" : "false", f->nstuck, f->spares);
 }

@@ -27,6 +27,7 @@ struct dfaults_config {
   uint64_t disk_size;
   uint64_t seed;
   uint64_t track_bytes; /* a track, for lse-spread's default */
+  uint64_t retry_ns;    /* one retry: a revolution; a media read on flash */
   struct fm_faultset set;
 };
 
@@ -51,13 +52,17 @@ extern int dfaults_inject (struct dfaults *f, uint64_t now,
 extern int dfaults_load (struct dfaults *f, const char *path,
                          struct fm_err *err);
 
-/* A request at virtual time now touching [offset, offset+count).  Returns
- * 0 if it may proceed, else -1 with err filled and the fault logged and
- * counted; *extra_ns is the time the drive spends failing (error
- * recovery), to add to the request.
+/* A read at virtual time now of [offset, offset+count); `media` says the
+ * drive went to the media for it (a read its buffer served meets no weak
+ * sector).  Returns 0 if it may proceed, else -1 with err filled and the
+ * fault logged and counted.  *extra_ns is the time the drive spent on
+ * retries, to add to the request: retry_ns for each retry of a marginal
+ * sector or of an unreadable one that comes back, and the whole error
+ * recovery time (erc=) when the drive gives up.  The limit is per
+ * command, as SCT ERC's is: a read whose retries would pass it fails.
  */
 extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
-                         uint64_t count, uint64_t *extra_ns,
+                         uint64_t count, bool media, uint64_t *extra_ns,
                          struct fm_err *err);
 extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
                           uint64_t count, struct fm_err *err);
@@ -113,7 +118,9 @@ extern void dfaults_record (struct dfaults *f, uint64_t now,
                             uint64_t length, const char *detail);
 
 /* The "faults" member of the stats object: counts by kind of the faults
- * requests ran into, and the sectors faulty now.
+ * requests ran into (a marginal sector read slowly counts under
+ * marginal), the retries that brought reads back, and the sectors
+ * faulty now.
  */
 extern void dfaults_json (const struct dfaults *f, FILE *fp);
 

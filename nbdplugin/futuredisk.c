@@ -311,8 +311,11 @@ futuredisk_config_complete (void)
   "faults=PRESET        none|consumer|enterprise|harsh, then the keys "        \
   "below.\n"                                                                   \
   "ber=P                Unrecoverable read errors per bit read (1e-14).\n"     \
-  "erc=DURATION         Error recovery of a failing read (profile's).\n"       \
+  "erc=DURATION         Error recovery limit of a read (profile's).\n"         \
   "ure-recover=P        Chance a failing read succeeds on a retry.\n"          \
+  "retry-revs=N         Mean retries (revolutions) a read that comes back "    \
+  "takes (8).\n"                                                               \
+  "marginal=F           Share of 4 KiB blocks that read only on a retry.\n"    \
   "age=DURATION         The disk's age: latent errors built up (e.g. 2y).\n"   \
   "lse=P                Chance per year of age the disk gets latent errors.\n" \
   "lse-alpha=A lse-min=N lse-max=N  Pareto count of latent errors.\n"          \

@@ -252,6 +252,32 @@ fm_lse_member (uint64_t seed, uint64_t key, uint64_t j, uint64_t centre,
   return d >= sectors - 1 - centre ? sectors - 1 : centre + d;
 }
 
+/* ---- retries and marginal sectors ---- */
+
+uint64_t
+fm_retries (uint64_t seed, uint64_t stream, uint64_t s, uint64_t attempt,
+            double mean)
+{
+  /* Keys above 2^63 keep clear of the decisions a stream makes per
+   * (sector, attempt), such as whether a failing read recovers at all.
+   */
+  return geometric (fm_hash (seed, stream, s, attempt | (1ULL << 63)), mean);
+}
+
+double
+fm_marginal_sector_probability (double share, uint32_t sector_bytes)
+{
+  if (share >= 1)
+    return 1;
+  return -expm1 (sector_bytes / 4096.0 * log1p (-share));
+}
+
+bool
+fm_marginal (uint64_t seed, uint64_t s, double p)
+{
+  return fm_unit (fm_hash (seed, FM_STREAM_MARGINAL, s, 0)) < p;
+}
+
 /* ---- the fault map: runs of faulty sectors, tagged with their kind ---- */
 
 struct fm_faultmap {

@@ -69,7 +69,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (300),
         .cache_bytes = MIB (16),
         .readahead_bytes = MIB (1),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "roadmap-2009",
@@ -97,7 +97,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (32),
         .readahead_bytes = MIB (2),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "roadmap-2013",
@@ -127,7 +127,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = 0,
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (4),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "cmr-8t-2015",
@@ -160,7 +160,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (128),
         .readahead_bytes = MIB (8),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (7000)}, /* nearline: TLER 7 s */
     },
     {
         .name = "cmr-20t-2024",
@@ -252,7 +252,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (8),
         .readahead_bytes = MIB (1),
-        .faults = {.erc_ns = MS (20000)},
+        .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
     {
         .name = "ent-15k",
@@ -282,7 +282,7 @@ static const struct fm_profile builtins[] = {
         .interface_bw = MBPS (600),
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (2),
-        .faults = {.erc_ns = MS (7000)},
+        .faults = {.erc_ns = MS (1193)}, /* SAS ladder: 298 revs */
     },
     {
         .name = "ssd-sata",

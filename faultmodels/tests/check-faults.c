@@ -24,7 +24,7 @@ START_TEST (test_kinds)
   ck_assert_str_eq (err.msg, "unknown fault kind 'gremlin' (kinds: ure, "
                              "disk-failure, powercut, torn-write, lost-write, "
                              "misdirected-write, flip, reallocated, lse, rot, "
-                             "stuck)");
+                             "stuck, marginal)");
 }
 END_TEST
 

@@ -103,7 +103,7 @@ START_TEST (test_parse_valid)
   ck_assert_double_eq (p.faults.realloc, 0.6);
   /* A built-in keeps its own error recovery and no faults. */
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &p, &err), 0);
-  ck_assert_uint_eq (p.faults.erc_ns, 20000000000ULL);
+  ck_assert_uint_eq (p.faults.erc_ns, 120000000000ULL);
   ck_assert_double_eq (p.faults.ber, 0);
   ck_assert_uint_eq (p.faults.spares, 20000);
 }

@@ -45,7 +45,11 @@
      "is rewritten")                                                           \
   X (STUCK, "stuck",                                                           \
      "a bit of the media is stuck at 0 or 1: reads return the stuck value "    \
-     "whatever was written")
+     "whatever was written")                                                   \
+  X (MARGINAL, "marginal",                                                     \
+     "a marginal sector: reads of it succeed, but only after retries, one "    \
+     "revolution each; a read needing more than the error recovery time "      \
+     "fails with EIO")
 
 enum fm_fault_kind {
 #define FM_FAULT_ENUM(id, name, desc) FM_FAULT_##id,
@@ -101,6 +105,31 @@ extern uint64_t fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits,
 /* Which bit (0 .. bits-1) the j-th flip of that read hits. */
 extern uint64_t fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j,
                              uint64_t bits);
+
+/* ---- retries and marginal sectors ---- */
+
+/* How many retries a read that does come back takes: each retry (one
+ * more revolution; one more media read on flash) succeeds with chance
+ * 1/mean, so the count is geometric, at least 1, with mean `mean`.  Drawn
+ * from (seed, stream, s, attempt): `attempt` numbers the reads, so every
+ * read of a weak sector draws afresh.
+ */
+extern uint64_t fm_retries (uint64_t seed, uint64_t stream, uint64_t s,
+                            uint64_t attempt, double mean);
+
+/* The chance that a sector of `sector_bytes` is marginal when a share
+ * `share` of the media's 4 KiB blocks is: 1 - (1 - share)^(bytes / 4096),
+ * so the share of 4 KiB reads that meet one does not depend on the
+ * sector size.
+ */
+extern double fm_marginal_sector_probability (double share,
+                                              uint32_t sector_bytes);
+
+/* Is sector s marginal (chance p)?  A pure function of (seed, s): weak
+ * spots of the media stay where they are, whatever is read or written
+ * first, and no list of them is kept.
+ */
+extern bool fm_marginal (uint64_t seed, uint64_t s, double p);
 
 /* ---- Poisson processes in virtual time ---- */
 

@@ -22,6 +22,11 @@ struct fm_faultset {
   uint64_t erc_ns;    /* error recovery before a failing read's EIO */
   double ure_recover; /* chance a failing read succeeds on a retry */
 
+  /* Retries that succeed, and the sectors that need them. */
+  double retry_revs; /* mean retries (revolutions) a read that comes back
+                        takes, geometric */
+  double marginal;   /* share of 4 KiB blocks that read only on a retry */
+
   /* Latent sector errors (field model, episodes). */
   uint64_t age_ns;     /* modelled age of the disk at start */
   double lse;          /* chance per year of age the disk turns LSE-prone */
