@@ -333,9 +333,7 @@ def test_fault_profile_file_with_preset(server, workdir):
     with open(prof, "w") as f:
         f.write("base = roadmap-2006\nname = worn\n"
                 "faults = harsh   # aged 3 years, certainly LSE-prone\n"
-                "rot-rate = 0\nstuck-bits = 0\nflip-rate = 0\n"
-                # its marginal sectors would fail reads too (erc 100 ms)
-                "marginal = 0\n")
+                "rot-rate = 0\nstuck-bits = 0\nflip-rate = 0\n")
     s = server(f"profile={prof}", "size=64M", f"faultlog={log}",
                "lse-max=20", "lse-min=20", "think=zero")
     h = s.connect()
