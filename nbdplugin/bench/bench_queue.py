@@ -26,9 +26,10 @@ def fio_iops(uri, depth, seconds):
         ["fio", "--name=q", "--ioengine=nbd", f"--uri={uri}",
          "--rw=randread", "--bs=4k", f"--iodepth={depth}",
          f"--runtime={seconds}", "--time_based", "--randseed=7",
-         "--output-format=json"],
+         "--random_generator=tausworthe64", "--output-format=json"],
         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["jobs"][0]["read"]["iops"]
+    # fio says "connected to NBD server" on stdout before the JSON.
+    return json.loads(out[out.index("{"):])["jobs"][0]["read"]["iops"]
 
 
 def main():
