@@ -54,7 +54,7 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   d->sectors = p->capacity / p->sector;
   d->ra_sectors = d->o.read_cache ? p->readahead_bytes / p->sector : 0;
   d->cache_sectors = d->o.write_cache ? p->cache_bytes / p->sector : 0;
-  if (p->kind == FM_KIND_HDD) {
+  if (fm_profile_rotating (p)) {
     d->g = fm_geometry_new (p, err);
     if (d->g == NULL)
       goto fail;
@@ -63,6 +63,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
+  if (p->kind == FM_KIND_SMR && smr_new (d, err) == -1)
+    goto fail;
   return d;
 
 fail:
@@ -76,6 +78,7 @@ fm_disk_free (struct fm_disk *d)
   if (d) {
     fm_geometry_free (d->g);
     fm_runs_free (&d->dirty);
+    smr_free (d->smr);
     free (d);
   }
 }
@@ -312,11 +315,22 @@ dirty_remove (struct fm_disk *d, uint64_t lba, uint64_t n)
     abort ();
 }
 
+/* `tag` says where a shingled disk will put it (smr_tag); 0 otherwise. */
 static void
-dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n)
+dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n, int tag)
 {
-  if (fm_runs_add (&d->dirty, lba, n, 0) == -1)
+  if (fm_runs_add (&d->dirty, lba, n, tag) == -1)
     abort ();
+}
+
+/* Where data reaches the media: a shingled disk decides where it goes. */
+static uint64_t
+media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
+             struct acct *a)
+{
+  if (d->smr)
+    return smr_write (d, t, lba, n, tag, a);
+  return drv_mechanical (d, t, lba, n, true, a);
 }
 
 /* Write one dirty extent to the media, elevator order (the first extent
@@ -333,7 +347,7 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
     i = 0;
   e = d->dirty.v[i];
   rc_stop (d, t);
-  t = drv_mechanical (d, t, e.first, e.n, true, a);
+  t = media_write (d, t, e.first, e.n, e.tag, a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
     d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
@@ -384,13 +398,13 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n, bool fua, uint64_t t,
 
     while (d->dirty.total + n > d->cache_sectors)
       ready = destage_one (d, ready, a);
-    dirty_add (d, lba, n);
+    dirty_add (d, lba, n, smr_tag (d, n));
     *cached = true;
     return ready;
   }
   dirty_remove (d, lba, n);
   rc_stop (d, t);
-  return max64 (bus_end, drv_mechanical (d, cmd_end, lba, n, true, a));
+  return max64 (bus_end, media_write (d, cmd_end, lba, n, smr_tag (d, n), a));
 }
 
 void
@@ -421,6 +435,9 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
       t = destage_one (d, t, &a);
     d->t_free = t;
   }
+  /* ... and a shingled disk's to cleaning its media cache. */
+  if (d->smr)
+    d->t_free = smr_idle (d, d->t_free, rq->arrival_ns, &a);
   t = max64 (rq->arrival_ns, d->t_free);
   out->start_ns = t;
   out->queue_ns = t - rq->arrival_ns;

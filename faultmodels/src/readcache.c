@@ -133,7 +133,8 @@ rc_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
       from = cur; /* the segment holds the head of the request */
   }
   rc_stop (d, t);
-  media_end = drv_mechanical (d, cmd_end, from, end - from, false, a);
+  media_end = d->smr ? smr_read (d, cmd_end, from, end - from, a)
+                     : drv_mechanical (d, cmd_end, from, end - from, false, a);
   stream_start (d, lba, end, media_end);
   return max64 (bus_end, media_end);
 }
