@@ -22,6 +22,7 @@
 /* Shared by every 7200 rpm disk unless it says otherwise [E]: the
  * controller overhead (0.1 ms, between ublk-disksim's 30 us and DiskSim's
  * Cheetah figures) and a 1 ms head switch (DiskSim 4 TB model).
+ * ROTATING_COMMON is all of it but the kind: shingled disks share it.
  */
 #define HDD_COMMON .kind = FM_KIND_HDD, ROTATING_COMMON
 #define ROTATING_COMMON                                                        \

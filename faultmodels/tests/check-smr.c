@@ -290,6 +290,9 @@ START_TEST (test_cliff)
                  after);
   ck_assert_msg (before >= 10 * cmr, "before %.0f IOPS, CMR %.1f", before, cmr);
 
+  /* Both start with their write caches on the media. */
+  submit (d, FM_OP_FLUSH, 0, 0, &now);
+  submit (h, FM_OP_FLUSH, 0, 0, &hnow);
   t0 = now;
   for (off = 0; off < span; off += 32 * KIB)
     submit (d, FM_OP_WRITE, off, 32 * KIB, &now);
