@@ -154,7 +154,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                                 .set = cfg->faults};
 
     /* A mean track: what the disk moves in one revolution. */
-    fc.track_bytes = cfg->profile.kind == FM_KIND_HDD
+    fc.track_bytes = fm_profile_rotating (&cfg->profile)
                          ? (uint64_t)((double)cfg->profile.bandwidth *
                                       fm_profile_rev_ns (&cfg->profile) / 1e9)
                          : 1 << 20;
@@ -749,7 +749,7 @@ void
 emu_stats_json (struct emu *e, FILE *fp)
 {
   struct counters c;
-  uint64_t v, dirty, stored;
+  uint64_t v, dirty, stored, smr_bytes, smr_clean_ns, smr_bands;
   char *faults = NULL;
   size_t faults_len = 0;
   FILE *ff;
@@ -758,6 +758,7 @@ emu_stats_json (struct emu *e, FILE *fp)
   c = e->c;
   v = clock_now (e, e->wall_ns ());
   dirty = wcache_dirty_bytes (e->wc);
+  fm_disk_smr_stats (e->disk, &smr_bytes, &smr_clean_ns, &smr_bands);
   ff = open_memstream (&faults, &faults_len);
   if (ff) {
     dfaults_json (e->faults, ff);
@@ -768,6 +769,10 @@ emu_stats_json (struct emu *e, FILE *fp)
 
   fprintf (fp, "{\"profile\": ");
   fd_json_string (fp, e->profile.name);
+  fprintf (fp,
+           ", \"smr_cache_bytes\": %" PRIu64 ", \"smr_clean_ns\": %" PRIu64
+           ", \"smr_bands_cleaned\": %" PRIu64,
+           smr_bytes, smr_clean_ns, smr_bands);
   fprintf (
       fp,
       ", \"size\": %" PRIu64 ", \"seed\": %" PRIu64 ", \"virtual_ns\": %" PRIu64
