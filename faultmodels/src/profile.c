@@ -350,6 +350,25 @@ fm_profile_resize (struct fm_profile *p, uint64_t size, struct fm_err *err)
                     "size: %llu bytes is not a multiple of profile %s's "
                     "%u-byte sector",
                     (unsigned long long)size, p->name, p->sector);
+  if (p->kind == FM_KIND_SMR) {
+    /* The media cache is tracks too: it keeps its share of the disk, but
+     * holds at least one band.
+     */
+    uint64_t cache =
+        (uint64_t)((double)p->smr_cache_bytes * size / p->capacity);
+
+    cache -= cache % p->sector;
+    if (cache < p->smr_band_bytes)
+      cache = p->smr_band_bytes;
+    if (cache >= size)
+      return fm_fail (err,
+                      "size: %llu bytes leaves no room beside profile %s's "
+                      "media cache of at least one band (smr_band, %llu "
+                      "bytes)",
+                      (unsigned long long)size, p->name,
+                      (unsigned long long)p->smr_band_bytes);
+    p->smr_cache_bytes = cache;
+  }
   p->capacity = size;
   return 0;
 }

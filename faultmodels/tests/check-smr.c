@@ -113,6 +113,14 @@ START_TEST (test_profile)
   ck_assert_int_eq (fm_profile_builtin ("smr-nas-2020", &p, &err), 0);
   ck_assert_int_eq (p.kind, FM_KIND_SMR);
 
+  /* Resized, the media cache keeps its share, and at least a band. */
+  ck_assert_int_eq (fm_profile_resize (&p, 400000000000ULL, &err), 0);
+  ck_assert_uint_eq (p.smr_cache_bytes, 1717986918ULL / 4096 * 4096);
+  ck_assert_int_eq (fm_profile_resize (&p, 32 * MIB, &err), 0);
+  ck_assert_uint_eq (p.smr_cache_bytes, p.smr_band_bytes);
+  ck_assert_int_eq (fm_profile_resize (&p, 16 * MIB, &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "leaves no room"));
+
   snprintf (text, sizeof text,
             "%skind = smr\nsmr_cache = 1G\nsmr_band = 32M\n"
             "smr_idle = 2s\n",

@@ -115,7 +115,8 @@ extern int fm_profile_validate (const struct fm_profile *p, struct fm_err *err);
 /* Rescale to `size` bytes: the bandwidth curve over the LBA fraction, the
  * seek curve over the stroke, rotation and caches stay; only the number of
  * tracks changes.  So a full read takes size / bandwidth.  `size` must be a
- * positive multiple of the sector.
+ * positive multiple of the sector.  A shingled disk's media cache keeps
+ * its share of the disk (at least one band).
  */
 extern int fm_profile_resize (struct fm_profile *p, uint64_t size,
                               struct fm_err *err);
