@@ -283,8 +283,7 @@ smr_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
     return t;
   }
   while (lba < end) {
-    uint64_t k =
-        min64 (end, band_first (d->smr, lba / s->band_sectors + 1)) - lba;
+    uint64_t k = min64 (end, band_first (s, lba / s->band_sectors + 1)) - lba;
 
     t = log_append (d, t, lba, k, a);
     lba += k;
