@@ -114,22 +114,22 @@ print_json (const struct fm_profile *p, const struct fm_summary *s, bool last)
     qd_iops (s->random_4k_iops_qd[i], "%.2f", "null", qd[i], sizeof qd[i]);
   printf ("  {\"name\": ");
   fd_json_string (stdout, p->name);
-  printf (
-      ", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
-      "\"sector_bytes\": %u, \"rpm\": %u,\n"
-      "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
-      "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
-      "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
-      "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
-      "\"random_10pct_s\": %.1f,\n   \"random_4k_iops_qd1\": %s, "
-      "\"random_4k_iops_qd4\": %s, \"random_4k_iops_qd16\": %s, "
-      "\"random_4k_iops_qd32\": %s, \"queue_depth\": %u,\n"
-      "   \"description\": ",
-      p->kind == FM_KIND_HDD ? "hdd" : "ssd", (unsigned long long)p->capacity,
-      p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
-      fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6, s->min_full_read_s,
-      s->full_read_s, s->random_4k_ms, iops, s->random_10pct_s, qd[0], qd[1],
-      qd[2], qd[3], p->kind == FM_KIND_HDD ? p->queue_depth : 1);
+  printf (", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
+          "\"sector_bytes\": %u, \"rpm\": %u,\n"
+          "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
+          "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
+          "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
+          "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
+          "\"random_10pct_s\": %.1f,\n   \"random_4k_iops_qd1\": %s, "
+          "\"random_4k_iops_qd4\": %s, \"random_4k_iops_qd16\": %s, "
+          "\"random_4k_iops_qd32\": %s, \"queue_depth\": %u,\n"
+          "   \"description\": ",
+          fm_profile_kind_name (p->kind), (unsigned long long)p->capacity,
+          p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
+          fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
+          s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
+          s->random_10pct_s, qd[0], qd[1], qd[2], qd[3],
+          fm_profile_rotating (p) ? p->queue_depth : 1);
   fd_json_string (stdout, p->description);
   printf (",\n   \"sourced\": ");
   fd_json_string (stdout, p->sourced);

@@ -176,14 +176,14 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                                 .set = cfg->faults};
 
     /* A mean track: what the disk moves in one revolution. */
-    fc.track_bytes = cfg->profile.kind == FM_KIND_HDD
+    fc.track_bytes = fm_profile_rotating (&cfg->profile)
                          ? (uint64_t)((double)cfg->profile.bandwidth *
                                       fm_profile_rev_ns (&cfg->profile) / 1e9)
                          : 1 << 20;
     /* A retry waits for the sector to come round again; flash re-reads
      * the page (with shifted read levels) [E].
      */
-    fc.retry_ns = cfg->profile.kind == FM_KIND_HDD
+    fc.retry_ns = fm_profile_rotating (&cfg->profile)
                       ? (uint64_t)fm_profile_rev_ns (&cfg->profile)
                       : cfg->profile.read_latency_ns;
     e->faults = dfaults_new (&fc, err);
@@ -520,7 +520,7 @@ company_possible (const struct emu *e)
 {
   const struct fm_profile *p = &e->profile;
 
-  return e->inflight > 1 && p->kind == FM_KIND_HDD && p->queue_depth > 1 &&
+  return e->inflight > 1 && fm_profile_rotating (p) && p->queue_depth > 1 &&
          fm_disk_queued (e->disk) < p->queue_depth;
 }
 
@@ -946,7 +946,7 @@ void
 emu_stats_json (struct emu *e, FILE *fp)
 {
   struct counters c;
-  uint64_t v, dirty, stored;
+  uint64_t v, dirty, stored, smr_bytes, smr_clean_ns, smr_bands;
   char *faults = NULL;
   size_t faults_len = 0;
   FILE *ff;
@@ -955,6 +955,7 @@ emu_stats_json (struct emu *e, FILE *fp)
   c = e->c;
   v = clock_now (e, e->wall_ns ());
   dirty = wcache_dirty_bytes (e->wc);
+  fm_disk_smr_stats (e->disk, &smr_bytes, &smr_clean_ns, &smr_bands);
   ff = open_memstream (&faults, &faults_len);
   if (ff) {
     dfaults_json (e->faults, ff);
@@ -965,6 +966,10 @@ emu_stats_json (struct emu *e, FILE *fp)
 
   fprintf (fp, "{\"profile\": ");
   fd_json_string (fp, e->profile.name);
+  fprintf (fp,
+           ", \"smr_cache_bytes\": %" PRIu64 ", \"smr_clean_ns\": %" PRIu64
+           ", \"smr_bands_cleaned\": %" PRIu64,
+           smr_bytes, smr_clean_ns, smr_bands);
   fprintf (
       fp,
       ", \"size\": %" PRIu64 ", \"seed\": %" PRIu64 ", \"virtual_ns\": %" PRIu64

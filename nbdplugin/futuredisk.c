@@ -436,7 +436,7 @@ futuredisk_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 static int
 futuredisk_is_rotational (void *handle)
 {
-  return profile.kind == FM_KIND_HDD;
+  return fm_profile_rotating (&profile);
 }
 
 /* One shared disk behind every connection: a flush on any connection

@@ -101,7 +101,7 @@ main (int argc, char **argv)
   for (i = 0; (name = fm_profile_builtin_name (i)) != NULL; i++) {
     if (fm_profile_builtin (name, &p, &err) == -1)
       die (&err);
-    if (p.kind == FM_KIND_HDD)
+    if (fm_profile_rotating (&p))
       seek_row (&p);
   }
   printf ("\n4 KiB physical sectors: mean FUA write, ms, %llu at random 4 KiB "
@@ -114,7 +114,7 @@ main (int argc, char **argv)
 
     if (fm_profile_builtin (name, &p, &err) == -1)
       die (&err);
-    if (p.kind != FM_KIND_HDD || p.sector != 4096)
+    if (!fm_profile_rotating (&p) || p.sector != 4096)
       continue;
     small = fua_mean (&p, 512, n);
     aligned = fua_mean (&p, 4096, n);

@@ -61,7 +61,7 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   }
   d->ra_sectors = d->o.read_cache ? p->readahead_bytes / p->sector : 0;
   d->cache_sectors = d->o.write_cache ? p->cache_bytes / p->sector : 0;
-  if (p->kind == FM_KIND_HDD) {
+  if (fm_profile_rotating (p)) {
     struct fm_seek_spec spec;
 
     d->g = fm_geometry_new (p, err);
@@ -74,6 +74,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
   if (rc_init (d, err) == -1)
+    goto fail;
+  if (p->kind == FM_KIND_SMR && smr_new (d, err) == -1)
     goto fail;
   return d;
 
@@ -92,6 +94,7 @@ fm_disk_free (struct fm_disk *d)
     fm_runs_free (&d->partial);
     rc_free (d);
     dual_free (d);
+    smr_free (d->smr);
     free (d);
   }
 }
@@ -340,19 +343,18 @@ drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
  */
 static uint64_t
 media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool rmw,
-             struct acct *a)
+             int tag, struct acct *a)
 {
+  uint64_t rev = rmw ? (R_UNITS + d->p.rpm - 1) / d->p.rpm : 0;
   struct fm_location loc;
 
+  a->rotation += rev;
+  /* A shingled disk decides where it goes: its media cache or its band. */
+  if (d->smr)
+    return smr_write (d, t + rev, lba, n, tag, a);
   drv_locate (d, lba, &loc);
   t = drv_position (d, t, &loc, true, a);
-  if (rmw) {
-    uint64_t rev = (R_UNITS + d->p.rpm - 1) / d->p.rpm;
-
-    t += rev;
-    a->rotation += rev;
-  }
-  return drv_transfer (d, t, loc, n, a);
+  return drv_transfer (d, t + rev, loc, n, a);
 }
 
 uint64_t
@@ -442,10 +444,11 @@ partial_note (struct fm_disk *d, uint64_t off, uint64_t len)
     partial_add (d, tail, off > tail * ss ? off : tail * ss, end);
 }
 
+/* `tag` says where a shingled disk will put it (smr_tag); 0 otherwise. */
 static void
-dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n)
+dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n, int tag)
 {
-  if (fm_runs_add (&d->dirty, lba, n, 0) == -1)
+  if (fm_runs_add (&d->dirty, lba, n, tag) == -1)
     abort ();
 }
 
@@ -464,7 +467,8 @@ destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
   e = d->dirty.v[i];
   t = media_write (
       d, rc_stop (d, t), e.first, e.n,
-      partial_in (d, e.first * d->p.sector, (e.first + e.n) * d->p.sector), a);
+      partial_in (d, e.first * d->p.sector, (e.first + e.n) * d->p.sector),
+      e.tag, a);
   dirty_remove (d, e.first, e.n);
   if (d->on_destage)
     d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
@@ -519,13 +523,13 @@ hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n,
     while (d->dirty.total + n > d->cache_sectors)
       ready = destage_one (d, ready, a);
     partial_note (d, rq->offset, rq->length);
-    dirty_add (d, lba, n);
+    dirty_add (d, lba, n, smr_tag (d, n));
     *cached = true;
     return ready;
   }
   dirty_remove (d, lba, n);
   return max64 (bus_end, media_write (d, max64 (cmd_end, rc_stop (d, t)), lba,
-                                      n, rmw, a));
+                                      n, rmw, smr_tag (d, n), a));
 }
 
 /* The drive was idle until `until` (the next arrival): idle time goes to
@@ -542,6 +546,9 @@ drv_idle (struct fm_disk *d, uint64_t until)
       t = destage_one (d, t, &d->idle);
     d->t_free = t;
   }
+  /* ... and a shingled disk's to cleaning its media cache. */
+  if (d->smr)
+    d->t_free = smr_idle (d, d->t_free, until, &d->idle);
 }
 
 /* Where the request's sectors are: [*first, *first + n), clipped. */

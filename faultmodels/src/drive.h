@@ -1,8 +1,9 @@
 /* futuredisk — faultmodels: the inside of struct fm_disk (private).
  *
  * disk.c owns the mechanics (positioning, transfer, the write-back cache
- * and the request path); readcache.c owns the drive's read buffer.  Both
- * see the drive through this header; nothing outside src/ does.
+ * and the request path); readcache.c owns the drive's read buffer; smr.c
+ * the media cache and bands of a shingled disk.  They see the drive
+ * through this header; nothing outside src/ does.
  */
 #ifndef FAULTMODELS_DRIVE_H
 #define FAULTMODELS_DRIVE_H
@@ -109,6 +110,8 @@ struct fm_disk {
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;
+
+  struct fm_smr *smr; /* NULL unless kind smr */
 
   /* Where idle time went (destage), charged to the next request. */
   struct acct idle;
@@ -246,5 +249,35 @@ extern void rc_written (struct fm_disk *d, uint64_t lba, uint64_t n,
 
 /* Forget everything buffered (power cut, error recovery). */
 extern void rc_forget (struct fm_disk *d);
+
+/* ---- shingled media (smr.c), for kind smr ---- */
+
+/* Build the media cache and band state of d (d->g set); -1 with err. */
+extern int smr_new (struct fm_disk *d, struct fm_err *err);
+extern void smr_free (struct fm_smr *s);
+
+/* Tag of a write-cache run: a host write of n sectors that the drive
+ * will log in its media cache whatever it is merged with (a small one).
+ */
+extern int smr_tag (const struct fm_disk *d, uint64_t n);
+
+/* Write [lba, lba+n) to the media from time t, `tag` as smr_tag gave
+ * it: to the media cache or straight to its band, cleaning first if
+ * the cache is full.  Returns the time it is done.
+ */
+extern uint64_t smr_write (struct fm_disk *d, uint64_t t, uint64_t lba,
+                           uint64_t n, int tag, struct acct *a);
+
+/* Read [lba, lba+n) from the media from time t, each piece from where its
+ * newest copy is.  Returns the time it is done.
+ */
+extern uint64_t smr_read (struct fm_disk *d, uint64_t t, uint64_t lba,
+                          uint64_t n, struct acct *a);
+
+/* The drive is idle from t until a request arrives at `until`: clean
+ * bands after the idle delay.  Returns when the drive is free again.
+ */
+extern uint64_t smr_idle (struct fm_disk *d, uint64_t t, uint64_t until,
+                          struct acct *a);
 
 #endif

@@ -177,8 +177,8 @@ static const struct preset presets[] = {
     /* harsh: no slow sectors, which its 100 ms limit would turn into read
      * errors that mask the latent errors it is for.
      */
-    {"harsh", 1e-11, 0.1, 0, RETRY_REVS, 0, 3, 1, 10, 8, 1, 100, 1, 1e-12,
-     1e-6, 1e-10, 1e-5, 1e-5, 1},
+    {"harsh", 1e-11, 0.1, 0, RETRY_REVS, 0, 3, 1, 10, 8, 1, 100, 1, 1e-12, 1e-6,
+     1e-10, 1e-5, 1e-5, 1},
 };
 
 const char *

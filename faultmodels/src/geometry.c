@@ -113,7 +113,7 @@ fm_geometry_new (const struct fm_profile *p, struct fm_err *err)
   struct fm_geometry *g;
   uint64_t design_tracks;
 
-  if (p->kind != FM_KIND_HDD) {
+  if (!fm_profile_rotating (p)) {
     fm_fail (err, "profile %s: only a rotating disk has a geometry", p->name);
     return NULL;
   }

@@ -20,7 +20,7 @@
 
 enum key_type {
   K_STR,   /* text, stored in a char array */
-  K_KIND,  /* hdd | ssd */
+  K_KIND,  /* hdd | ssd | smr */
   K_SIZE,  /* bytes, with the suffixes of units.h */
   K_MS,    /* milliseconds in the file, ns in the struct */
   K_DUR,   /* a duration with its unit (500ms), ns in the struct */
@@ -77,9 +77,20 @@ static const struct profile_key profile_keys[] = {
     {"prefetch_min", K_SIZE, F (prefetch_min_bytes), 0, 0, 1e12, true, false},
     {"queue_depth", K_U32, F (queue_depth), 0, 1, 256, true, true},
     {"queue_age", K_DUR, F (queue_age_ns), 0, 0, 3600e3, true, true},
+    /* Keys named smr_* only a shingled disk (kind = smr) has. */
+    {"smr_cache", K_SIZE, F (smr_cache_bytes), 0, 1 << 20, 1e12, true, false},
+    {"smr_band", K_SIZE, F (smr_band_bytes), 0, 1 << 20, 1 << 30, true, false},
+    {"smr_direct", K_SIZE, F (smr_direct_bytes), 0, 512, 1 << 30, true, false},
+    {"smr_idle", K_DUR, F (smr_idle_ns), 0, 0, 3600e3, true, false},
 };
 
 #define N_KEYS (sizeof profile_keys / sizeof profile_keys[0])
+
+static bool
+smr_only (const struct profile_key *k)
+{
+  return strncmp (k->key, "smr_", 4) == 0;
+}
 
 const char *
 fm_profile_key (size_t i)
@@ -189,6 +200,21 @@ key_value (const struct fm_profile *p, const struct profile_key *k)
   abort ();
 }
 
+static const char *const kind_names[] = {
+    [FM_KIND_HDD] = "hdd", [FM_KIND_SSD] = "ssd", [FM_KIND_SMR] = "smr"};
+
+bool
+fm_profile_rotating (const struct fm_profile *p)
+{
+  return p->kind == FM_KIND_HDD || p->kind == FM_KIND_SMR;
+}
+
+const char *
+fm_profile_kind_name (enum fm_kind kind)
+{
+  return kind_names[kind];
+}
+
 double
 fm_profile_rev_ns (const struct fm_profile *p)
 {
@@ -198,7 +224,7 @@ fm_profile_rev_ns (const struct fm_profile *p)
 double
 fm_profile_bw_outer (const struct fm_profile *p)
 {
-  if (p->kind != FM_KIND_HDD)
+  if (!fm_profile_rotating (p))
     return (double)p->bandwidth;
   /* The mean of a linear radius run from 1 to 1/k is (1 + 1/k) / 2. */
   return 2.0 * (double)p->bandwidth / (1.0 + 1.0 / p->zone_ratio);
@@ -207,7 +233,7 @@ fm_profile_bw_outer (const struct fm_profile *p)
 double
 fm_profile_bw_inner (const struct fm_profile *p)
 {
-  if (p->kind != FM_KIND_HDD)
+  if (!fm_profile_rotating (p))
     return (double)p->bandwidth;
   return fm_profile_bw_outer (p) / p->zone_ratio;
 }
@@ -310,6 +336,24 @@ check_buffer (const struct fm_profile *p, const struct origin *o,
   return 0;
 }
 
+/* The media cache and the bands, beyond their ranges. */
+static int
+check_smr (const struct fm_profile *p, const struct origin *o,
+           struct fm_err *err)
+{
+  if (p->smr_band_bytes % p->sector)
+    return key_fail (o, p, key_index ("smr_band"), err,
+                     "not a multiple of the sector");
+  if (p->smr_cache_bytes < p->smr_band_bytes)
+    return key_fail (o, p, key_index ("smr_cache"), err,
+                     "smaller than one band (smr_band)");
+  /* The model keeps a cache position per run in an int. */
+  if (p->smr_cache_bytes / p->sector >= (uint64_t)1 << 31)
+    return key_fail (o, p, key_index ("smr_cache"), err,
+                     "more than 2^31 sectors");
+  return 0;
+}
+
 static int
 check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
 {
@@ -332,7 +376,8 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
 
     if (key->type == K_STR || key->type == K_KIND)
       continue;
-    if (key->hdd_only && p->kind != FM_KIND_HDD)
+    if ((key->hdd_only && !fm_profile_rotating (p)) ||
+        (smr_only (key) && p->kind != FM_KIND_SMR))
       continue;
     v = key_value (p, key);
     if (v < key->min || v > key->max) {
@@ -356,7 +401,9 @@ check (const struct fm_profile *p, const struct origin *o, struct fm_err *err)
   if (p->design_capacity == 0)
     return key_fail (o, p, k, err, "design capacity is zero");
 
-  if (p->kind == FM_KIND_HDD) {
+  if (p->kind == FM_KIND_SMR && check_smr (p, o, err) == -1)
+    return -1;
+  if (fm_profile_rotating (p)) {
     double track_bytes;
 
     if (p->bandwidth == 0)
@@ -402,6 +449,25 @@ fm_profile_resize (struct fm_profile *p, uint64_t size, struct fm_err *err)
                     "size: %llu bytes is not a multiple of profile %s's "
                     "%u-byte sector",
                     (unsigned long long)size, p->name, p->sector);
+  if (p->kind == FM_KIND_SMR) {
+    /* The media cache is tracks too: it keeps its share of the disk, but
+     * holds at least one band.
+     */
+    uint64_t cache =
+        (uint64_t)((double)p->smr_cache_bytes * size / p->capacity);
+
+    cache -= cache % p->sector;
+    if (cache < p->smr_band_bytes)
+      cache = p->smr_band_bytes;
+    if (cache >= size)
+      return fm_fail (err,
+                      "size: %llu bytes leaves no room beside profile %s's "
+                      "media cache of at least one band (smr_band, %llu "
+                      "bytes)",
+                      (unsigned long long)size, p->name,
+                      (unsigned long long)p->smr_band_bytes);
+    p->smr_cache_bytes = cache;
+  }
   p->capacity = size;
   return 0;
 }
@@ -424,13 +490,12 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
       memcpy (base, v, strlen (v) + 1);
       return 0;
     case K_KIND:
-      if (strcmp (v, "hdd") == 0)
-        p->kind = FM_KIND_HDD;
-      else if (strcmp (v, "ssd") == 0)
-        p->kind = FM_KIND_SSD;
-      else
-        return fm_fail (err, "'%s' is not hdd or ssd", v);
-      return 0;
+      for (u = 0; u < sizeof kind_names / sizeof kind_names[0]; u++)
+        if (strcmp (v, kind_names[u]) == 0) {
+          p->kind = (enum fm_kind)u;
+          return 0;
+        }
+      return fm_fail (err, "'%s' is not hdd, ssd or smr", v);
     case K_SIZE:
       if (fm_parse_size ("value", v, &u, err) == -1)
         return -1;
@@ -470,7 +535,7 @@ fm_profile_set_param (struct fm_profile *p, const char *param,
 
   if (k == -1)
     return fm_fail (err, "%s: not a drive parameter", param);
-  if (profile_keys[k].hdd_only && p->kind != FM_KIND_HDD)
+  if (profile_keys[k].hdd_only && !fm_profile_rotating (p))
     return fm_fail (err,
                     "%s: profile %s is not a rotating disk (only those "
                     "have this)",
@@ -533,6 +598,8 @@ file_defaults (struct fm_profile *p)
   p->command_ns = 100000;
   p->queue_depth = 32;
   p->queue_age_ns = 500000000;
+  p->smr_direct_bytes = 256 << 10;
+  p->smr_idle_ns = 1000000000;
   fm_faultset_defaults (&p->faults);
 }
 
@@ -645,8 +712,21 @@ take_key (struct parse *ps, const char *key, const char *val,
   return 0;
 }
 
-/* After the last line: the required keys, and no rotating-disk key on an
- * SSD.
+/* Every key of `req` set in the file (with a base, all but the name
+ * may come from it).
+ */
+static int
+require (const struct parse *ps, const char *const *req, struct fm_err *err)
+{
+  for (; *req; req++)
+    if (!ps->lines[key_index (*req)] &&
+        !(ps->have_base && strcmp (*req, "name")))
+      return fm_fail (err, "%s: missing required key '%s'", ps->filename, *req);
+  return 0;
+}
+
+/* After the last line: the required keys, no rotating-disk key on an SSD
+ * and no shingled-disk key on any other kind.
  */
 static int
 finish (struct parse *ps, struct fm_err *err)
@@ -655,18 +735,24 @@ finish (struct parse *ps, struct fm_err *err)
       "name",        "capacity",    "rpm",          "bandwidth_mbps",
       "seek_t2t_ms", "seek_avg_ms", "seek_full_ms", NULL};
   static const char *const required_ssd[] = {"name", "capacity", NULL};
+  static const char *const required_smr[] = {"smr_cache", "smr_band", NULL};
   const char *const *req;
   size_t i;
 
   /* A file that sets a capacity describes a disk of that capacity. */
   if (ps->lines[key_index ("capacity")])
     ps->p.design_capacity = ps->p.capacity;
-  req = ps->p.kind == FM_KIND_HDD ? required_hdd : required_ssd;
-  for (; *req; req++) {
-    if (!ps->lines[key_index (*req)] &&
-        !(ps->have_base && strcmp (*req, "name")))
-      return fm_fail (err, "%s: missing required key '%s'", ps->filename, *req);
-  }
+  req = fm_profile_rotating (&ps->p) ? required_hdd : required_ssd;
+  if (require (ps, req, err) == -1 ||
+      (ps->p.kind == FM_KIND_SMR && require (ps, required_smr, err) == -1))
+    return -1;
+  for (i = 0; i < N_KEYS; i++)
+    if (ps->lines[i] && smr_only (&profile_keys[i]) &&
+        ps->p.kind != FM_KIND_SMR)
+      return fm_fail (err,
+                      "%s:%d: %s: only a shingled disk (kind = smr) has "
+                      "this",
+                      ps->filename, ps->lines[i], profile_keys[i].key);
   if (ps->p.kind == FM_KIND_SSD)
     for (i = 0; i < N_KEYS; i++)
       if (ps->lines[i] && profile_keys[i].hdd_only)

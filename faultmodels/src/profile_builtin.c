@@ -22,10 +22,11 @@
 /* Shared by every 7200 rpm disk unless it says otherwise [E]: the
  * controller overhead (0.1 ms, between ublk-disksim's 30 us and DiskSim's
  * Cheetah figures) and a 1 ms head switch (DiskSim 4 TB model).
+ * ROTATING_COMMON is all of it but the kind: shingled disks share it.
  */
-#define HDD_COMMON                                                             \
-  .kind = FM_KIND_HDD, .zones = 24, .command_ns = MS (0.1),                    \
-  .track_switch_ns = MS (1.0)
+#define HDD_COMMON .kind = FM_KIND_HDD, ROTATING_COMMON
+#define ROTATING_COMMON                                                        \
+  .zones = 24, .command_ns = MS (0.1), .track_switch_ns = MS (1.0)
 
 /* NCQ as SATA has it: 32 commands (Serial ATA 2.6, native command
  * queuing); the 500 ms age cap is ublk-disksim's documented assumption [E]
@@ -283,6 +284,86 @@ static const struct fm_profile builtins[] = {
         .cache_bytes = MIB (64),
         .readahead_bytes = MIB (2),
         .faults = {.erc_ns = MS (1193)}, /* SAS ladder: 298 revs */
+    },
+    /* Drive-managed shingled disks (smr.c).  Each one's CMR sibling is the
+     * same profile with kind = hdd: same platters and arm, no shingles.
+     */
+    {
+        .name = "smr-8t-2015",
+        .description = "8 TB drive-managed SMR archive disk of 2015 (Seagate "
+                       "Archive ST8000AS0002 class)",
+        .sourced = "8 TB, 5900 rpm, 190 MB/s outer, 6 platters (12 heads), "
+                   "128 MiB DRAM, ~20 GB media cache: Tom's Hardware IT "
+                   "review; media cache log and band cleaning: Skylight "
+                   "(FAST '15)",
+        .estimated = "zone ratio 2.0 (mean 142.5 MB/s), seeks 1/8.5/17 ms, "
+                     "30 MiB bands, logged below 256 KiB, cleaning after 1 s "
+                     "idle, settle 1.5 ms, write seeks +0.1/+1 ms, 4 MiB "
+                     "read-ahead, SATA 6 Gb/s, a desktop drive's 2 min error "
+                     "recovery, reordering over 8 commands",
+        .kind = FM_KIND_SMR,
+        ROTATING_COMMON,
+        CONSUMER_QUEUE,
+        .capacity = GB (8000),
+        .design_capacity = GB (8000),
+        .sector = 4096,
+        .bandwidth = MBPS (142.5),
+        .rpm = 5900,
+        .zone_ratio = 2.0,
+        .heads = 12,
+        .seek_t2t_ns = MS (1.0),
+        .seek_avg_ns = MS (8.5),
+        .seek_full_ns = MS (17),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (128),
+        .readahead_bytes = MIB (4),
+        .smr_cache_bytes = GB (20),
+        .smr_band_bytes = MIB (30),
+        .smr_direct_bytes = 256 << 10,
+        .smr_idle_ns = MS (1000),
+        .faults = {.erc_ns = MS (120000)},
+    },
+    {
+        .name = "smr-nas-2020",
+        .description = "4 TB drive-managed SMR NAS disk of 2020 (WD Red "
+                       "WD40EFAX class)",
+        .sourced = "4 TB, 5400-class rpm, drive-managed SMR; rebuilds > 9 "
+                   "days vs ~16 h CMR, 32 KiB sequential writes hit the "
+                   "cliff, 512 KiB ones do not: ServeTheHome / Ars Technica "
+                   "(2020); TLER 7 s",
+        .estimated = "5400 rpm, 180 MB/s outer, zone ratio 2.0 (mean 135 "
+                     "MB/s), 4 heads, seeks 1/9/18 ms, 256 MiB DRAM, 16 GiB "
+                     "media cache (0.4 %), 30 MiB bands, logged below 256 "
+                     "KiB, cleaning after 1 s idle, settle 1.5 ms, write "
+                     "seeks +0.1/+1 ms, 4 MiB read-ahead, reordering over 8 "
+                     "commands",
+        .kind = FM_KIND_SMR,
+        ROTATING_COMMON,
+        CONSUMER_QUEUE,
+        .capacity = GB (4000),
+        .design_capacity = GB (4000),
+        .sector = 4096,
+        .bandwidth = MBPS (135),
+        .rpm = 5400,
+        .zone_ratio = 2.0,
+        .heads = 4,
+        .seek_t2t_ns = MS (1.0),
+        .seek_avg_ns = MS (9.0),
+        .seek_full_ns = MS (18),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (1.0),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (256),
+        .readahead_bytes = MIB (4),
+        .smr_cache_bytes = MIB (16384),
+        .smr_band_bytes = MIB (30),
+        .smr_direct_bytes = 256 << 10,
+        .smr_idle_ns = MS (1000),
+        .faults = {.erc_ns = MS (7000)},
     },
     {
         .name = "ssd-sata",

@@ -316,8 +316,9 @@ rc_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
   }
   if (l.kind == L_PART)
     from = l.held;
-  media_end = drv_mechanical (d, max64 (cmd_end, rc_stop (d, t)), from,
-                              end - from, false, a);
+  cmd_end = max64 (cmd_end, rc_stop (d, t));
+  media_end = d->smr ? smr_read (d, cmd_end, from, end - from, a)
+                     : drv_mechanical (d, cmd_end, from, end - from, false, a);
   if (rc->n == 0)
     return max64 (bus_end, media_end);
   s = &rc->seg[l.kind == L_PART ? l.seg : l.victim];

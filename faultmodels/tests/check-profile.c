@@ -127,7 +127,7 @@ START_TEST (test_parse_invalid)
        "t.profile:2: name: set twice (first on line 1)"},
       {"name = \"open\n", "t.profile:1: name: unterminated quote"},
       {"name = \"a\" b\n", "t.profile:1: name: text after the closing quote"},
-      {"kind = tape\n", "t.profile:1: kind: 'tape' is not hdd or ssd"},
+      {"kind = tape\n", "t.profile:1: kind: 'tape' is not hdd, ssd or smr"},
       {"capacity = lots\n", "t.profile:1: capacity: value: 'lots' is not a "
                             "size"},
       {"capacity = 5X\n", "t.profile:1: capacity: value: '5X': unknown suffix"},

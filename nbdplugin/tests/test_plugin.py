@@ -284,12 +284,30 @@ def test_stats_file_at_exit(server):
     for key in ["profile", "size", "seed", "virtual_ns", "busy_ns", "reads",
                 "writes", "flushes", "trims", "zeroes", "bytes_read",
                 "bytes_written", "seeks", "seek_ns", "rotation_ns",
-                "transfer_ns", "faults"]:
+                "transfer_ns", "smr_cache_bytes", "smr_clean_ns",
+                "smr_bands_cleaned", "faults"]:
         assert key in st
+    assert st["smr_cache_bytes"] == 0 and st["smr_bands_cleaned"] == 0
     assert st["profile"] == "roadmap-2006" and st["seed"] == 7
     assert st["reads"] == 1 and st["writes"] == 1 and st["flushes"] == 1
     assert st["bytes_written"] == 8192 and st["seeks"] >= 1
     assert st["virtual_ns"] >= st["busy_ns"] > 0
+
+
+def test_smr_stats(server):
+    # Small writes on a drive-managed shingled disk land in its media
+    # cache when the write cache is flushed; nothing is cleaned until the
+    # drive has been idle and another request comes.
+    s = server("smr-nas-2020", "size=1G", "seed=7")
+    h = s.connect()
+    for off in (0, 300 << 20, 700 << 20):
+        h.pwrite(b"s" * 4096, off)
+    h.flush()
+    assert s.stop() == 0
+    with open(s.stats) as f:
+        st = json.load(f)
+    assert st["smr_cache_bytes"] == 3 * 4096
+    assert st["smr_bands_cleaned"] == 0 and st["smr_clean_ns"] == 0
 
 
 def test_trace_flag(server):

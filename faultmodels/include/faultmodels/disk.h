@@ -183,4 +183,11 @@ extern void fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn,
 /* Bytes of acknowledged writes not yet on the media. */
 extern uint64_t fm_disk_dirty_bytes (const struct fm_disk *d);
 
+/* A shingled disk's media cache: the bytes it holds now (live or
+ * overwritten, until their band is cleaned), the virtual time spent
+ * cleaning bands and how many were cleaned.  All 0 for other kinds.
+ */
+extern void fm_disk_smr_stats (const struct fm_disk *d, uint64_t *cache_bytes,
+                               uint64_t *clean_ns, uint64_t *bands_cleaned);
+
 #endif

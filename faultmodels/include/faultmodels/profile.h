@@ -19,6 +19,7 @@
 enum fm_kind {
   FM_KIND_HDD, /* rotating: seeks, rotation, zones, head switches */
   FM_KIND_SSD, /* fixed latency plus transfer; no mechanics */
+  FM_KIND_SMR, /* rotating, drive-managed shingled: a media cache and bands */
 };
 
 struct fm_profile {
@@ -65,6 +66,14 @@ struct fm_profile {
    */
   uint32_t queue_depth;  /* 1 = no queue: arrival order */
   uint64_t queue_age_ns; /* the oldest goes next once it waited this */
+
+  /* Drive-managed SMR (kind smr): small writes go to a persistent media
+   * cache at the outer edge; bands are rewritten whole when it is cleaned.
+   */
+  uint64_t smr_cache_bytes;  /* persistent media cache */
+  uint64_t smr_band_bytes;   /* shingled band: the unit of cleaning */
+  uint64_t smr_direct_bytes; /* host writes this large may skip the cache */
+  uint64_t smr_idle_ns;      /* idle time before cleaning starts */
 
   /* How the disk breaks: the fault keys a profile file may set. */
   struct fm_faultset faults;
@@ -118,10 +127,17 @@ extern int fm_profile_validate (const struct fm_profile *p, struct fm_err *err);
 /* Rescale to `size` bytes: the bandwidth curve over the LBA fraction, the
  * seek curve over the stroke, rotation and caches stay; only the number of
  * tracks changes.  So a full read takes size / bandwidth.  `size` must be a
- * positive multiple of the sector.
+ * positive multiple of the sector.  A shingled disk's media cache keeps
+ * its share of the disk (at least one band).
  */
 extern int fm_profile_resize (struct fm_profile *p, uint64_t size,
                               struct fm_err *err);
+
+/* Has the disk mechanics (seeks, rotation, zones)?  hdd and smr do. */
+extern bool fm_profile_rotating (const struct fm_profile *p);
+
+/* "hdd", "ssd" or "smr", as profile files spell the kind. */
+extern const char *fm_profile_kind_name (enum fm_kind kind);
 
 /* Derived numbers the model and its reports share. */
 extern double fm_profile_rev_ns (const struct fm_profile *p);
