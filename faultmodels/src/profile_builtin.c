@@ -188,22 +188,27 @@ static const struct fm_profile builtins[] = {
         .readahead_bytes = MIB (1),
         .faults = {.erc_ns = MS (20000)},
     },
+    /* The bandwidth is the Seagate Cheetah 15K.7's "sustainable disk
+     * transfer rate", 122 to 204 MB/s (product manual 100516226, 4.2.3,
+     * https://manualsdump.com/en/manuals/seagate-100516226model-st3300457ss-st3300657ss-st3300557ss-st336754lw-st3450857ss-st336607lw-st3450757ss-st3450657ss/136875/14).
+     */
     {
         .name = "ent-15k",
         .description = "600 GB 15,000 rpm enterprise SAS disk",
         .sourced = "15000 rpm, average read seek 2.9 ms, write seek 3.1 ms: "
-                   "Ultrastar 15K450 / C15K600 specifications",
-        .estimated =
-            "600 GB, outer 250 MB/s and zone ratio 1.6 (mean 203 "
-            "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, write "
-            "settle 0.2 ms, 64 MiB cache, 2 MiB read-ahead, SAS 6 Gb/s",
+                   "Ultrastar 15K450 / C15K600 specifications; 600 GB, "
+                   "sustained 204 MB/s outer, 122 MB/s inner (zone ratio "
+                   "1.67, mean 163 MB/s): Seagate Cheetah 15K.7 SAS product "
+                   "manual 100516226, 4.2.3",
+        .estimated = "6 heads, 512 B sectors, seeks 0.2/6.5 ms, write settle "
+                     "0.2 ms, 64 MiB cache, 2 MiB read-ahead, SAS 6 Gb/s",
         HDD_COMMON,
         .capacity = GB (600),
         .design_capacity = GB (600),
         .sector = 512,
-        .bandwidth = MBPS (203),
+        .bandwidth = MBPS (163),
         .rpm = 15000,
-        .zone_ratio = 1.6,
+        .zone_ratio = 204.0 / 122.0,
         .heads = 6,
         .seek_t2t_ns = MS (0.2),
         .seek_avg_ns = MS (2.9),
