@@ -7,6 +7,32 @@
  * https://lwn.net/Articles/190222/): capacity, bandwidth and
  * average read seek are theirs; bandwidth is the mean effective rate, so a
  * full read takes exactly capacity / bandwidth (4,000 s, 8,000 s, 12,800 s).
+ *
+ * The workshop's table carried on to 2030 starts from the HAMR drive that
+ * ships today, Seagate's Exos M (Mozaic 3+): 30 TB on ten 3 TB platters,
+ * 275 MB/s outer by datasheet, 292 MB/s measured, 7200 rpm, 512 MB cache
+ * (StorageReview,
+ * https://www.storagereview.com/fr/review/seagate-exos-m-30tb-review-hamr-ing-storage-density;
+ * AnandTech via
+ * http://www.awof.org/seagate-unveils-mozaic-3-hdd-platform-as-hamr-readies-for-volume-ramp.html).
+ * The roadmap points take their capacities from what is announced for
+ * each year: 44 TB Mozaic 4+ in production in the first half of 2026
+ * (https://www.techspot.com/news/111584-seagate-now-shipping-hamr-disk-drives-holding-up.html,
+ * https://www.gamereactor.eu/seagate-packs-44tb-into-a-single-drive-using-hamr-tech-1688523/),
+ * 60 TB in 2028 on the IEEE IRDS mass-storage roadmap
+ * (https://venomo.us/2024/10/04/60tb-hard-drives-arriving-in-2028-according-to-industry-roadmap/),
+ * more than 7 TB per platter in the early 2030s
+ * (https://epium.com/news/seagate-hamr-6-9-tb-per-platter-55-tb-hdds) and
+ * 100 TB by 2029-2030 (Western Digital,
+ * https://chipp.in/hardware/are-we-finally-going-to-see-100tb-hard-drives;
+ * Seagate's 2021 roadmap, https://pipedot.org/5F4YR); 70 TB in 2030, ten
+ * platters of 7 TB, is our reading of the last two.  Their bandwidth is
+ * ours: a track's bit rate grows with linear density, about the square
+ * root of areal density, so the outer zone is the Exos M's 275 MB/s times
+ * sqrt (TB per platter / 3).  Rotation, seeks and heads are held where
+ * nearline drives have stayed for a decade: 7200 rpm, 8.0 ms read and
+ * 8.6 ms write average seek (Ultrastar He10 datasheet,
+ * https://documents.westerndigital.com/content/dam/doc-library/en_us/assets/public/western-digital/product/data-center-drives/ultrastar-hdd-sata-series/ultrastar-he10/data-sheet-ultrastar-he10.pdf).
  */
 #include <stdio.h>
 #include <string.h>
@@ -227,6 +253,160 @@ static const struct fm_profile builtins[] = {
         .faults = {.erc_ns = MS (7000)},
     },
     {
+        .name = "hamr-30t-2024",
+        .description = "30 TB HAMR nearline disk of 2024 (Exos M, Mozaic 3+)",
+        .sourced = "30 TB on 10 platters, 275 MB/s outer (292 measured), "
+                   "7200 rpm, 512 MB cache: Exos M, storagereview.com/fr/"
+                   "review/seagate-exos-m-30tb-review-hamr-ing-storage-density",
+        .estimated = "zone ratio 2.0 (inner 137.5, mean 206.25 MB/s), 20 "
+                     "heads, seeks 0.3/8.0/16 ms, settle 1.5 ms (as "
+                     "cmr-20t-2024) and write +0.6 ms (nearline "
+                     "since 2012: Ultrastar He10 8.0/8.6 ms), 8 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (30000),
+        .design_capacity = GB (30000),
+        .sector = 4096,
+        .bandwidth = MBPS (206.25),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.3),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (512),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
+        .name = "roadmap-2026",
+        .description = "roadmap disk of 2026: 44 TB HAMR (Mozaic 4+ class)",
+        .sourced = "44 TB on 10 platters, production H1 2026: Seagate "
+                   "Mozaic 4+, techspot.com/news/111584-seagate-now-shipping-"
+                   "hamr-disk-drives-holding-up.html",
+        .estimated = "7200 rpm, outer 333 MB/s = 275 x sqrt(4.4/3 TB per "
+                     "platter), zone ratio 2.0 (mean 249.75 MB/s), 20 heads, "
+                     "seeks 0.3/8.0/16 ms, settle 1.5 ms (as cmr-20t-2024), "
+                     "write +0.6 ms, 512 MiB cache, 8 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (44000),
+        .design_capacity = GB (44000),
+        .sector = 4096,
+        .bandwidth = MBPS (249.75),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.3),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (512),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
+        .name = "roadmap-2028",
+        .description = "roadmap disk of 2028: 60 TB (IRDS roadmap)",
+        .sourced = "60 TB in 2028: IEEE IRDS mass-storage roadmap, venomo.us/"
+                   "2024/10/04/60tb-hard-drives-arriving-in-2028-according-"
+                   "to-industry-roadmap",
+        .estimated = "10 platters x 6 TB, 7200 rpm, outer 389 MB/s = 275 x "
+                     "sqrt(6/3), zone ratio 2.0 (mean 291.75 MB/s), 20 heads, "
+                     "seeks 0.3/8.0/16 ms, settle 1.5 ms (as cmr-20t-2024), "
+                     "write +0.6 ms, 1 GiB cache, 8 MiB "
+                     "read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (60000),
+        .design_capacity = GB (60000),
+        .sector = 4096,
+        .bandwidth = MBPS (291.75),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.3),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (1024),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
+        .name = "roadmap-2030",
+        .description = "roadmap disk of 2030: 70 TB, 315 MB/s, 8.0 ms",
+        .sourced = "over 7 TB per platter in the early 2030s: epium.com/"
+                   "news/seagate-hamr-6-9-tb-per-platter-55-tb-hdds; ~100 TB "
+                   "by 2030: Seagate roadmap (2021), pipedot.org/5F4YR",
+        .estimated = "70 TB = 10 platters x 7 TB, 7200 rpm, outer 420 MB/s = "
+                     "275 x sqrt(7/3), zone ratio 2.0 (inner 210, mean 315 "
+                     "MB/s), 20 heads, seeks 0.3/8.0/16 ms, settle 1.5 ms (as "
+                     "cmr-20t-2024), write +0.6 ms, 1 "
+                     "GiB cache, 8 MiB read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (70000),
+        .design_capacity = GB (70000),
+        .sector = 4096,
+        .bandwidth = MBPS (315),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.3),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (1024),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
+        .name = "roadmap-2030-100t",
+        .description = "stretch roadmap disk of 2030: 100 TB, 375 MB/s",
+        .sourced = "100 TB HAMR in 2029: Western Digital, chipp.in/hardware/"
+                   "are-we-finally-going-to-see-100tb-hard-drives",
+        .estimated = "10 platters x 10 TB, 7200 rpm, outer 500 MB/s ~ 275 x "
+                     "sqrt(10/3) = 502, zone ratio 2.0 (inner 250, mean 375 "
+                     "MB/s), 20 heads, seeks 0.3/8.0/16 ms, settle 1.5 ms (as "
+                     "cmr-20t-2024), write +0.6 ms, 1 "
+                     "GiB cache, 8 MiB read-ahead, SATA 6 Gb/s bus",
+        HDD_COMMON,
+        HDD_QUEUE,
+        .capacity = GB (100000),
+        .design_capacity = GB (100000),
+        .sector = 4096,
+        .bandwidth = MBPS (375),
+        .rpm = 7200,
+        .zone_ratio = 2.0,
+        .heads = 20,
+        .seek_t2t_ns = MS (0.3),
+        .seek_avg_ns = MS (8.0),
+        .seek_full_ns = MS (16),
+        .seek_settle_ns = MS (1.5),
+        .write_settle_t2t_ns = MS (0.1),
+        .write_settle_ns = MS (0.6),
+        .interface_bw = MBPS (600),
+        .cache_bytes = MIB (1024),
+        .readahead_bytes = MIB (8),
+        .faults = {.erc_ns = MS (7000)},
+    },
+    {
         .name = "laptop-5400",
         .description = "1 TB 2.5-inch 5400 rpm laptop disk",
         .sourced = "5400 rpm, seeks 1.0/12/20 ms read, 1.1/13/21 ms write: "
@@ -255,24 +435,29 @@ static const struct fm_profile builtins[] = {
         .readahead_bytes = MIB (1),
         .faults = {.erc_ns = MS (120000)}, /* desktop: 2 min */
     },
+    /* The bandwidth is the Seagate Cheetah 15K.7's "sustainable disk
+     * transfer rate", 122 to 204 MB/s (product manual 100516226, 4.2.3,
+     * https://manualsdump.com/en/manuals/seagate-100516226model-st3300457ss-st3300657ss-st3300557ss-st336754lw-st3450857ss-st336607lw-st3450757ss-st3450657ss/136875/14).
+     */
     {
         .name = "ent-15k",
         .description = "600 GB 15,000 rpm enterprise SAS disk",
         .sourced = "15000 rpm, average read seek 2.9 ms, write seek 3.1 ms: "
-                   "Ultrastar 15K450 / C15K600 specifications",
-        .estimated =
-            "600 GB, outer 250 MB/s and zone ratio 1.6 (mean 203 "
-            "MB/s), 6 heads, 512 B sectors, seeks 0.2/6.5 ms, settle 0.6 "
-            "ms, write track-to-track 0.3 ms, 64 MiB cache, 2 MiB "
-            "read-ahead, SAS 6 Gb/s",
+                   "Ultrastar 15K450 / C15K600 specifications; 600 GB, "
+                   "sustained 204 MB/s outer, 122 MB/s inner (zone ratio "
+                   "1.67, mean 163 MB/s): Seagate Cheetah 15K.7 SAS product "
+                   "manual 100516226, 4.2.3",
+        .estimated = "6 heads, 512 B sectors, seeks 0.2/6.5 ms, settle 0.6 "
+                     "ms, write track-to-track 0.3 ms, 64 MiB cache, 2 MiB "
+                     "read-ahead, SAS 6 Gb/s",
         HDD_COMMON,
         HDD_QUEUE,
         .capacity = GB (600),
         .design_capacity = GB (600),
         .sector = 512,
-        .bandwidth = MBPS (203),
+        .bandwidth = MBPS (163),
         .rpm = 15000,
-        .zone_ratio = 1.6,
+        .zone_ratio = 204.0 / 122.0,
         .heads = 6,
         .seek_t2t_ns = MS (0.2),
         .seek_avg_ns = MS (2.9),

@@ -40,7 +40,9 @@ def test_all_builtins_by_default(run):
     rows = model_json(run, "--samples", "2000")
     names = [r["name"] for r in rows]
     for want in ["roadmap-2006", "roadmap-2009", "roadmap-2013",
-                 "cmr-8t-2015", "cmr-20t-2024", "laptop-5400", "ent-15k",
+                 "cmr-8t-2015", "cmr-20t-2024", "hamr-30t-2024",
+                 "roadmap-2026", "roadmap-2028", "roadmap-2030",
+                 "roadmap-2030-100t", "laptop-5400", "ent-15k",
                  "ssd-sata", "ideal"]:
         assert want in names
     ideal = rows[names.index("ideal")]
