@@ -159,7 +159,7 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
   for (i = 0; i < 3; i++)
     qd_iops (s->random_4k_iops_qd[i + 1], "%.0f", "-", qd[i], sizeof qd[i]);
   /* Whole seconds for real disks, decimals for small rescaled ones. */
-  printf ("%-14s %8s %13s %5.1f %8.*f s %-9s %8.*f s %-9s %7.3f %7s %11s "
+  printf ("%-17s %8s %13s %5.1f %8.*f s %-9s %8.*f s %-9s %7.3f %7s %11s "
           "%5s %5s %5s\n",
           p->name, cap, bw, p->seek_avg_ns / 1e6,
           s->min_full_read_s < 100 ? 2 : 0, s->min_full_read_s, minr,
@@ -259,7 +259,7 @@ model_run (const struct model_opts *o)
   if (o->json)
     printf ("[\n");
   else
-    printf ("%-14s %8s %13s %5s %19s %19s %7s %7s %11s %5s %5s %5s\n",
+    printf ("%-17s %8s %13s %5s %19s %19s %7s %7s %11s %5s %5s %5s\n",
             "profile", "capacity", "bw mean/out/in", "seek", "min full read",
             "full read", "4k ms", "IOPS", "10% random", "QD4", "QD16", "QD32");
   for (i = 0; i < n; i++) {

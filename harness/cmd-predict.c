@@ -80,7 +80,7 @@ print_row (struct trial *t, const struct fm_profile *p, bool first,
   fm_format_size (t->m.bytes, used, sizeof used);
   duration (full_read, fr, sizeof fr);
   duration (ck->virtual_s, fk, sizeof fk);
-  printf ("%-14s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p->name, cap, t->m.n,
+  printf ("%-17s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p->name, cap, t->m.n,
           used, fr, fk, *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0,
           strcmp (ck->outcome, "CLEAN") ? "  " : "",
           strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
@@ -251,7 +251,7 @@ cmd_predict (int argc, char **argv)
   if (rc != FD_OPTS_RUN)
     return rc;
   fd_catch_signals ();
-  printf ("%-14s %9s %8s %9s %16s %16s %8s\n", "profile", "capacity", "files",
+  printf ("%-17s %9s %8s %9s %16s %16s %8s\n", "profile", "capacity", "files",
           "used", "full read", "fsck -n", "vs first");
   for (i = 0; i < o.np && !fd_interrupted; i++) {
     rc = predict_one (&o, o.profiles[i], i == 0, &first_fsck);
