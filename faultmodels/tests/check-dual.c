@@ -7,6 +7,7 @@
  * ComputerBase on the 2X18; Exos X24 / Exos M datasheets for the single).
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check-main.h"
@@ -67,6 +68,9 @@ START_TEST (test_streams)
   double one = streaming ("dual-18t-2022", 1),
          two = streaming ("dual-18t-2022", 2);
 
+  /* The figures for BENCHMARKS.md: ctest -V -R check-dual shows them. */
+  fprintf (stderr, "dual-18t-2022: one stream %.1f MB/s, two %.1f MB/s\n", one,
+           two);
   ck_assert_msg (one > 270 * 0.95 && one < 285, "one stream %.1f MB/s", one);
   ck_assert_msg (two > 554 * 0.95 && two < 554 * 1.05, "two streams %.1f MB/s",
                  two);
@@ -87,6 +91,11 @@ qd16 (const char *name)
 START_TEST (test_random)
 {
   double dual = qd16 ("dual-18t-2022"), single = qd16 ("cmr-20t-2024");
+
+  fprintf (stderr,
+           "QD16 random 4 KiB reads: dual-18t-2022 %.1f IOPS, "
+           "cmr-20t-2024 %.1f IOPS\n",
+           dual, single);
 
   ck_assert_msg (dual > 304 * 0.85 && dual < 304 * 1.15, "QD16 %.1f IOPS",
                  dual);
