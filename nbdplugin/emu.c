@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +70,16 @@ struct emu {
   uint64_t last_arrival;
 
   /* The drive's queue: requests wait in it for the drive's decision. */
-  pthread_cond_t served;   /* a decision was taken */
-  uint64_t inflight;       /* requests between arrival and return */
-  uint64_t last_enqueue_w; /* wall time of the latest arrival */
+  pthread_cond_t served; /* a decision was taken */
+  uint64_t inflight;     /* requests between arrival and return */
+  uint64_t last_event;   /* CLOCK_MONOTONIC time of the latest arrival */
+  bool reorders;         /* the drive reorders its queue at all */
+  /* Virtual mode: whether the client sends requests together (decisions
+   * then wait for the batch), waits since the last one that found
+   * company, and requests since the last probe for it.
+   */
+  bool batching;
+  unsigned misses, since_probe;
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -153,6 +161,9 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->seed = cfg->seed;
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->sleep_ns = cfg->sleep_ns;
+  e->reorders = fm_profile_rotating (&cfg->profile) &&
+                cfg->profile.queue_depth > 1 &&
+                cfg->caches.queue == FM_QUEUE_SPTF;
   e->scale = cfg->time_scale;
   e->think_zero = cfg->think_zero;
   e->torn = cfg->faults.torn;
@@ -492,44 +503,92 @@ serve (struct emu *e, struct job *j, const struct fm_timing *t)
   j->decided = true;
 }
 
-/* Take the decisions due by virtual time `now`; in virtual mode only
- * until `mine` is decided, so the rest stay queued for later arrivals to
- * join.  Lock held.
+/* Take the decisions due by virtual time `now`, at most `most` of them;
+ * in virtual mode only until `mine` is decided, so the rest stay queued
+ * for later arrivals to join.  Lock held.
  */
 static void
-decide (struct emu *e, uint64_t now, const struct job *mine)
+decide (struct emu *e, uint64_t now, const struct job *mine, unsigned most)
 {
   struct fm_timing t;
   uint64_t tag;
-  bool any = false;
+  unsigned n = 0;
 
-  while (!(e->scale == 0 && mine->decided) &&
+  while (n < most && !(e->scale == 0 && mine->decided) &&
          fm_disk_dispatch (e->disk, now, &tag, &t)) {
     serve (e, (struct job *)(uintptr_t)tag, &t);
-    any = true;
+    n++;
   }
-  if (any)
+  if (n)
     pthread_cond_broadcast (&e->served);
 }
 
 /* Could a later arrival still be picked before the drive's next
- * decision?  Lock held.
+ * decision (it reorders, and its window has room)?  Lock held.
  */
+static bool
+reorderable (const struct emu *e)
+{
+  return e->reorders && fm_disk_queued (e->disk) < e->profile.queue_depth;
+}
+
 static bool
 company_possible (const struct emu *e)
 {
-  const struct fm_profile *p = &e->profile;
-
-  return e->inflight > 1 && fm_profile_rotating (p) && p->queue_depth > 1 &&
-         fm_disk_queued (e->disk) < p->queue_depth;
+  return e->inflight > 1 && reorderable (e);
 }
 
-/* Wait, lock held, until at most `wall_until` or a decision. */
+/* Virtual mode: should a new request's decision wait for others sent
+ * with it?  A reply goes out the moment its request is decided, so a
+ * client's requests reach the plugin one after another unless a decision
+ * waits: once a wait has found company, every decision waits (batching);
+ * after BATCH_MISSES waits that found none, none does — but every
+ * PROBE_EVERY-th request waits again, to notice a client that started
+ * sending requests together.  A client with one request at a time pays
+ * GRACE_NS once per PROBE_EVERY requests.  While batching, the drive takes
+ * one decision per lull of GRACE_NS (an arrival or a decision restarts
+ * it), so the reply a decision lets go can bring the client's next
+ * request into the queue first, as it would reach a real drive's queue
+ * while the drive served the one before: fio keeping 16 reads in flight
+ * gets 158 virtual IOPS on cmr-20t-2024 against the model's 166 at QD16,
+ * at about 7,000 requests per second of wall time.  Lock held.
+ */
+#define PROBE_EVERY  16
+#define BATCH_MISSES 8
+
+static bool
+virtual_waits (struct emu *e)
+{
+  if (!reorderable (e))
+    return false;
+  if (e->batching || e->inflight > 1)
+    return true;
+  if (++e->since_probe < PROBE_EVERY)
+    return false;
+  e->since_probe = 0;
+  return true;
+}
+
+/* A decision that waited is about to be taken: did company come?  Lock
+ * held.
+ */
 static void
-wait_until (struct emu *e, uint64_t wall_until)
+batch_seen (struct emu *e)
+{
+  if (fm_disk_queued (e->disk) > 1) {
+    e->batching = true;
+    e->misses = 0;
+  } else if (++e->misses >= BATCH_MISSES) {
+    e->batching = false;
+    e->since_probe = 0;
+  }
+}
+
+/* Wait, lock held, for at most `d` ns or a decision. */
+static void
+wait_for (struct emu *e, uint64_t d)
 {
   struct timespec ts;
-  uint64_t wall = e->wall_ns (), d = wall_until > wall ? wall_until - wall : 0;
 
   /* The condition variable waits on CLOCK_REALTIME; only the span counts. */
   clock_gettime (CLOCK_REALTIME, &ts);
@@ -548,6 +607,7 @@ drive (struct emu *e, struct job *j)
                           .offset = j->offset,
                           .length = j->count};
   uint64_t wall = e->wall_ns ();
+  bool waits;
 
   rq.arrival_ns = e->last_arrival = clock_now (e, wall);
   dfaults_advance (e->faults, rq.arrival_ns, rot, e);
@@ -555,21 +615,39 @@ drive (struct emu *e, struct job *j)
   j->r->done_ns = 0;
   fm_disk_enqueue (e->disk, &rq, (uintptr_t)j);
   e->inflight++;
-  e->last_enqueue_w = wall;
+  /* The grace is about when threads reach us: the real clock, even when
+   * a test drives the emulated one (cfg.wall_ns).
+   */
+  e->last_event = monotonic_ns ();
+  waits = e->scale == 0 && virtual_waits (e);
   while (!j->decided) {
-    wall = e->wall_ns ();
-    if (!company_possible (e))
-      decide (e, UINT64_MAX, j);
-    else if (e->scale > 0)
-      decide (e, clock_now (e, wall), j);
-    else if (wall - e->last_enqueue_w >= GRACE_NS)
-      decide (e, UINT64_MAX, j);
+    uint64_t lull = monotonic_ns () - e->last_event;
+
+    if (e->scale > 0)
+      decide (e,
+              company_possible (e) ? clock_now (e, e->wall_ns ()) : UINT64_MAX,
+              j, UINT_MAX);
+    else if (!waits || !reorderable (e) || lull >= GRACE_NS) {
+      /* One decision per lull while batching: the reply it lets go may
+       * bring the client's next request, which then joins the queue.
+       */
+      if (waits)
+        batch_seen (e);
+      if (waits && e->batching) {
+        decide (e, UINT64_MAX, j, 1);
+        e->last_event = monotonic_ns ();
+      } else
+        decide (e, UINT64_MAX, j, UINT_MAX);
+    }
     if (j->decided)
       break;
-    if (e->scale > 0 && company_possible (e))
-      wait_until (e, deadline (e, fm_disk_next_decision (e->disk)));
-    else
-      wait_until (e, e->last_enqueue_w + GRACE_NS);
+    if (e->scale > 0 && company_possible (e)) {
+      uint64_t due = deadline (e, fm_disk_next_decision (e->disk));
+
+      wall = e->wall_ns ();
+      wait_for (e, due > wall ? due - wall : 0);
+    } else
+      wait_for (e, lull < GRACE_NS ? GRACE_NS - lull : 0);
   }
 }
 
