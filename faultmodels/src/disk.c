@@ -333,19 +333,22 @@ drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 }
 
 /* Write n sectors from lba to the media.  With `rmw` a partial physical
- * sector must be merged first: the drive reads it as it passes and writes
- * on the next pass, one revolution later (HP's Advanced Format paper
- * quotes +16-22 ms, two revolutions at 7200 and 5400 rpm, against an
- * aligned write's ordinary wait:
- * https://manualsdump.com/en/manuals/hp-dx2390/290504/19). Rounding the
- * revolution up leaves the head a fraction of a ns past the sector, well inside
- * ANGLE_SLACK_NS.
+ * sector must be merged first, which costs RMW_REVS revolutions more than
+ * an aligned write's ordinary wait: HP's Advanced Format paper measures
+ * +16-22 ms, two revolutions at 7200 and at 5400 rpm
+ * (https://manualsdump.com/en/manuals/hp-dx2390/290504/19) — one to read
+ * the sector back as it passes and one before the merged sector can be
+ * written [E: the split is ours, the total HP's].  Rounding each
+ * revolution up leaves the head a fraction of a ns past the sector, well
+ * inside ANGLE_SLACK_NS.
  */
+#define RMW_REVS 2
+
 static uint64_t
 media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool rmw,
              int tag, struct acct *a)
 {
-  uint64_t rev = rmw ? (R_UNITS + d->p.rpm - 1) / d->p.rpm : 0;
+  uint64_t rev = rmw ? RMW_REVS * ((R_UNITS + d->p.rpm - 1) / d->p.rpm) : 0;
   struct fm_location loc;
 
   a->rotation += rev;

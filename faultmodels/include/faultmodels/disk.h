@@ -24,7 +24,7 @@
  *     that instant, then the transfer track by track with a track switch
  *     (absorbed by skew) at every boundary;
  *   - a write whose bytes do not cover whole physical sectors merges the
- *     ragged one on the media (512e read-modify-write): one revolution
+ *     ragged one on the media (512e read-modify-write): two revolutions
  *     more, when it is written through or when the cache destages a sector
  *     it holds only part of;
  *   - writes with the cache on complete after the bus transfer; dirty data
