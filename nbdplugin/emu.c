@@ -71,7 +71,8 @@ struct emu {
 
   /* The drive's queue: requests wait in it for the drive's decision. */
   pthread_cond_t served; /* a decision was taken */
-  uint64_t inflight;     /* requests between arrival and return */
+  uint64_t inflight;     /* requests between arrival and return; atomic:
+                          * the return drops it without the lock */
   uint64_t last_event;   /* CLOCK_MONOTONIC time of the latest arrival */
   bool reorders;         /* the drive reorders its queue at all */
   /* Virtual mode: whether the client sends requests together (decisions
@@ -535,7 +536,8 @@ reorderable (const struct emu *e)
 static bool
 company_possible (const struct emu *e)
 {
-  return e->inflight > 1 && reorderable (e);
+  return __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1 &&
+         reorderable (e);
 }
 
 /* Virtual mode: should a new request's decision wait for others sent
@@ -561,7 +563,7 @@ virtual_waits (struct emu *e)
 {
   if (!reorderable (e))
     return false;
-  if (e->batching || e->inflight > 1)
+  if (e->batching || __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
     return true;
   if (++e->since_probe < PROBE_EVERY)
     return false;
@@ -614,7 +616,7 @@ drive (struct emu *e, struct job *j)
   j->r->arrival_ns = rq.arrival_ns;
   j->r->done_ns = 0;
   fm_disk_enqueue (e->disk, &rq, (uintptr_t)j);
-  e->inflight++;
+  __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
   /* The grace is about when threads reach us: the real clock, even when
    * a test drives the emulated one (cfg.wall_ns).
    */
@@ -669,9 +671,7 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
     errno = ESHUTDOWN;
     ret = -1;
   }
-  pthread_mutex_lock (&e->lock);
-  e->inflight--;
-  pthread_mutex_unlock (&e->lock);
+  __atomic_sub_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
   if (e->scale > 0 || r->done_ns == 0)
     return ret;
   /* No lock: a racing reply of an older request only moves the start of
