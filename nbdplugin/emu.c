@@ -19,9 +19,9 @@
  * taken: in the scaled modes at their time — when the wall clock reaches
  * the moment the drive is free — so every request that arrived by then is
  * a candidate.  In virtual mode there is no such moment, so a decision is
- * taken once the arrivals have stopped for GRACE_NS of wall time or the
- * drive's window is full.  A request alone in the plugin is decided at
- * once in every mode: nothing could overtake it.
+ * taken once the arrivals have stopped for a grace of wall time
+ * (cfg.grace_ns) or the drive's window is full.  A request alone in the
+ * plugin is decided at once in every mode: nothing could overtake it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,6 +52,7 @@ struct emu {
   uint64_t seed;
   uint64_t (*wall_ns) (void);
   int (*sleep_ns) (uint64_t ns);
+  uint64_t grace_ns;
 
   pthread_mutex_t lock; /* everything below */
   struct fm_disk *disk;
@@ -162,6 +163,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->seed = cfg->seed;
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->sleep_ns = cfg->sleep_ns;
+  e->grace_ns = cfg->grace_ns ? cfg->grace_ns : EMU_GRACE_NS;
   e->reorders = fm_profile_rotating (&cfg->profile) &&
                 cfg->profile.queue_depth > 1 &&
                 cfg->caches.queue == FM_QUEUE_SPTF;
@@ -450,12 +452,6 @@ emu_powercut (struct emu *e, const char *source, struct fm_err *err)
 
 /* ---- the request path ---- */
 
-/* Virtual mode waits this long after the latest arrival before deciding
- * among several queued requests [E]: long enough for the requests a client
- * sends together to reach the plugin, short against any disk's service.
- */
-#define GRACE_NS 50000
-
 /* One request on its way through the drive. */
 struct job {
   enum fm_op op;
@@ -547,8 +543,8 @@ company_possible (const struct emu *e)
  * after BATCH_MISSES waits that found none, none does — but every
  * PROBE_EVERY-th request waits again, to notice a client that started
  * sending requests together.  A client with one request at a time pays
- * GRACE_NS once per PROBE_EVERY requests.  While batching, the drive takes
- * one decision per lull of GRACE_NS (an arrival or a decision restarts
+ * the grace once per PROBE_EVERY requests.  While batching, the drive takes
+ * one decision per lull of the grace (an arrival or a decision restarts
  * it), so the reply a decision lets go can bring the client's next
  * request into the queue first, as it would reach a real drive's queue
  * while the drive served the one before: fio keeping 16 reads in flight
@@ -629,7 +625,7 @@ drive (struct emu *e, struct job *j)
       decide (e,
               company_possible (e) ? clock_now (e, e->wall_ns ()) : UINT64_MAX,
               j, UINT_MAX);
-    else if (!waits || !reorderable (e) || lull >= GRACE_NS) {
+    else if (!waits || !reorderable (e) || lull >= e->grace_ns) {
       /* One decision per lull while batching: the reply it lets go may
        * bring the client's next request, which then joins the queue.
        */
@@ -649,7 +645,7 @@ drive (struct emu *e, struct job *j)
       wall = e->wall_ns ();
       wait_for (e, due > wall ? due - wall : 0);
     } else
-      wait_for (e, lull < GRACE_NS ? GRACE_NS - lull : 0);
+      wait_for (e, lull < e->grace_ns ? e->grace_ns - lull : 0);
   }
 }
 

@@ -27,6 +27,11 @@
 
 struct emu;
 
+/* The default grace [E]: long enough for the requests a client sends
+ * together to reach the plugin, short against any disk's service.
+ */
+#define EMU_GRACE_NS 50000
+
 struct emu_config {
   struct fm_profile profile; /* already rescaled to the disk's size */
   uint64_t seed;
@@ -40,6 +45,10 @@ struct emu_config {
    * are never held (tests with a clock of their own).
    */
   int (*sleep_ns) (uint64_t ns);
+  /* Virtual mode: how long a decision waits for requests sent together
+   * (wall ns); 0: EMU_GRACE_NS.
+   */
+  uint64_t grace_ns;
   const char *bad_path;      /* bad=FILE to inject at start, or NULL */
   const char *faultlog_path; /* faultlog=FILE, or NULL */
   uint64_t powercut_after;   /* cut power after this many writes; 0: no */

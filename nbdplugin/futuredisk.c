@@ -25,6 +25,12 @@
 /* -D futuredisk.trace=1: log every request with its modelled times. */
 NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
 
+/* -D futuredisk.grace_us=N: how long virtual time waits for requests sent
+ * together; a machine too loaded to send them within the default needs
+ * more.
+ */
+NBDKIT_DLL_PUBLIC int futuredisk_debug_grace_us = EMU_GRACE_NS / 1000;
+
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
@@ -351,6 +357,9 @@ futuredisk_get_ready (void)
       .powercut_after = powercut_after,
       .faults = profile.faults,
       .sleep_ns = sleep_ns,
+      .grace_ns = futuredisk_debug_grace_us > 0
+                      ? (uint64_t)futuredisk_debug_grace_us * 1000
+                      : EMU_GRACE_NS,
   };
   struct fm_err err;
 

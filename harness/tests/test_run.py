@@ -309,7 +309,8 @@ def test_metadata_targets_are_read_by_the_check(run, tmp_path, fs, btype,
             "--target", btype, "--faults", "erc=10ms", "--dir", str(d),
             "--json", str(out))
     rec = json.loads(out.read_text())
-    assert rec["targets_hit"].split(" ")[1] == btype
+    assert rec["targets_hit"].split(" ")[1:2] == [btype], \
+        (rec.get("error"), p.stderr[-2000:])
     check = phase(rec, "check")
     assert check["read_errors"] >= 1
     assert (check["outcome"] == "CLEAN") == (expect == "survived")

@@ -52,8 +52,12 @@ def test_real_time_reorders(server):
 
 
 def virtual_seconds(server, *args):
+    # Which requests share a decision depends on when they reach the
+    # plugin; a grace of 5 ms (default 50 us) keeps a batch together on a
+    # machine loaded by other tests or a sanitizer.
     s = server("cmr-20t-2024", "time=virtual", "think=zero",
-               "write-cache=off", *args)
+               "write-cache=off", *args,
+               extra=["-D", "futuredisk.grace_us=5000"])
     h = s.connect()
     t0 = s.mark("start")
     reads_in_flight(h, 400, 16)
