@@ -634,6 +634,63 @@ unmount_fuse (struct fd_disk *d, struct fm_err *err)
   return r;
 }
 
+/* The last line of a daemon's log, for an error that says why it died. */
+static void
+last_log_line (const char *dir, const char *name, char *out, size_t len)
+{
+  char path[PATH_MAX + 32], line[512];
+  FILE *fp;
+
+  snprintf (path, sizeof path, "%s/%s", dir, name);
+  snprintf (out, len, "(its log %s is empty)", path);
+  if ((fp = fopen (path, "r")) == NULL)
+    return;
+  while (fgets (line, sizeof line, fp))
+    if (line[0] != '\n') {
+      line[strcspn (line, "\n")] = '\0';
+      snprintf (out, len, "%s: %s", path, line);
+    }
+  fclose (fp);
+}
+
+static bool
+dead (pid_t pid)
+{
+  char path[64], buf[256], *paren;
+  FILE *fp;
+  size_t n;
+
+  if (gone (pid))
+    return true;
+  /* A zombie that nobody has reaped yet (not our child) is dead too. */
+  snprintf (path, sizeof path, "/proc/%ld/stat", (long)pid);
+  if ((fp = fopen (path, "r")) == NULL)
+    return true;
+  n = fread (buf, 1, sizeof buf - 1, fp);
+  fclose (fp);
+  buf[n] = '\0';
+  paren = strrchr (buf, ')');
+  return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+int
+fd_disk_check (const struct fd_disk *d, struct fm_err *err)
+{
+  char why[PATH_MAX + 600];
+
+  if (d->nbdkit_pid > 0 && dead (d->nbdkit_pid)) {
+    last_log_line (d->dir, "nbdkit.log", why, sizeof why);
+    return fm_fail (err, "nbdkit (pid %ld) died under the disk; %s",
+                    (long)d->nbdkit_pid, why);
+  }
+  if (d->nbdfuse_pid > 0 && dead (d->nbdfuse_pid)) {
+    last_log_line (d->dir, "nbdfuse.log", why, sizeof why);
+    return fm_fail (err, "nbdfuse (pid %ld) died under the disk; %s",
+                    (long)d->nbdfuse_pid, why);
+  }
+  return 0;
+}
+
 int
 fd_disk_detach (struct fd_disk *d, struct fm_err *err)
 {

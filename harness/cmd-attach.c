@@ -265,6 +265,7 @@ detach_run (const char *mount)
   struct fm_err err;
   FILE *fp;
   int ret = 0;
+  bool died = false;
 
   if (state_dir (mount, dir, sizeof dir) == -1)
     return 1;
@@ -273,6 +274,13 @@ detach_run (const char *mount)
     fprintf (stderr, "%s detach: nothing attached at %s (%s)\n", fd_progname,
              mount, err.msg);
     return 1;
+  }
+  /* A server that died is reported; the teardown still runs and, if it
+   * succeeds, nothing is left to detach again.
+   */
+  if (fd_disk_check (d, &err) == -1) {
+    fprintf (stderr, "%s detach: %s\n", fd_progname, err.msg);
+    died = true;
   }
   if (fd_disk_detach (d, &err) == -1) {
     fprintf (stderr, "%s detach: %s\n", fd_progname, err.msg);
@@ -289,7 +297,7 @@ detach_run (const char *mount)
   }
   if (ret == 0)
     clear_state_dir (dir);
-  return ret;
+  return ret || died ? 1 : 0;
 }
 
 int

@@ -317,6 +317,21 @@ replay_ladder (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return checker (t, d, mounted ? "repair" : "repair-zap-log", true, err);
 }
 
+/* Detach d, failing if one of its servers died under the trial (the
+ * teardown still runs).
+ */
+static int
+detach_checked (struct fd_disk *d, struct fm_err *err)
+{
+  struct fm_err e;
+
+  if (fd_disk_check (d, err) == -1) {
+    fd_disk_detach (d, &e);
+    return -1;
+  }
+  return fd_disk_detach (d, err);
+}
+
 /* The machine dies with writes in flight: the drive loses what its cache
  * had not made durable, and the kernel never reaches the disk again (its
  * dirty pages are lost with it).  Unmounting then only takes the dead
@@ -380,7 +395,7 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
   if (fd_manifest_write (&t->m, path, err) == -1 ||
       (t->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1)
     goto fail;
-  return fd_disk_detach (d, err);
+  return detach_checked (d, err);
 
 fail:
   fd_disk_detach (d, &e);
@@ -464,7 +479,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   if (t->check_only) {
     if (checker (t, d, "check", false, err) == -1)
       goto fail;
-    if (fd_disk_detach (d, err) == -1)
+    if (detach_checked (d, err) == -1)
       return -1;
     fd_trial_read_stats (t);
     return 0;
@@ -487,7 +502,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
     goto fail;
   map_damaged (t, d);
   t->probe_ok = write_probe (t);
-  if (fd_disk_detach (d, err) == -1)
+  if (detach_checked (d, err) == -1)
     return -1;
   explain_damaged (t);
   fd_trial_read_stats (t);

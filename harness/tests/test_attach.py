@@ -3,6 +3,7 @@ mounted file system through nbdkit + nbdfuse + losetup --direct-io=on,
 and nothing left behind afterwards, after failures too."""
 import json
 import os
+import signal
 import subprocess
 
 import pytest
@@ -45,6 +46,25 @@ def test_attach_mkfs_write_detach(run, mountpoint):
     assert leftovers(mountpoint.replace("/", "_")) == []
     assert leftovers(mountpoint) == []
     # Nothing attached any more.
+    assert "nothing attached" in run("detach", mountpoint, check=1).stderr
+
+
+def test_server_that_died_is_reported_and_torn_down(run, mountpoint):
+    """nbdkit killed under a mounted file system: detach says so (exit 1,
+    naming it), still takes everything down, and leaves nothing to detach
+    again."""
+    run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
+        "--size", "128M", "--fs", "ext4", "--mkfs", "--attach", "loop",
+        check=0)
+    state = "/run/futuredisk/attach/" + mountpoint.replace("/", "_")
+    with open(os.path.join(state, "nbdkit.pid")) as f:
+        pid = int(f.read())
+    os.kill(pid, signal.SIGKILL)
+    p = run("detach", mountpoint, check=1)
+    assert f"nbdkit (pid {pid}) died under the disk" in p.stderr, p.stderr
+    assert not os.path.ismount(mountpoint)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+    assert leftovers(mountpoint) == []
     assert "nothing attached" in run("detach", mountpoint, check=1).stderr
 
 
