@@ -33,7 +33,7 @@ predict_usage (FILE *fp)
       fp,
       "Usage: %s predict --fs TYPE [--fill PCT] [--files N|--files-per-tb N] "
       "[--profile P]...\n"
-      "                  [--seed N] [--json FILE]\n"
+      "                  [--seed N] [--restore-rate RATE] [--json FILE]\n"
       "Predict the read-only fsck time of each disk generation at full "
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
@@ -47,7 +47,14 @@ predict_usage (FILE *fp)
       "  --profile P   a disk (repeatable; default the three roadmap "
       "disks)\n"
       "  --seed N      seed of the tree (default 1)\n"
-      "  --json FILE   append one trial record per disk\n",
+      "  --restore-rate RATE  a restore from backup runs at RATE per "
+      "second (e.g.\n"
+      "                125MB); default: the used bytes written back "
+      "through the\n"
+      "                drive model, sequentially\n"
+      "  --json FILE   append one trial record per disk\n"
+      "Beside each check: a restore of the used bytes, and which gets the "
+      "data back\nsooner.\n",
       fd_progname);
 }
 
@@ -67,7 +74,7 @@ static void
 print_row (struct trial *t, const struct fm_profile *p, bool first,
            double *first_fsck)
 {
-  char cap[32], used[32], fr[32], fk[32];
+  char cap[32], used[32], fr[32], fk[32], rs[32] = "-";
   const struct phase *ck = fd_trial_phase (t, "check");
   double full_read;
 
@@ -80,8 +87,12 @@ print_row (struct trial *t, const struct fm_profile *p, bool first,
   fm_format_size (t->m.bytes, used, sizeof used);
   duration (full_read, fr, sizeof fr);
   duration (ck->virtual_s, fk, sizeof fk);
-  printf ("%-17s %9s %8zu %9s %16s %16s %7.2fx%s%s\n", p->name, cap, t->m.n,
-          used, fr, fk, *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0,
+  if (t->restore_s >= 0)
+    duration (t->restore_s, rs, sizeof rs);
+  printf ("%-17s %9s %8zu %9s %12s %12s %8.2fx %12s %-7s%s%s\n", p->name, cap,
+          t->m.n, used, fr, fk,
+          *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0, rs,
+          t->restore_s >= 0 ? fd_trial_quicker (t) : "-",
           strcmp (ck->outcome, "CLEAN") ? "  " : "",
           strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
   fflush (stdout);
@@ -94,7 +105,7 @@ struct predict_opts {
    * bigger disk (50,000 per TB: 10 MB a file at 50% full).
    */
   uint64_t files, per_tb, seed;
-  double fill;
+  double fill, restore_rate;
 };
 
 static int
@@ -129,6 +140,8 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'j':
       o->json = arg;
       return 0;
+    case 'B':
+      return fd_parse_rate ("--restore-rate", arg, &o->restore_rate, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -142,6 +155,7 @@ static const struct option predict_options[] = {
     {"profile", required_argument, NULL, 'p'},
     {"seed", required_argument, NULL, 'S'},
     {"json", required_argument, NULL, 'j'},
+    {"restore-rate", required_argument, NULL, 'B'},
     {NULL, 0, NULL, 0},
 };
 
@@ -202,6 +216,7 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   t.fill = o->fill;
   t.timeout = 36000;
   t.check_only = true;
+  t.restore_rate = o->restore_rate;
   t.populate = (struct fd_populate_opts){
       .seed = o->seed,
       .fill_pct = o->fill,
@@ -251,8 +266,9 @@ cmd_predict (int argc, char **argv)
   if (rc != FD_OPTS_RUN)
     return rc;
   fd_catch_signals ();
-  printf ("%-17s %9s %8s %9s %16s %16s %8s\n", "profile", "capacity", "files",
-          "used", "full read", "fsck -n", "vs first");
+  printf ("%-17s %9s %8s %9s %12s %12s %9s %12s %s\n", "profile", "capacity",
+          "files", "used", "full read", "fsck -n", "vs first", "restore",
+          "quicker");
   for (i = 0; i < o.np && !fd_interrupted; i++) {
     rc = predict_one (&o, o.profiles[i], i == 0, &first_fsck);
     if (rc == -1)

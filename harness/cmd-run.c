@@ -34,6 +34,7 @@ run_usage (FILE *fp)
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] "
       "[--attach auto|nbd|loop]\n"
+      "              [--restore-rate RATE]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
@@ -81,6 +82,11 @@ run_usage (FILE *fp)
       "(nbdfuse + a\n"
       "                   loop device), auto (default: nbd where the "
       "kernel has it)\n"
+      "  --restore-rate RATE  a restore from backup runs at RATE per second "
+      "(e.g.\n"
+      "                   125MB for 1 Gbit/s); default: the bytes in use "
+      "written\n"
+      "                   back through the drive model, sequentially\n"
       "  --campaign NAME, --run-id ID, --rep N\n"
       "                   label the record as repetition N of a campaign's "
       "night\n"
@@ -169,6 +175,8 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'a':
       t->via = arg;
       return fd_attach_via_check (arg, err);
+    case 'B':
+      return fd_parse_rate ("--restore-rate", arg, &t->restore_rate, err);
     case 'M':
       t->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
@@ -198,6 +206,7 @@ static const struct option run_options[] = {
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
+    {"restore-rate", required_argument, NULL, 'B'},
     {"attach", required_argument, NULL, 'a'},
     {NULL, 0, NULL, 0},
 };

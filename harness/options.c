@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "faultmodels/units.h"
 #include "options.h"
 
 int
@@ -67,4 +68,25 @@ fd_usage_error (const char *cmd, const char *fmt, ...)
   va_end (ap);
   fputc ('\n', stderr);
   return FD_OPTS_BAD;
+}
+
+int
+fd_parse_rate (const char *what, const char *arg, double *out,
+               struct fm_err *err)
+{
+  char v[64];
+  size_t n = strlen (arg);
+  uint64_t bytes;
+
+  if (n >= sizeof v)
+    return fm_fail (err, "%s: '%.64s...' is too long", what, arg);
+  memcpy (v, arg, n + 1);
+  if (n > 2 && strcmp (v + n - 2, "/s") == 0)
+    v[n - 2] = '\0';
+  if (fm_parse_size (what, v, &bytes, err) == -1)
+    return -1;
+  if (bytes == 0)
+    return fm_fail (err, "%s: '%s' is not more than 0", what, arg);
+  *out = (double)bytes;
+  return 0;
 }

@@ -63,4 +63,11 @@ extern int fd_operands_parse (const struct fd_cmd_opts *cmd, int argc,
 extern int fd_usage_error (const char *cmd, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* --restore-rate: a size per second ("125MB", "1G/s": fm_parse_size's
+ * suffixes, an optional "/s"), more than 0; its bytes per second in *out,
+ * or -1 with err naming the value.
+ */
+extern int fd_parse_rate (const char *what, const char *arg, double *out,
+                          struct fm_err *err);
+
 #endif

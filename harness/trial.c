@@ -14,10 +14,12 @@
 #include "commands.h" /* fd_progname */
 #include "ctlclient.h"
 #include "errmsg.h"
+#include "faultmodels/measure.h"
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "fsadapter.h"
 #include "json.h"
+#include "load-profile.h"
 #include "populate.h"
 #include "attribute.h"
 #include "trial.h"
@@ -455,8 +457,72 @@ audit_files (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return r;
 }
 
+static int trial_steps (struct trial *t, struct fm_err *err);
+
+/* The checker's share of the trial: its check and every step that
+ * repaired (a read-only recheck only confirms).
+ */
+static double
+fsck_seconds (const struct trial *t)
+{
+  double s = 0;
+  size_t i;
+
+  for (i = 0; i < t->nph; i++)
+    if (strcmp (t->ph[i].name, "check") == 0 ||
+        strncmp (t->ph[i].name, "repair", 6) == 0 ||
+        strcmp (t->ph[i].name, "replay-mount") == 0)
+      s += t->ph[i].virtual_s;
+  return s;
+}
+
+/* A restore from backup writes the bytes in use back: at --restore-rate,
+ * or sequentially from the start of a fresh disk of the trial's profile
+ * and size through the drive model (its zones, cache and, on a shingled
+ * disk, its bands), 16 MiB at a time, then a FLUSH.  Metadata and file
+ * boundaries cost a restore little against the data and are left out.
+ */
+static void
+restore_estimate (struct trial *t)
+{
+  struct fm_profile p;
+  struct fm_disk *d;
+  struct fm_err e;
+  uint64_t size, bytes = t->m.bytes;
+
+  t->fsck_s = fsck_seconds (t);
+  t->restore_s = -1;
+  if (t->restore_rate > 0) {
+    t->restore_s = (double)bytes / t->restore_rate;
+    return;
+  }
+  if (fd_load_profile (t->profile, &p, &e) == -1 ||
+      (strcmp (t->size, "full") != 0 &&
+       (fm_parse_size ("--size", t->size, &size, &e) == -1 ||
+        fm_profile_resize (&p, size, &e) == -1)) ||
+      (d = fm_disk_new (&p, t->seed, NULL, &e)) == NULL)
+    return;
+  if (bytes > p.capacity)
+    bytes = p.capacity;
+  t->restore_s =
+      fm_measure_sequential (d, FM_OP_WRITE, 0, bytes, 16 << 20) / 1e9;
+  fm_disk_free (d);
+}
+
 int
 fd_trial_run (struct trial *t, struct fm_err *err)
+{
+  int r = trial_steps (t, err);
+
+  if (fd_trial_phase (t, "check"))
+    restore_estimate (t);
+  else
+    t->restore_s = -1;
+  return r;
+}
+
+static int
+trial_steps (struct trial *t, struct fm_err *err)
 {
   struct fd_attach_opts o = {.dir = t->dir,
                              .profile = t->profile,
@@ -656,6 +722,27 @@ record_damaged (const struct trial *t, FILE *fp)
   fprintf (fp, "]");
 }
 
+/* fsck or restore, or null when the check did not run. */
+static void
+record_restore (const struct trial *t, FILE *fp)
+{
+  if (t->restore_s < 0) {
+    fprintf (fp, "null");
+    return;
+  }
+  fprintf (fp,
+           "{\"bytes\": %" PRIu64 ", \"rate\": %.0f, \"restore_s\": %.6f, "
+           "\"fsck_s\": %.6f, \"quicker\": \"%s\"}",
+           t->m.bytes, t->restore_rate, t->restore_s, t->fsck_s,
+           fd_trial_quicker (t));
+}
+
+const char *
+fd_trial_quicker (const struct trial *t)
+{
+  return t->fsck_s <= t->restore_s ? "fsck" : "restore";
+}
+
 void
 fd_trial_record (const struct trial *t, FILE *fp)
 {
@@ -672,6 +759,8 @@ fd_trial_record (const struct trial *t, FILE *fp)
   record_audit (t, fp);
   fprintf (fp, ", \"damaged\": ");
   record_damaged (t, fp);
+  fprintf (fp, ", \"restore\": ");
+  record_restore (t, fp);
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
            t->audited ? (t->probe_ok ? "true" : "false") : "null");
@@ -698,6 +787,13 @@ fd_trial_summary (const struct trial *t)
       printf (" %s %" PRIu64, fd_audit_class_name (i), t->audit.count[i]);
     printf ("; write probe %s\n", t->probe_ok ? "ok" : "FAILED");
   }
+  if (t->restore_s >= 0)
+    printf ("  fsck or restore: %s %.3f virtual s, a restore of %" PRIu64
+            " MiB %.3f s (%s): %s is quicker\n",
+            t->check_only ? "check" : "check and repair", t->fsck_s,
+            t->m.bytes >> 20, t->restore_s,
+            t->restore_rate > 0 ? "at --restore-rate" : "at the disk's rate",
+            fd_trial_quicker (t));
   if (t->error[0])
     printf ("  error: %s\n", t->error);
 }

@@ -60,8 +60,9 @@ struct trial {
   double fill, timeout;
   bool keep;
   struct fd_populate_opts populate;
-  bool check_only; /* stop after the read-only check (predict) */
-  bool crash;      /* power cut with writes in flight instead of unmount */
+  bool check_only;     /* stop after the read-only check (predict) */
+  bool crash;          /* power cut with writes in flight instead of unmount */
+  double restore_rate; /* --restore-rate, bytes/s; 0: the disk's own */
   char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
   /* results */
   const char *attached; /* how the disk was attached: "nbd" or "loop" */
@@ -71,6 +72,11 @@ struct trial {
   struct fd_audit audit;
   char targets[1024]; /* "type path offset; ..." */
   bool probe_ok, audited;
+  /* fsck or restore: the checker's virtual time to get the file system
+   * back (the check and every repair step; predict: the check) and a
+   * restore of the bytes in use from backup; restore_s < 0: not known.
+   */
+  double fsck_s, restore_s;
   char error[600];
   char stats[16384];          /* the plugin's final stats object */
   struct fd_damaged *damaged; /* the files not intact, in manifest order */
@@ -102,6 +108,11 @@ extern void fd_scratch_template (const char *what, char *buf, size_t len);
  * with err naming it.
  */
 extern int fd_trial_parse_time (const char *s, struct fm_err *err);
+
+/* "fsck" or "restore": which gets the data back sooner (after a run
+ * whose restore_s >= 0).
+ */
+extern const char *fd_trial_quicker (const struct trial *t);
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

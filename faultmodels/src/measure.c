@@ -4,10 +4,10 @@
 #include "faultmodels/error.h"
 
 uint64_t
-fm_measure_sequential (struct fm_disk *d, uint64_t start, uint64_t len,
-                       uint64_t req)
+fm_measure_sequential (struct fm_disk *d, enum fm_op op, uint64_t start,
+                       uint64_t len, uint64_t req)
 {
-  struct fm_request rq = {.op = FM_OP_READ};
+  struct fm_request rq = {.op = op};
   struct fm_timing t;
   uint64_t now = fm_disk_busy_until (d), t0 = now, off;
 
@@ -16,6 +16,12 @@ fm_measure_sequential (struct fm_disk *d, uint64_t start, uint64_t len,
     rq.length = start + len - off < req ? start + len - off : req;
     rq.arrival_ns = now;
     fm_disk_submit (d, &rq, &t);
+    now = t.done_ns;
+  }
+  if (op == FM_OP_WRITE) {
+    struct fm_request flush = {.op = FM_OP_FLUSH, .arrival_ns = now};
+
+    fm_disk_submit (d, &flush, &t);
     now = t.done_ns;
   }
   return now - t0;
@@ -91,7 +97,8 @@ fm_measure_summary (const struct fm_profile *p, uint64_t seed, uint64_t samples,
   if (d == NULL)
     return -1;
   out->min_full_read_s = p->bandwidth ? (double)p->capacity / p->bandwidth : 0;
-  out->full_read_s = fm_measure_sequential (d, 0, p->capacity, 16 << 20) / 1e9;
+  out->full_read_s =
+      fm_measure_sequential (d, FM_OP_READ, 0, p->capacity, 16 << 20) / 1e9;
   fm_disk_free (d);
 
   /* A fresh drive, so the sequential run leaves no cached state behind. */

@@ -187,6 +187,36 @@ def test_predict_meta_only(run, tmp_path):
         assert rec["disk"]["stored_bytes"] < 0.05 * size  # ... not stored
     assert "took" in p.stdout
     assert leftovers("futuredisk-predict") == []
+    # fsck or restore: the check's time beside a restore of the used bytes
+    # written back through the drive model, no faster than its outer zone.
+    for rec, row in zip(recs, rows):
+        r = rec["restore"]
+        assert r["bytes"] == rec["bytes"] and r["rate"] == 0
+        assert r["fsck_s"] == phase(rec, "check")["virtual_s"]
+        assert r["restore_s"] > r["bytes"] / 200e6, r  # roadmap-2006's outer
+        assert r["quicker"] == ("fsck" if r["fsck_s"] <= r["restore_s"]
+                                else "restore")
+        assert row[-1] == r["quicker"]
+
+
+def test_restore_rate_decides_fsck_or_restore(run, tmp_path):
+    """--restore-rate: bytes in use / rate; a slow network restore loses
+    to the repair, a fast one wins, and the record and summary say so."""
+    for rate, quicker in (("1MB", "fsck"), ("1000TB/s", "restore")):
+        rec = trial(run, tmp_path, "--seed", "2", "--restore-rate", rate,
+                    name=f"r{quicker}")
+        r = rec["restore"]
+        per_s = 1e6 if rate == "1MB" else 1e15
+        assert r["rate"] == per_s
+        assert abs(r["restore_s"] - rec["bytes"] / per_s) < 1e-6
+        fsck = sum(p["virtual_s"] for p in rec["phases"]
+                   if p["name"] in ("check", "repair"))
+        assert abs(r["fsck_s"] - fsck) < 1e-5
+        assert r["quicker"] == quicker
+    p = run(*BASE, "--restore-rate", "0", check=2)
+    assert "--restore-rate: '0' is not more than 0" in p.stderr
+    p = run("predict", "--fs", "ext4", "--restore-rate", "fast", check=2)
+    assert "--restore-rate: 'fast' is not a size" in p.stderr
 
 
 def test_predict_bad_arguments(run):

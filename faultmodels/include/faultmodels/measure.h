@@ -13,11 +13,14 @@
 #include "faultmodels/error.h"
 #include "faultmodels/profile.h"
 
-/* Read [start, start+len) sequentially in `req` byte requests.  Returns the
- * virtual ns from the first arrival to the last completion.
+/* Read or write (op) [start, start+len) sequentially in `req` byte
+ * requests; writes end with a FLUSH, so what the cache held is on the
+ * media.  Returns the virtual ns from the first arrival to the last
+ * completion.
  */
-extern uint64_t fm_measure_sequential (struct fm_disk *d, uint64_t start,
-                                       uint64_t len, uint64_t req);
+extern uint64_t fm_measure_sequential (struct fm_disk *d, enum fm_op op,
+                                       uint64_t start, uint64_t len,
+                                       uint64_t req);
 
 /* `count` QD1 reads of `req` bytes at uniformly random `req`-aligned
  * offsets in [0, span) (span 0: the whole disk), positions drawn from
