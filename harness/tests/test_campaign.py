@@ -323,8 +323,14 @@ def test_report_renders_in_chromium(futuredisk, merged, tmp_path):
     assert "<script" not in page and "http://" not in page.replace(
         'xmlns="http://www.w3.org/2000/svg"', "")
     for section in ("fsck time by disk generation", "IRON fingerprint",
-                    "Files lost per fault spec", "Night over night"):
+                    "Files lost per fault spec", "fsck or restore?",
+                    "Night over night"):
         assert section in page
+    # Every trial of the night checked: a row per scenario (no target,
+    # data:1), each with its fsck and restore times.
+    restore = page.split("fsck or restore?")[1].split("<h2>")[0]
+    assert "<th>restore quicker</th>" in restore
+    assert restore.count("<tr><td>ext4, ") == 2, restore
     browser = ["chromium-headless-shell", "--no-sandbox", "--disable-gpu",
                "--hide-scrollbars", "--window-size=1000,2400"]
     shot = tmp_path / "r.png"
