@@ -89,7 +89,7 @@ print_row (struct trial *t, const struct fm_profile *p, bool first,
   duration (ck->virtual_s, fk, sizeof fk);
   if (t->restore_s >= 0)
     duration (t->restore_s, rs, sizeof rs);
-  printf ("%-17s %9s %8zu %9s %12s %12s %8.2fx %12s %-7s%s%s\n", p->name, cap,
+  printf ("%-17s %9s %8zu %9s %12s %12s %8.2fx %12s %s%s%s\n", p->name, cap,
           t->m.n, used, fr, fk,
           *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0, rs,
           t->restore_s >= 0 ? fd_trial_quicker (t) : "-",
