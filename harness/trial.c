@@ -490,7 +490,6 @@ restore_estimate (struct trial *t)
   struct fm_err e;
   uint64_t size, bytes = t->m.bytes;
 
-  t->fsck_s = fsck_seconds (t);
   t->restore_s = -1;
   if (t->restore_rate > 0) {
     t->restore_s = (double)bytes / t->restore_rate;
@@ -733,14 +732,14 @@ record_restore (const struct trial *t, FILE *fp)
   fprintf (fp,
            "{\"bytes\": %" PRIu64 ", \"rate\": %.0f, \"restore_s\": %.6f, "
            "\"fsck_s\": %.6f, \"quicker\": \"%s\"}",
-           t->m.bytes, t->restore_rate, t->restore_s, t->fsck_s,
+           t->m.bytes, t->restore_rate, t->restore_s, fsck_seconds (t),
            fd_trial_quicker (t));
 }
 
 const char *
 fd_trial_quicker (const struct trial *t)
 {
-  return t->fsck_s <= t->restore_s ? "fsck" : "restore";
+  return fsck_seconds (t) <= t->restore_s ? "fsck" : "restore";
 }
 
 void
@@ -790,7 +789,7 @@ fd_trial_summary (const struct trial *t)
   if (t->restore_s >= 0)
     printf ("  fsck or restore: %s %.3f virtual s, a restore of %" PRIu64
             " MiB %.3f s (%s): %s is quicker\n",
-            t->check_only ? "check" : "check and repair", t->fsck_s,
+            t->check_only ? "check" : "check and repair", fsck_seconds (t),
             t->m.bytes >> 20, t->restore_s,
             t->restore_rate > 0 ? "at --restore-rate" : "at the disk's rate",
             fd_trial_quicker (t));

@@ -72,11 +72,10 @@ struct trial {
   struct fd_audit audit;
   char targets[1024]; /* "type path offset; ..." */
   bool probe_ok, audited;
-  /* fsck or restore: the checker's virtual time to get the file system
-   * back (the check and every repair step; predict: the check) and a
-   * restore of the bytes in use from backup; restore_s < 0: not known.
+  /* fsck or restore: a restore of the bytes in use from backup, to set
+   * beside the checker's time (fd_trial_quicker); < 0: not known.
    */
-  double fsck_s, restore_s;
+  double restore_s;
   char error[600];
   char stats[16384];          /* the plugin's final stats object */
   struct fd_damaged *damaged; /* the files not intact, in manifest order */

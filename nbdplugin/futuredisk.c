@@ -357,9 +357,10 @@ futuredisk_get_ready (void)
       .powercut_after = powercut_after,
       .faults = profile.faults,
       .sleep_ns = sleep_ns,
+      /* 0 (or less): emu's default */
       .grace_ns = futuredisk_debug_grace_us > 0
                       ? (uint64_t)futuredisk_debug_grace_us * 1000
-                      : EMU_GRACE_NS,
+                      : 0,
   };
   struct fm_err err;
 
