@@ -64,25 +64,52 @@ fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
   return 0;
 }
 
-int
-fd_fault_spec_check (const char *spec, struct fm_err *err)
+/* The fault set a --faults SPEC describes (from preset none). */
+static int
+spec_faultset (const char *spec, struct fm_faultset *set, struct fm_err *err)
 {
   char copy[4096];
   const char *kv[FD_FAULT_KEYS_MAX];
   size_t n = 0, i;
-  struct fm_faultset scratch;
 
   snprintf (copy, sizeof copy, "%s", spec);
   if (fd_fault_spec (copy, kv, FD_FAULT_KEYS_MAX, &n, err) == -1)
     return -1;
-  fm_faultset_preset (&scratch, "none", err);
+  fm_faultset_preset (set, "none", err);
   for (i = 0; i < n; i++) {
     char key[64];
     const char *eq = strchr (kv[i], '=');
     snprintf (key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
-    if (fm_faultset_set (&scratch, key, eq + 1, err) == -1)
+    if (fm_faultset_set (set, key, eq + 1, err) == -1)
       return -1;
   }
+  return 0;
+}
+
+int
+fd_fault_spec_check (const char *spec, struct fm_err *err)
+{
+  struct fm_faultset scratch;
+
+  return spec_faultset (spec, &scratch, err);
+}
+
+int
+fd_fault_spec_writes (const char *spec, char keys[FD_WRITE_FAULT_KEYS][48],
+                      size_t *n, struct fm_err *err)
+{
+  struct fm_faultset set;
+
+  *n = 0;
+  if (spec_faultset (spec, &set, err) == -1)
+    return -1;
+  if (set.lost_write > 0)
+    snprintf (keys[(*n)++], 48, "lost-write=%.17g", set.lost_write);
+  if (set.misdirected_write > 0)
+    snprintf (keys[(*n)++], 48, "misdirected-write=%.17g",
+              set.misdirected_write);
+  if (set.torn > 0)
+    snprintf (keys[(*n)++], 48, "torn=%.17g", set.torn);
   return 0;
 }
 

@@ -98,6 +98,16 @@ extern int fd_fault_spec (char *spec, const char **out, size_t max, size_t *n,
  */
 extern int fd_fault_spec_check (const char *spec, struct fm_err *err);
 
+/* The faults of a --faults SPEC that strike writes as they are made
+ * (lost-write=, misdirected-write=, torn=), as plugin parameters for
+ * the disk a file system is populated on: into keys (at most 3), their
+ * count into *n (0: none).  -1 with err for a bad spec.
+ */
+#define FD_WRITE_FAULT_KEYS 3
+extern int fd_fault_spec_writes (const char *spec,
+                                 char keys[FD_WRITE_FAULT_KEYS][48], size_t *n,
+                                 struct fm_err *err);
+
 /* The plugin to load: $FUTUREDISK_PLUGIN, else the build tree's, else
  * nbdkit's installed "futuredisk".
  */

@@ -112,7 +112,6 @@ fd_attribute (const struct fd_extents *x, const char *faultlog, char *buf,
   size_t cap = 0;
   unsigned long lineno = 0;
 
-  buf[0] = '\0';
   if (fp == NULL || x == NULL) {
     if (fp)
       fclose (fp);

@@ -30,7 +30,7 @@ extern void fd_extents_map (struct fd_extents *x,
                             const char *dev);
 
 /* The kinds of the faults in the fault log overlapping the extents,
- * comma-separated and each once, into buf ("" if none).
+ * appended to buf (a string) comma-separated, each kind once in buf.
  */
 extern void fd_attribute (const struct fd_extents *x, const char *faultlog,
                           char *buf, size_t len);

@@ -149,16 +149,24 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
  */
 static void
 summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
-            char *outcome, size_t olen, double *check_s, double *lost)
+            char *outcome, size_t olen, double *check_s, double *lost,
+            double *allowed)
 {
   sqlite3_stmt *st;
 
+  /* After a crash only the broken promises are lost; what was in flight
+   * and did not come back is allowed (NULL otherwise).
+   */
   if (sqlite3_prepare_v2 (
           db,
-          "SELECT t.error, p.outcome, p.virtual_s, (SELECT coalesce(sum("
+          "SELECT t.error, p.outcome, p.virtual_s, CASE WHEN t.crash AND "
+          "b.files IS NOT NULL THEN b.files ELSE (SELECT coalesce(sum("
           "a.files), 0) FROM audit a WHERE a.trial_id = t.id AND a.class "
-          "NOT IN ('intact', 'extra')) FROM trials t LEFT JOIN phases p ON "
-          "p.trial_id = t.id AND p.name = 'check' WHERE t.id = ?",
+          "NOT IN ('intact', 'extra')) END, CASE WHEN t.crash THEN l.files "
+          "END FROM trials t LEFT JOIN phases p ON p.trial_id = t.id AND "
+          "p.name = 'check' LEFT JOIN durability b ON b.trial_id = t.id AND "
+          "b.class = 'durable_broken' LEFT JOIN durability l ON l.trial_id = "
+          "t.id AND l.class = 'inflight_lost' WHERE t.id = ?",
           -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_int64 (st, 1, id);
@@ -169,6 +177,8 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
       snprintf (outcome, olen, "%s", (const char *)sqlite3_column_text (st, 1));
     *check_s = sqlite3_column_double (st, 2);
     *lost = sqlite3_column_double (st, 3);
+    if (sqlite3_column_type (st, 4) != SQLITE_NULL)
+      *allowed = sqlite3_column_double (st, 4);
   }
   sqlite3_finalize (st);
 }
@@ -287,7 +297,7 @@ finished (struct night *n, struct slot *s, int status)
   struct fm_err err;
   sqlite3_int64 id = 0;
   char what[256], line[512], eta[32], error[256] = "", outcome[32] = "-";
-  double check_s = 0, lost = 0, elapsed = fd_now_s () - n->t0;
+  double check_s = 0, lost = 0, allowed = -1, elapsed = fd_now_s () - n->t0;
 
   n->done++;
   describe (t, what, sizeof what);
@@ -295,7 +305,7 @@ finished (struct night *n, struct slot *s, int status)
     id = recorded (db, fd_campaign_name (n->c), n->run_id, t);
     if (id)
       summary_of (db, id, error, sizeof error, outcome, sizeof outcome,
-                  &check_s, &lost);
+                  &check_s, &lost, &allowed);
     sqlite3_close (db);
   }
   if (id == 0) {
@@ -309,8 +319,16 @@ finished (struct night *n, struct slot *s, int status)
       n->recorded_errors++;
     if (lost > 0)
       n->lost_trials++;
-    snprintf (line, sizeof line, "%s: check %.1f s %s, %.0f files lost%s%.80s",
-              what, check_s, outcome, lost, error[0] ? "; " : "", error);
+    if (allowed >= 0)
+      snprintf (line, sizeof line,
+                "%s: check %.1f s %s, %.0f broken promises, %.0f in flight "
+                "lost (allowed)%s%.80s",
+                what, check_s, outcome, lost, allowed, error[0] ? "; " : "",
+                error);
+    else
+      snprintf (line, sizeof line,
+                "%s: check %.1f s %s, %.0f files lost%s%.80s", what, check_s,
+                outcome, lost, error[0] ? "; " : "", error);
     /* Recorded: the log and the trial directory are of no more use. */
     unlink (s->log);
     rmdir (s->dir);

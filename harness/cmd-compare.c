@@ -3,9 +3,11 @@
  *
  * Per scenario (everything that defines a trial but its seed), three
  * regressions: an outcome class the baseline never showed (a checker
- * outcome, an audit class, an error); a failure rate (data lost, recheck
- * dirty, or an error) above the baseline's 95 % Wilson interval; a median
- * fsck time above the baseline's median by more than max(5 %, 3 MAD).
+ * outcome, an audit class, after a crash a broken durability promise, an
+ * error); a failure rate (data lost — after a crash, a promise broken —
+ * recheck dirty, or an error) above the baseline's 95 % Wilson interval; a
+ * median fsck time above the baseline's median by more than max(5 %,
+ * 3 MAD).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,17 +74,22 @@ static int
 load (sqlite3 *db, const char *campaign, const char *scenario,
       const char *nights_sql, const char *a, int b, struct sample *s)
 {
-  char sql[1024];
+  char sql[2048];
   sqlite3_stmt *st;
 
   memset (s, 0, sizeof *s);
   snprintf (sql, sizeof sql,
             "SELECT check_s, coalesce(check_outcome, ''), "
-            " coalesce(recheck_outcome, ''), error, lost, "
+            " coalesce(recheck_outcome, ''), error, broken, "
+            /* After a crash only a broken promise is an outcome: what
+             * was in flight may or may not be lost, night by night.
+             */
+            " CASE WHEN crash AND violations IS NOT NULL THEN CASE WHEN "
+            "  violations > 0 THEN 'violation' END ELSE "
             " (SELECT group_concat('audit:' || class, ' ') FROM audit "
             "  WHERE trial_id = t.id AND files > 0 AND class NOT IN "
-            "  ('intact', 'extra')) "
-            "FROM t WHERE campaign = ?1 AND scenario = ?4 AND %s",
+            "  ('intact', 'extra')) END "
+            "FROM tb t WHERE campaign = ?1 AND scenario = ?4 AND %s",
             nights_sql);
   if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
     return -1;

@@ -97,7 +97,7 @@ static int
 copy_trial (sqlite3 *db, sqlite3_int64 old)
 {
   static const char *const children[] = {"phases", "passes", "audit",
-                                         "damaged"};
+                                         "durability", "damaged"};
   sqlite3_stmt *st;
   sqlite3_int64 id;
   size_t k;

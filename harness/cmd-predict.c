@@ -250,7 +250,7 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   }
   fd_trial_clean (&t, true);
   print_row (&t, &p, first, first_fsck);
-  fd_manifest_free (&t.m);
+  fd_trial_free (&t);
   return ret;
 }
 

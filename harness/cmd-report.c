@@ -51,8 +51,18 @@ static const char trial_view[] =
     " json_extract(tr.record, '$.restore.fsck_s') AS fsck_s, "
     " json_extract(tr.record, '$.restore.restore_s') AS restore_s, "
     " (SELECT coalesce(sum(files), 0) FROM audit a WHERE a.trial_id = tr.id "
-    "  AND a.class NOT IN ('intact', 'extra')) AS lost "
-    "FROM trials tr;";
+    "  AND a.class NOT IN ('intact', 'extra')) AS lost, "
+    " (SELECT files FROM durability d WHERE d.trial_id = tr.id "
+    "  AND d.class = 'durable_broken') AS violations, "
+    " (SELECT files FROM durability d WHERE d.trial_id = tr.id "
+    "  AND d.class = 'inflight_lost') AS allowed "
+    "FROM trials tr;"
+    /* What a trial lost that it should not have: after a crash, only the
+     * broken promises (losing what was in flight is allowed); else every
+     * file not intact.  Trials recorded before the promises count all.
+     */
+    "CREATE TEMP VIEW tb AS SELECT *, CASE WHEN crash AND violations IS NOT "
+    " NULL THEN violations ELSE lost END AS broken FROM t;";
 
 static int
 report_view (struct sqlite3 *db, struct fm_err *err)
@@ -541,6 +551,62 @@ section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
   strs_free (&bars);
 }
 
+/* Crash trials: the promises kept and broken per file system, and the
+ * persistence patterns whose promises broke.
+ */
+static void
+section_crash (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT fs || ', ' || disk || ', ' || load || CASE WHEN faults IN "
+      "('', 'none') THEN '' ELSE ', ' || faults END, count(*), "
+      " sum(violations > 0), avg(violations), avg(allowed), "
+      " avg((SELECT files FROM durability d WHERE d.trial_id = t.id AND "
+      "  d.class = 'inflight_survived')), "
+      " avg((SELECT files FROM durability d WHERE d.trial_id = t.id AND "
+      "  d.class = 'durable_intact')), "
+      " (SELECT group_concat(how || ' ' || n, ', ') FROM (SELECT "
+      "  json_extract(v.value, '$.how') AS how, count(*) AS n FROM t u "
+      "  JOIN trials x ON x.id = u.id, json_each(x.record, "
+      "  '$.durability.violations') v WHERE u.campaign = ?1 AND u.run_id = "
+      "  ?2 AND u.crash AND u.scenario = t.scenario GROUP BY 1 ORDER BY 2 "
+      "  DESC)) FROM t WHERE campaign = ?1 AND run_id = ?2 AND crash AND "
+      " violations IS NOT NULL GROUP BY scenario ORDER BY 1",
+      c, r);
+  size_t n = 0;
+
+  fputs ("<h2>Crash trials: promises kept and broken</h2>\n"
+         "<p>After a power cut, a file the populate made durable (fsync of "
+         "the file and its directories, fdatasync after an append, sync, an "
+         "atomic rename) must come back as it was promised; losing it is a "
+         "<b>violation</b>.  What was still in flight may be lost: "
+         "<i>allowed</i>.  Means per trial.</p>\n",
+         fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    if (n++ == 0)
+      fputs ("<table><tr><th>scenario</th><th>trials</th>"
+             "<th>with violations</th><th>violations</th>"
+             "<th>in flight, lost (allowed)</th><th>in flight, survived</th>"
+             "<th>durable, intact</th><th>violations by pattern</th></tr>\n",
+             fp);
+    fputs ("<tr><td>", fp);
+    fd_html (fp, col (st, 0));
+    fprintf (fp,
+             "</td><td>%s</td><td>%s</td><td>%.1f</td><td>%.1f</td>"
+             "<td>%.1f</td><td>%.1f</td><td>",
+             col (st, 1), col (st, 2), sqlite3_column_double (st, 3),
+             sqlite3_column_double (st, 4), sqlite3_column_double (st, 5),
+             sqlite3_column_double (st, 6));
+    fd_html (fp, col (st, 7));
+    fputs ("</td></tr>\n", fp);
+  }
+  sqlite3_finalize (st);
+  fputs (n ? "</table>\n"
+           : "<p class=\"none\">No audited crash trials in this night.</p>\n",
+         fp);
+}
+
 /* One line per label over the nights: the median of the query's values
  * (label, run_id, value) per label and night.
  */
@@ -614,8 +680,8 @@ section_trends (FILE *fp, sqlite3 *db, const char *c)
       "campaign = ?1 AND check_s IS NOT NULL AND " PLAIN " ORDER BY 1",
       &nights, "median fsck time per night", "s");
   trend_chart (fp, db, c,
-               "SELECT fs, run_id, 100.0 * avg(lost > 0 OR error != '') "
-               "FROM t WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",
+               "SELECT fs, run_id, 100.0 * avg(broken > 0 OR error != '') "
+               "FROM tb WHERE campaign = ?1 GROUP BY 1, 2 ORDER BY 1",
                &nights, "trials losing data or failing, per night", "%");
   strs_free (&nights);
 }
@@ -690,13 +756,19 @@ int
 fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
                  FILE *fp)
 {
-  sqlite3_stmt *st = prepare (
-      db,
-      "SELECT count(*), sum(error != ''), sum(lost > 0), "
-      " count(DISTINCT scenario), min(id) FROM t WHERE campaign = ?1 AND "
-      " run_id = ?2",
-      campaign, run_id);
+  sqlite3_stmt *st =
+      prepare (db,
+               "SELECT count(*), sum(error != ''), sum(broken > 0), "
+               " count(DISTINCT scenario), min(id), "
+               " coalesce(sum(crash AND violations IS NOT NULL), 0), "
+               " coalesce(sum(violations > 0 AND crash), 0), "
+               " coalesce(sum(CASE WHEN crash THEN violations END), 0), "
+               " coalesce(sum(CASE WHEN crash THEN allowed END), 0) "
+               "FROM tb WHERE campaign = ?1 AND run_id = ?2",
+               campaign, run_id);
   long long n = 0, errors = 0, lost = 0, scenarios = 0;
+  long long crashes = 0, crash_broke = 0, crash_violations = 0,
+            crash_allowed = 0;
   /* Trials recorded by `futuredisk run --db` belong to no campaign. */
   const char *title = campaign[0] ? campaign : "trials outside campaigns";
   const char *night = run_id[0] ? run_id : "(none)";
@@ -706,6 +778,10 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
     errors = sqlite3_column_int64 (st, 1);
     lost = sqlite3_column_int64 (st, 2);
     scenarios = sqlite3_column_int64 (st, 3);
+    crashes = sqlite3_column_int64 (st, 5);
+    crash_broke = sqlite3_column_int64 (st, 6);
+    crash_violations = sqlite3_column_int64 (st, 7);
+    crash_allowed = sqlite3_column_int64 (st, 8);
   }
   sqlite3_finalize (st);
   fputs ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -727,12 +803,20 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
   fd_html (fp, night);
   fprintf (fp,
            "</b>: %lld trials in %lld scenarios; %lld lost data, %lld ended "
-           "in an error.</p>\n",
+           "in an error.",
            n, scenarios, lost, errors);
+  if (crashes)
+    fprintf (fp,
+             " Of %lld crash trials, <b>%lld broke a durability promise</b> "
+             "(%lld files: violations); %lld files that were in flight "
+             "were lost, which a crash allows.",
+             crashes, crash_broke, crash_violations, crash_allowed);
+  fputs ("</p>\n", fp);
   section_generations (fp, db, campaign, run_id);
   section_passes (fp, db, campaign, run_id);
   section_iron (fp, db, campaign, run_id);
   section_loss (fp, db, campaign, run_id);
+  section_crash (fp, db, campaign, run_id);
   section_restore (fp, db, campaign, run_id);
   section_trends (fp, db, campaign);
   section_errors (fp, db, campaign, run_id);

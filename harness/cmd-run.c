@@ -405,8 +405,7 @@ run_trial (struct run_opts *o)
     fd_trial_clean (t, made_dir);
   else
     printf ("  kept: %s\n", t->dir);
-  fd_manifest_free (&t->m);
-  free (t->damaged);
+  fd_trial_free (t);
   if (fd_interrupted) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;

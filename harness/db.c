@@ -57,6 +57,15 @@ static const char schema_v2[] =
     "UPDATE trials SET scenario = " SCENARIO_SQL ";"
     "CREATE INDEX IF NOT EXISTS trials_night ON trials (campaign, run_id);";
 
+/* Version 3: each trial's durability classes (what the audit found
+ * against what the populate promised).  Older trials have none: their
+ * records predate the promises.
+ */
+static const char schema_v3[] =
+    "CREATE TABLE IF NOT EXISTS durability ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
+    "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));";
+
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
 {
@@ -112,6 +121,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 2 &&
          sqlite3_exec (db, schema_v2, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 3 &&
+         sqlite3_exec (db, schema_v3, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -211,6 +222,11 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
   for (i = 0; t->audited && i < FD_AUDIT_NCLASSES; i++)
     if (exec (db, "INSERT INTO audit VALUES (?,?,?)", "iti", id,
               fd_audit_class_name (i), (long long)t->audit.count[i]) == -1)
+      goto fail;
+  for (i = 0; t->audited && i < FD_DURABILITY_NCLASSES; i++)
+    if (exec (db, "INSERT INTO durability VALUES (?,?,?)", "iti", id,
+              fd_durability_class_name (i),
+              (long long)t->audit.durability[i]) == -1)
       goto fail;
   for (i = 0; i < t->ndamaged; i++)
     if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id,

@@ -105,42 +105,100 @@ create_file (const char *full, const struct fd_entry *e, struct fm_err *err)
   return fd;
 }
 
+/* Is byte offset off of e in the hole of a sparse file?  Its first half
+ * is one: it reads as zeros.
+ */
+static bool
+in_hole (const struct fd_entry *e, uint64_t off)
+{
+  return e->type == FD_SPARSE && off + FD_BLOCK <= e->size / 2;
+}
+
+/* e's content from byte `from` to its end, into fd. */
 static int
-write_file (const char *full, uint64_t seed, struct fd_entry *e, bool sparse,
-            struct fm_err *err)
+write_range (int fd, const char *full, uint64_t seed, const struct fd_entry *e,
+             uint64_t from, struct fm_err *err)
+{
+  unsigned char b[FD_BLOCK];
+  uint64_t off;
+
+  for (off = from - from % FD_BLOCK; off < e->size; off += FD_BLOCK) {
+    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
+    size_t skip = off < from ? from - off : 0;
+    if (in_hole (e, off))
+      continue;
+    fill_block (b, seed, e->id, off / FD_BLOCK);
+    if (pwrite (fd, b + skip, n - skip, (off_t)(off + skip)) !=
+        (ssize_t)(n - skip)) {
+      return fm_fail (err, "%s: write: %s", full,
+                      fd_strerror (errno ? errno : ENOSPC));
+    }
+  }
+  return 0;
+}
+
+/* The hash of e's whole content, as the audit will read it. */
+static uint64_t
+content_hash (uint64_t seed, const struct fd_entry *e)
 {
   unsigned char b[FD_BLOCK];
   uint64_t off, h = 0;
+
+  for (off = 0; off < e->size; off += FD_BLOCK) {
+    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
+    if (in_hole (e, off))
+      memset (b, 0, n);
+    else
+      fill_block (b, seed, e->id, off / FD_BLOCK);
+    h = hash_bytes (h, b, n);
+  }
+  return h;
+}
+
+/* How a file's data is made durable before it is closed. */
+enum sync_how {
+  NO_SYNC,
+  FSYNC,
+  FDATASYNC
+};
+
+static int
+sync_fd (int fd, enum sync_how how)
+{
+  if (how == FSYNC)
+    return fsync (fd);
+  if (how == FDATASYNC)
+    return fdatasync (fd);
+  return 0;
+}
+
+static int
+write_file (const char *full, uint64_t seed, struct fd_entry *e,
+            enum sync_how how, struct fm_err *err)
+{
   int fd = create_file (full, e, err);
 
   if (fd == -1)
     return -1;
-  for (off = 0; off < e->size; off += FD_BLOCK) {
-    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
-    /* A sparse file's first half is a hole: it reads as zeros. */
-    if (sparse && off + FD_BLOCK <= e->size / 2) {
-      memset (b, 0, n);
-    } else {
-      fill_block (b, seed, e->id, off / FD_BLOCK);
-      if (pwrite (fd, b, n, (off_t)off) != (ssize_t)n) {
-        fm_fail (err, "%s: write: %s", full,
-                 fd_strerror (errno ? errno : ENOSPC));
-        close (fd);
-        return -1;
-      }
-    }
-    h = hash_bytes (h, b, n);
-  }
-  if (sparse && ftruncate (fd, (off_t)e->size) == -1) {
+  if (write_range (fd, full, seed, e, 0, err) == -1)
+    goto fail;
+  if (e->type == FD_SPARSE && ftruncate (fd, (off_t)e->size) == -1) {
     fm_fail (err, "%s: %s", full, fd_strerror (errno));
-    close (fd);
-    return -1;
+    goto fail;
   }
-  e->hash = h;
+  if (sync_fd (fd, how) == -1) {
+    fm_fail (err, "%s: sync: %s", full, fd_strerror (errno));
+    goto fail;
+  }
+  e->hash = content_hash (seed, e);
   if (close (fd) == -1) {
     return fm_fail (err, "%s: close: %s", full, fd_strerror (errno));
   }
   return 0;
+
+fail:
+  close (fd);
+  return -1;
 }
 
 /* Allocate a file without writing it (metadata only). */
@@ -172,6 +230,44 @@ sync_all (const char *root)
   if ((fd = open (root, O_RDONLY | O_DIRECTORY)) != -1) {
     fsync (fd);
     close (fd);
+  }
+}
+
+/* fsync the directory full, or fail naming it. */
+static int
+sync_dir (const char *full, struct fm_err *err)
+{
+  int fd = open (full, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+  if (fd == -1)
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  r = fsync (fd);
+  close (fd);
+  if (r == -1)
+    return fm_fail (err, "%s: fsync: %s", full, fd_strerror (errno));
+  return 0;
+}
+
+/* A new name is durable once every directory on its path is: fsync
+ * rel's directory and each above it up to the root, as a careful
+ * application does after creating it.
+ */
+static int
+sync_parents (const char *root, const char *rel, struct fm_err *err)
+{
+  char full[4096];
+  size_t rootlen = strlen (root);
+
+  snprintf (full, sizeof full, "%s/%s", root, rel);
+  for (;;) {
+    char *slash = strrchr (full + rootlen, '/');
+    if (slash == NULL)
+      return 0;
+    *slash = '\0';
+    if (sync_dir (full[0] ? full : "/", err) == -1)
+      return -1;
+    if ((size_t)(slash - full) <= rootlen)
+      return 0;
   }
 }
 
@@ -283,7 +379,7 @@ static int
 make_hardlink (const struct tree *t, struct fd_entry *e, const char *full,
                struct fm_err *err)
 {
-  const struct fd_entry *to = &t->m->v[t->m->n - 1];
+  struct fd_entry *to = &t->m->v[t->m->n - 1];
   char tfull[4096];
 
   e->type = FD_HARDLINK;
@@ -295,13 +391,14 @@ make_hardlink (const struct tree *t, struct fd_entry *e, const char *full,
   if (link (tfull, full) == -1) {
     return fm_fail (err, "%s: %s", full, fd_strerror (errno));
   }
+  to->linked = true;
   return 0;
 }
 
 /* A file: allocated (metadata only) or written, now and then sparse. */
 static int
 make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
-           struct fm_err *err)
+           enum sync_how how, struct fm_err *err)
 {
   const uint64_t seed = t->o->seed;
 
@@ -319,7 +416,7 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
     e->size = file_size (seed, i, t->cap);
     if (sparse)
       e->size += 8 * FD_BLOCK;
-    if (write_file (full, seed, e, sparse, err) == -1)
+    if (write_file (full, seed, e, how, err) == -1)
       return -1;
     t->m->bytes += sparse ? e->size - e->size / 2 : e->size;
   }
@@ -327,22 +424,262 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
   return 0;
 }
 
-/* Entry i on disk: a directory, now and then a link, else a file. */
+/* Entry i, placed, on disk: a directory, now and then a link, else a
+ * file.
+ */
 static int
-make_entry (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
+make_placed (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
+             struct fm_err *err)
 {
   const struct fd_manifest *m = t->m;
-  char full[4096];
 
-  place (t, i, e);
-  snprintf (full, sizeof full, "%s/%s", t->root, e->path);
   if (e->type == FD_DIR)
     return make_dir (t, e, full, err);
   if (t->files > 10 && i % 23 == 7)
     return make_symlink (t, i, e, full, err);
   if (t->files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE)
     return make_hardlink (t, e, full, err);
-  return make_file (t, i, e, full, err);
+  return make_file (t, i, e, full, NO_SYNC, err);
+}
+
+/* ---- the crash workload ---- */
+
+/* The persistence patterns after the half-way sync, and how often each
+ * is chosen (per cent).
+ */
+enum pattern {
+  PAT_WRITE,
+  PAT_FSYNC,
+  PAT_DIRSYNC,
+  PAT_REPLACE,
+  PAT_REPLACE_NOSYNC,
+  PAT_APPEND,
+  PAT_LINK,
+  PAT_UNLINK,
+  PAT_CHAIN
+};
+
+static const struct {
+  enum pattern p;
+  const char *how;
+  unsigned pct;
+} patterns[] = {{PAT_WRITE, "write", 30},
+                {PAT_FSYNC, "fsync", 15},
+                {PAT_DIRSYNC, "dirsync", 10},
+                {PAT_REPLACE, "replace", 10},
+                {PAT_REPLACE_NOSYNC, "replace-nosync", 10},
+                {PAT_APPEND, "append", 8},
+                {PAT_LINK, "link", 7},
+                {PAT_UNLINK, "unlink", 5},
+                {PAT_CHAIN, "chain", 5}};
+
+#define NPATTERNS (sizeof patterns / sizeof patterns[0])
+
+static size_t
+choose_pattern (uint64_t seed, uint64_t i)
+{
+  uint64_t r = fm_below (fm_hash (seed, FM_STREAM_POPULATE, i, 8), 100);
+  size_t k;
+
+  for (k = 0; k + 1 < NPATTERNS && r >= patterns[k].pct; k++)
+    r -= patterns[k].pct;
+  return k;
+}
+
+/* A file made durable by the half-way sync and not touched since: what
+ * replace, append, link and unlink work on.  Its index, or -1.
+ */
+static ssize_t
+pick_durable (const struct tree *t, uint64_t i)
+{
+  const struct fd_manifest *m = t->m;
+  size_t k, start;
+
+  if (m->n == 0)
+    return -1;
+  start = fm_below (fm_hash (t->o->seed, FM_STREAM_POPULATE, i, 9), m->n);
+  for (k = 0; k < m->n; k++) {
+    const struct fd_entry *x = &m->v[(start + k) % m->n];
+    if (x->type == FD_FILE && x->promise == FD_PROMISE_DURABLE &&
+        strcmp (x->how, "sync") == 0 && !x->linked &&
+        strlen (x->path) + 24 < sizeof x->path)
+      return (ssize_t)((start + k) % m->n);
+  }
+  return -1;
+}
+
+/* Atomic replace: a temporary written and fsynced, renamed over file j,
+ * the directory fsynced (or not: then the old version or the new).
+ */
+static int
+crash_replace (struct tree *t, uint64_t i, size_t j, bool dirsync,
+               const char *how, struct fm_err *err)
+{
+  struct fd_entry *x = &t->m->v[j];
+  struct fd_entry tmp = {.id = i + 1, .mode = x->mode, .type = FD_FILE};
+  char full[4096], tfull[4096 + 32];
+
+  snprintf (full, sizeof full, "%s/%s", t->root, x->path);
+  snprintf (tmp.path, sizeof tmp.path, "%s.t%" PRIu64, x->path, i);
+  snprintf (tfull, sizeof tfull, "%s/%s", t->root, tmp.path);
+  tmp.size = file_size (t->o->seed, i, t->cap);
+  if (write_file (tfull, t->o->seed, &tmp, FSYNC, err) == -1)
+    return -1;
+  if (rename (tfull, full) == -1)
+    return fm_fail (err, "%s: rename: %s", tfull, fd_strerror (errno));
+  if (dirsync && sync_parents (t->root, x->path, err) == -1)
+    return -1;
+  t->m->bytes = t->m->bytes - x->size + tmp.size;
+  x->old_id = x->id;
+  x->old_size = x->size;
+  x->id = tmp.id;
+  x->size = tmp.size;
+  x->hash = tmp.hash;
+  x->promise = dirsync ? FD_PROMISE_DURABLE : FD_PROMISE_OLD_OR_NEW;
+  x->how = how;
+  /* The temporary's name is gone (durably so after the fsync). */
+  tmp.type = FD_GONE;
+  tmp.promise = dirsync ? FD_PROMISE_DURABLE : FD_PROMISE_NONE;
+  tmp.how = how;
+  return push (t->m, &tmp) == -1 ? fm_fail (err, "out of memory") : 0;
+}
+
+/* Append to file j, then fdatasync: its new size and content are
+ * durable.
+ */
+static int
+crash_append (struct tree *t, uint64_t i, size_t j, const char *how,
+              struct fm_err *err)
+{
+  struct fd_entry *x = &t->m->v[j];
+  uint64_t old = x->size;
+  char full[4096];
+  int fd;
+
+  snprintf (full, sizeof full, "%s/%s", t->root, x->path);
+  if ((fd = open (full, O_WRONLY | O_CLOEXEC)) == -1)
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  x->size = old + file_size (t->o->seed, i, t->cap) / 4 + 1;
+  if (write_range (fd, full, t->o->seed, x, old, err) == -1 ||
+      (sync_fd (fd, FDATASYNC) == -1 &&
+       fm_fail (err, "%s: fdatasync: %s", full, fd_strerror (errno)) == -1)) {
+    close (fd);
+    return -1;
+  }
+  close (fd);
+  t->m->bytes += x->size - old;
+  x->hash = content_hash (t->o->seed, x);
+  x->how = how;
+  return 0;
+}
+
+/* A chain of three new directories under e's, e at its end, all made
+ * durable.  The directories are entries of their own.
+ */
+static int
+crash_chain (struct tree *t, uint64_t i, struct fd_entry *e, char *full,
+             size_t len, struct fm_err *err)
+{
+  char dir[256];
+  const char *slash = strrchr (e->path, '/');
+  int k, n = slash ? (int)(slash - e->path) : 0;
+
+  snprintf (dir, sizeof dir, "%.*s", n, e->path);
+  for (k = 0; k < 3; k++) {
+    struct fd_entry d = {.type = FD_DIR, .mode = 0755, .how = "chain"};
+    if (snprintf (d.path, sizeof d.path, "%s%sc%" PRIu64 "-%d", dir,
+                  dir[0] ? "/" : "", i, k) >= (int)sizeof d.path)
+      break; /* too deep: the file goes where the chain got to */
+    snprintf (full, len, "%s/%s", t->root, d.path);
+    if (mkdir (full, d.mode) == -1)
+      return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+    if (push (t->m, &d) == -1)
+      return fm_fail (err, "out of memory");
+    snprintf (dir, sizeof dir, "%s", d.path);
+  }
+  if (snprintf (e->path, sizeof e->path, "%s/f%" PRIu64, dir, i) >=
+      (int)sizeof e->path)
+    return fm_fail (err, "%s: path too long", dir);
+  snprintf (full, len, "%s/%s", t->root, e->path);
+  return 0;
+}
+
+/* One step of the crash workload (after the half-way sync): entry i by a
+ * persistence pattern chosen by the seed, with what it promised.
+ */
+static int
+crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
+{
+  size_t k = choose_pattern (t->o->seed, i);
+  enum pattern p = patterns[k].p;
+  const char *how = patterns[k].how;
+  ssize_t j = -1;
+  char full[4096];
+
+  place (t, i, e);
+  snprintf (full, sizeof full, "%s/%s", t->root, e->path);
+  if (e->type == FD_DIR || p == PAT_WRITE) {
+    if (make_placed (t, i, e, full, err) == -1)
+      return -1;
+    e->promise = FD_PROMISE_NONE;
+    e->how = e->type == FD_DIR ? "mkdir" : "write";
+    return push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
+  }
+  if (p == PAT_REPLACE || p == PAT_REPLACE_NOSYNC || p == PAT_APPEND ||
+      p == PAT_LINK || p == PAT_UNLINK) {
+    if ((j = pick_durable (t, i)) < 0)
+      p = PAT_FSYNC, how = "fsync"; /* nothing durable to work on yet */
+  }
+  switch (p) {
+    case PAT_REPLACE:
+    case PAT_REPLACE_NOSYNC:
+      return crash_replace (t, i, (size_t)j, p == PAT_REPLACE, how, err);
+    case PAT_APPEND:
+      return crash_append (t, i, (size_t)j, how, err);
+    case PAT_UNLINK: {
+      struct fd_entry *x = &t->m->v[j];
+      snprintf (full, sizeof full, "%s/%s", t->root, x->path);
+      if (unlink (full) == -1)
+        return fm_fail (err, "%s: unlink: %s", full, fd_strerror (errno));
+      if (sync_parents (t->root, x->path, err) == -1)
+        return -1;
+      t->m->bytes -= x->size;
+      x->type = FD_GONE;
+      x->how = how;
+      return 0;
+    }
+    case PAT_LINK: {
+      struct fd_entry *x = &t->m->v[j];
+      char tfull[4096];
+      snprintf (tfull, sizeof tfull, "%s/%s", t->root, x->path);
+      if (link (tfull, full) == -1)
+        return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+      x->linked = true;
+      e->type = FD_HARDLINK;
+      e->id = x->id;
+      e->size = x->size;
+      e->hash = x->hash;
+      snprintf (e->target, sizeof e->target, "%s", x->path);
+      break;
+    }
+    case PAT_CHAIN:
+      if (crash_chain (t, i, e, full, sizeof full, err) == -1)
+        return -1;
+      /* fall through */
+    case PAT_FSYNC:
+    case PAT_DIRSYNC:
+      if (make_file (t, i, e, full, p == PAT_DIRSYNC ? NO_SYNC : FSYNC, err) ==
+          -1)
+        return -1;
+      break;
+    case PAT_WRITE:
+      abort (); /* made above */
+  }
+  if (sync_parents (t->root, e->path, err) == -1)
+    return -1;
+  e->promise = p == PAT_DIRSYNC ? FD_PROMISE_NAME : FD_PROMISE_DURABLE;
+  e->how = how;
+  return push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
 }
 
 static void
@@ -359,24 +696,46 @@ show_progress (struct tree *t)
   }
 }
 
+/* Everything so far durable (sync), and promised so. */
+static void
+sync_promise (struct tree *t)
+{
+  size_t k;
+
+  sync_all (t->root);
+  for (k = 0; k < t->m->n; k++) {
+    t->m->v[k].promise = FD_PROMISE_DURABLE;
+    t->m->v[k].how = "sync";
+  }
+}
+
 static int
 add_entry (struct tree *t, uint64_t i, struct fm_err *err)
 {
-  struct fd_entry e = {.id = i + 1, .mode = 0644};
+  struct fd_entry e = {.id = i + 1, .mode = 0644, .how = "write"};
+  char full[4096];
 
   if (fd_interrupted)
     return fm_fail (err, "interrupted");
-  if (make_entry (t, i, &e, err) == -1)
-    return -1;
-  /* Before a crash, the first half is made durable and the second is
-   * left in flight: the audit then tells what a crash costs.
-   */
-  if (t->o->no_sync && !t->half_synced && t->m->bytes >= t->target / 2) {
-    sync_all (t->root);
-    t->half_synced = true;
+  if (t->half_synced && !t->o->meta_only) {
+    if (crash_step (t, i, &e, err) == -1)
+      return -1;
+    show_progress (t);
+    return 0;
   }
+  place (t, i, &e);
+  snprintf (full, sizeof full, "%s/%s", t->root, e.path);
+  if (make_placed (t, i, &e, full, err) == -1)
+    return -1;
   if (push (t->m, &e) == -1)
     return fm_fail (err, "out of memory");
+  /* Before a crash, the first half is made durable; the crash workload
+   * follows.
+   */
+  if (t->o->no_sync && !t->half_synced && t->m->bytes >= t->target / 2) {
+    sync_promise (t);
+    t->half_synced = true;
+  }
   show_progress (t);
   return 0;
 }
@@ -398,9 +757,27 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
        i++)
     rc = add_entry (&t, i, err);
   if (rc == 0 && !o->no_sync)
-    sync_all (root);
+    sync_promise (&t);
   free (t.dirs);
   return rc;
+}
+
+int
+fd_entry_write (const char *root, uint64_t seed, const struct fd_entry *e,
+                bool old, struct fm_err *err)
+{
+  struct fd_entry v = *e;
+  char full[4096];
+
+  snprintf (full, sizeof full, "%s/%s", root, e->path);
+  if (old) {
+    v.type = FD_FILE;
+    v.id = e->old_id;
+    v.size = e->old_size;
+  }
+  if (unlink (full) == -1 && errno != ENOENT)
+    return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+  return write_file (full, seed, &v, NO_SYNC, err);
 }
 
 void
@@ -410,8 +787,10 @@ fd_manifest_free (struct fd_manifest *m)
   memset (m, 0, sizeof *m);
 }
 
-static const char *const type_names[] = {"file", "sparse", "hardlink",
-                                         "symlink", "dir"};
+static const char *const type_names[] = {"file",    "sparse", "hardlink",
+                                         "symlink", "dir",    "gone"};
+static const char *const promise_names[] = {"none", "durable", "name",
+                                            "old-or-new"};
 
 int
 fd_manifest_write (const struct fd_manifest *m, const char *path,
@@ -423,11 +802,13 @@ fd_manifest_write (const struct fd_manifest *m, const char *path,
   if (fp == NULL) {
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
-  fprintf (fp, "# path\ttype\tsize\tmode\thash\tid\n");
+  fprintf (fp, "# path\ttype\tsize\tmode\thash\tid\tpromise\thow\n");
   for (i = 0; i < m->n; i++)
-    fprintf (fp, "%s\t%s\t%" PRIu64 "\t%04o\t%016" PRIx64 "\t%" PRIu64 "\n",
+    fprintf (fp,
+             "%s\t%s\t%" PRIu64 "\t%04o\t%016" PRIx64 "\t%" PRIu64 "\t%s\t%s\n",
              m->v[i].path, type_names[m->v[i].type], m->v[i].size,
-             (unsigned)m->v[i].mode, m->v[i].hash, m->v[i].id);
+             (unsigned)m->v[i].mode, m->v[i].hash, m->v[i].id,
+             promise_names[m->v[i].promise], m->v[i].how);
   if (fclose (fp) == EOF) {
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
   }
@@ -445,6 +826,17 @@ fd_audit_class_name (enum fd_audit_class c)
 #undef FD_AUDIT_NAME
   };
   return c < FD_AUDIT_NCLASSES ? names[c] : "?";
+}
+
+const char *
+fd_durability_class_name (enum fd_durability_class c)
+{
+  static const char *const names[] = {
+#define FD_DURABILITY_NAME(id, name) name,
+      FD_DURABILITY_CLASSES (FD_DURABILITY_NAME)
+#undef FD_DURABILITY_NAME
+  };
+  return c < FD_DURABILITY_NCLASSES ? names[c] : "?";
 }
 
 /* What a wrong block holds instead of block blk of file id. */
@@ -527,7 +919,7 @@ audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
     }
     if (n == 0)
       break;
-    if (e->type == FD_SPARSE && off + FD_BLOCK <= e->size / 2)
+    if (in_hole (e, off))
       memset (want, 0, sizeof want);
     else
       fill_block (want, seed, e->id, off / FD_BLOCK);
@@ -617,67 +1009,173 @@ scan_lost_found (const char *root, const struct fd_manifest *m,
   closedir (d);
 }
 
+/* What the audit found of an entry beyond its class. */
+enum found {
+  FOUND_AS_IS,
+  FOUND_OLD,  /* the version an atomic rename replaced */
+  FOUND_THERE /* a gone entry's name */
+};
+
+static void
+add_blocks (struct fd_audit *a, const struct fd_audit *b)
+{
+  a->zeroed_blocks += b->zeroed_blocks;
+  a->stale_blocks += b->stale_blocks;
+  a->foreign_blocks += b->foreign_blocks;
+  a->garbled_blocks += b->garbled_blocks;
+}
+
+/* One entry of the manifest, read back: its class. */
+static enum fd_audit_class
+audit_entry (const char *full, const struct fd_entry *e, uint64_t seed,
+             bool meta_only, struct fd_audit *a, enum found *found)
+{
+  struct fd_audit now = {0}, before = {0};
+  struct fd_entry old;
+  enum fd_audit_class c;
+  struct stat st;
+  char t[256];
+  ssize_t n;
+
+  *found = FOUND_AS_IS;
+  switch (e->type) {
+    case FD_DIR:
+      return lstat (full, &st) == 0 && S_ISDIR (st.st_mode) ? FD_AUDIT_INTACT
+                                                            : FD_AUDIT_MISSING;
+    case FD_GONE:
+      if (lstat (full, &st) == 0)
+        *found = FOUND_THERE;
+      return FD_AUDIT_INTACT; /* not a file: judged by its absence alone */
+    case FD_SYMLINK:
+      if ((n = readlink (full, t, sizeof t - 1)) < 0)
+        return errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
+      t[n] = '\0';
+      return strcmp (t, e->target) == 0 ? FD_AUDIT_INTACT : FD_AUDIT_CORRUPTED;
+    default:
+      break;
+  }
+  if (e->promise != FD_PROMISE_OLD_OR_NEW)
+    return audit_file (full, e, seed, meta_only, a);
+  /* A rename in flight: the new version, else the old one intact. */
+  c = audit_file (full, e, seed, meta_only, &now);
+  if (c != FD_AUDIT_INTACT) {
+    old = *e;
+    old.type = FD_FILE;
+    old.id = e->old_id;
+    old.size = e->old_size;
+    if (audit_file (full, &old, seed, meta_only, &before) == FD_AUDIT_INTACT) {
+      *found = FOUND_OLD;
+      return FD_AUDIT_INTACT;
+    }
+  }
+  add_blocks (a, &now);
+  return c;
+}
+
+/* What was found against what was promised; *what names a broken
+ * promise's finding.
+ */
+static enum fd_durability_class
+judge (const struct fd_entry *e, enum fd_audit_class c, enum found f,
+       const char **what)
+{
+  bool durable = e->promise == FD_PROMISE_DURABLE;
+
+  *what = fd_audit_class_name (c);
+  if (e->type == FD_GONE) {
+    *what = "resurrected";
+    if (f == FOUND_THERE)
+      return durable ? FD_DURABLE_BROKEN : FD_INFLIGHT_LOST;
+    return durable ? FD_DURABLE_INTACT : FD_INFLIGHT_SURVIVED;
+  }
+  switch (e->promise) {
+    case FD_PROMISE_NONE:
+      return c == FD_AUDIT_INTACT ? FD_INFLIGHT_SURVIVED : FD_INFLIGHT_LOST;
+    case FD_PROMISE_DURABLE:
+      return c == FD_AUDIT_INTACT ? FD_DURABLE_INTACT : FD_DURABLE_BROKEN;
+    case FD_PROMISE_NAME:
+      return c == FD_AUDIT_MISSING || c == FD_AUDIT_LOST_FOUND
+                 ? FD_DURABLE_BROKEN
+                 : FD_DURABLE_INTACT;
+    case FD_PROMISE_OLD_OR_NEW:
+      if (c == FD_AUDIT_INTACT)
+        return f == FOUND_OLD ? FD_INFLIGHT_LOST : FD_INFLIGHT_SURVIVED;
+      *what = "neither";
+      return FD_DURABLE_BROKEN;
+  }
+  abort ();
+}
+
+/* Each entry's classes into a, with its detail and violation lines. */
+static void
+tally (const struct fd_manifest *m, const enum fd_audit_class *cls,
+       const unsigned char *found, struct fd_audit *a)
+{
+  size_t i;
+
+  for (i = 0; i < m->n; i++) {
+    const struct fd_entry *e = &m->v[i];
+    enum fd_durability_class d;
+    const char *what;
+
+    if (e->type == FD_DIR)
+      continue; /* classes count files; directories only guide */
+    d = judge (e, cls[i], (enum found)found[i], &what);
+    a->durability[d]++;
+    if (d == FD_DURABLE_BROKEN && a->violations)
+      fprintf (a->violations, "%s\t%s\t%s\n", e->how, what, e->path);
+    if (e->type == FD_GONE)
+      continue;
+    a->count[cls[i]]++;
+    if (cls[i] != FD_AUDIT_INTACT && a->detail)
+      fprintf (a->detail, "%s\t%s\n", fd_audit_class_name (cls[i]), e->path);
+  }
+}
+
 int
 fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
           struct fd_audit *a, struct fm_err *err)
 {
   enum fd_audit_class *cls = calloc (m->n ? m->n : 1, sizeof *cls);
+  unsigned char *found = calloc (m->n ? m->n : 1, 1);
   struct walk w = {root, m, 0};
+  FILE *detail = a->detail, *violations = a->violations;
   size_t i;
+  int rc = 0;
 
-  FILE *detail = a->detail;
   memset (a, 0, sizeof *a);
   a->detail = detail;
-  if (cls == NULL || (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
-    free (cls);
-    return fm_fail (err, "out of memory");
+  a->violations = violations;
+  if (cls == NULL || found == NULL ||
+      (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
+    rc = fm_fail (err, "out of memory");
+    goto out;
   }
   for (i = 0; i < m->n; i++) {
-    const struct fd_entry *e = &m->v[i];
     char full[4096];
-    struct stat st;
+    enum found f;
 
     if (fd_interrupted) {
-      free (cls);
-      free (sorted);
-      sorted = NULL;
-      return fm_fail (err, "interrupted");
+      rc = fm_fail (err, "interrupted");
+      goto out;
     }
-    snprintf (full, sizeof full, "%s/%s", root, e->path);
-    if (e->type == FD_DIR) {
-      cls[i] = lstat (full, &st) == 0 && S_ISDIR (st.st_mode)
-                   ? FD_AUDIT_INTACT
-                   : FD_AUDIT_MISSING;
-    } else if (e->type == FD_SYMLINK) {
-      char t[256];
-      ssize_t n = readlink (full, t, sizeof t - 1);
-      if (n < 0)
-        cls[i] = errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
-      else {
-        t[n] = '\0';
-        cls[i] =
-            strcmp (t, e->target) == 0 ? FD_AUDIT_INTACT : FD_AUDIT_CORRUPTED;
-      }
-    } else
-      cls[i] = audit_file (full, e, seed, m->meta_only, a);
+    snprintf (full, sizeof full, "%s/%s", root, m->v[i].path);
+    cls[i] = audit_entry (full, &m->v[i], seed, m->meta_only, a, &f);
+    found[i] = (unsigned char)f;
   }
   scan_lost_found (root, m, cls);
-  for (i = 0; i < m->n; i++) {
-    if (m->v[i].type == FD_DIR)
-      continue; /* classes count files; directories only guide */
-    a->count[cls[i]]++;
-    if (cls[i] != FD_AUDIT_INTACT && a->detail)
-      fprintf (a->detail, "%s\t%s\n", fd_audit_class_name (cls[i]),
-               m->v[i].path);
-  }
+  tally (m, cls, found, a);
   for (i = 0; i < m->n; i++)
     sorted[i] = &m->v[i];
   qsort (sorted, m->n, sizeof *sorted, cmp_entries);
   walk_state = &w;
   nftw (root, count_extra, 32, FTW_PHYS | FTW_MOUNT);
   a->count[FD_AUDIT_EXTRA] = w.extra;
+
+out:
   free (sorted);
   sorted = NULL;
+  free (found);
   free (cls);
-  return 0;
+  return rc;
 }

@@ -7,9 +7,20 @@
  * header (magic, file id, block index, generation) so the audit can tell
  * a stale block, a block of another file (misdirected) and a zeroed block
  * apart.  The manifest remembers each file's path, type, size, mode and
- * content hash.
+ * content hash, and what was promised about it when the power went.
  *
- * Auditing reads every file back and puts each in one class.
+ * Before a crash (no_sync), the first half of the tree is made durable by
+ * sync(2); the rest is the crash workload, a seeded mix of the persistence
+ * patterns applications rely on (CrashMonkey's and ALICE's persistence
+ * points): write then fsync of the file and its directories, create then
+ * fsync of the directory only, atomic replace (a temporary written and
+ * fsynced, renamed over the old file, with and without a directory
+ * fsync), append then fdatasync, a hard link or an unlink then fsync of
+ * the directory, a chain of new directories, and plain unsynced writes.
+ *
+ * Auditing reads every file back and puts each in one class (what was
+ * found), and in one durability class (what was found against what was
+ * promised).
  */
 #ifndef FUTUREDISK_POPULATE_H
 #define FUTUREDISK_POPULATE_H
@@ -28,7 +39,17 @@ enum fd_ftype {
   FD_SPARSE,
   FD_HARDLINK,
   FD_SYMLINK,
-  FD_DIR
+  FD_DIR,
+  FD_GONE /* unlinked, or a temporary renamed away: must not be there */
+};
+
+/* What the populate promised about an entry when it ended. */
+enum fd_promise {
+  FD_PROMISE_NONE,      /* in flight: a crash may lose it */
+  FD_PROMISE_DURABLE,   /* name, size and content (FD_GONE: its absence) */
+  FD_PROMISE_NAME,      /* the name exists; the content was not synced */
+  FD_PROMISE_OLD_OR_NEW /* an atomic rename in flight: the old (durable)
+                           version or the new one, never neither */
 };
 
 struct fd_entry {
@@ -39,6 +60,11 @@ struct fd_entry {
   uint32_t mode;
   uint64_t hash;    /* content hash (symlink: of the target) */
   char target[256]; /* symlink target, hard link's original */
+  enum fd_promise promise;
+  const char *how; /* the persistence pattern: "sync", "fsync", ... */
+  bool linked;     /* has a hard link (its content is shared) */
+  /* FD_PROMISE_OLD_OR_NEW: the version the rename replaced */
+  uint64_t old_id, old_size;
 };
 
 struct fd_manifest {
@@ -69,7 +95,18 @@ extern int fd_populate (const char *root, const struct fd_populate_opts *o,
 
 extern void fd_manifest_free (struct fd_manifest *m);
 
-/* Write the manifest as TSV: path, type, size, mode, hash. */
+/* Write e's content (populated with seed) at root/e->path, replacing
+ * what is there: a file or hard link of the manifest, or with old set,
+ * the version an atomic rename replaced.  What a lost rename leaves, for
+ * the tests of the audit.
+ */
+extern int fd_entry_write (const char *root, uint64_t seed,
+                           const struct fd_entry *e, bool old,
+                           struct fm_err *err);
+
+/* Write the manifest as TSV: path, type, size, mode, hash, id, promise,
+ * how.
+ */
 extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
                               struct fm_err *err);
 
@@ -94,11 +131,36 @@ enum fd_audit_class {
 
 extern const char *fd_audit_class_name (enum fd_audit_class c);
 
+/* Durability classes: what was found against what was promised.  A
+ * broken durable promise is a violation; losing what was in flight is
+ * allowed.  Every entry but a directory is in exactly one.
+ */
+#define FD_DURABILITY_CLASSES(X)                                               \
+  X (DURABLE_INTACT, "durable_intact")                                         \
+  X (DURABLE_BROKEN, "durable_broken")                                         \
+  X (INFLIGHT_LOST, "inflight_lost")                                           \
+  X (INFLIGHT_SURVIVED, "inflight_survived")
+
+enum fd_durability_class {
+#define FD_DURABILITY_ENUM(id, name) FD_##id,
+  FD_DURABILITY_CLASSES (FD_DURABILITY_ENUM)
+#undef FD_DURABILITY_ENUM
+  FD_DURABILITY_NCLASSES
+};
+
+extern const char *fd_durability_class_name (enum fd_durability_class c);
+
 struct fd_audit {
   uint64_t count[FD_AUDIT_NCLASSES];
+  uint64_t durability[FD_DURABILITY_NCLASSES];
   /* Of the corrupted and partial files' bad blocks: what they hold. */
   uint64_t zeroed_blocks, stale_blocks, foreign_blocks, garbled_blocks;
-  FILE *detail; /* NULL, or one line per file not intact */
+  FILE *detail; /* NULL, or "class\tpath" per file not intact */
+  /* NULL, or "how\tfound\tpath" per broken promise; found is an audit
+   * class, "resurrected" (an unlink undone) or "neither" (a rename that
+   * left neither version).
+   */
+  FILE *violations;
 };
 
 /* Read back every file of the manifest under root (populated with

@@ -264,6 +264,33 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
   return 0;
 }
 
+/* The audit's "how\tfound\tpath\n" lines as a list. */
+static int
+collect_violations (struct trial *t, const char *text, struct fm_err *err)
+{
+  const char *line = text;
+
+  while (line && *line) {
+    const char *t1 = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+    const char *t2 = t1 ? strchr (t1 + 1, '\t') : NULL;
+    struct fd_violation *v, *x;
+
+    if (t2 == NULL || t2 > nl)
+      break;
+    v = realloc (t->violations, (t->nviolations + 1) * sizeof *v);
+    if (v == NULL) {
+      return fm_fail (err, "out of memory");
+    }
+    t->violations = v;
+    x = &v[t->nviolations++];
+    snprintf (x->how, sizeof x->how, "%.*s", (int)(t1 - line), line);
+    snprintf (x->found, sizeof x->found, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+    snprintf (x->path, sizeof x->path, "%.*s", (int)(nl - t2 - 1), t2 + 1);
+    line = *nl ? nl + 1 : nl;
+  }
+  return 0;
+}
+
 /* While mounted: where each damaged file's blocks are (at most 200). */
 static void
 map_damaged (struct trial *t, struct fd_disk *d)
@@ -282,12 +309,18 @@ map_damaged (struct trial *t, struct fd_disk *d)
 static void
 explain_damaged (struct trial *t)
 {
-  char log[PATH_MAX + 32];
+  char log[PATH_MAX + 32], plog[PATH_MAX + 32];
   size_t k;
 
+  /* Faults of the writes (lost, misdirected, torn by the cut) are in the
+   * populating server's log, the rest in the broken disk's.
+   */
   snprintf (log, sizeof log, "%s/faults.jsonl", t->dir);
+  snprintf (plog, sizeof plog, "%s/faults-populate.jsonl", t->dir);
   for (k = 0; k < t->ndamaged; k++) {
     struct fd_damaged *x = &t->damaged[k];
+    x->cause[0] = '\0';
+    fd_attribute (x->extents, plog, x->cause, sizeof x->cause);
     fd_attribute (x->extents, log, x->cause, sizeof x->cause);
     fd_extents_free (x->extents);
     x->extents = NULL;
@@ -380,11 +413,27 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
   struct clocks c;
   struct phase *p;
   struct fm_err e;
+  char wkeys[FD_WRITE_FAULT_KEYS][48];
+  const char *wextra[FD_WRITE_FAULT_KEYS];
+  size_t nw = 0, k;
 
+  /* Writes meet their faults as the file system makes them: the spec's
+   * lost, misdirected and (at a power cut) torn writes strike the
+   * populate; the rest is the disk coming back broken (attach_broken).
+   */
+  if (t->faults_spec &&
+      fd_fault_spec_writes (t->faults_spec, wkeys, &nw, err) == -1)
+    return -1;
+  for (k = 0; k < nw; k++)
+    wextra[k] = wkeys[k];
   snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
   o->faultlog = path;
+  o->extra = wextra;
+  o->n_extra = nw;
   d = fd_disk_attach (o, err);
   o->faultlog = NULL;
+  o->extra = NULL;
+  o->n_extra = 0;
   if (d == NULL)
     return -1;
   t->attached = fd_disk_via (d);  /* static: outlives d */
@@ -431,27 +480,38 @@ attach_broken (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
   return d;
 }
 
-/* The audit phase: every file read back, the damaged ones listed. */
+/* The audit phase: every file read back, the damaged ones and the
+ * broken promises listed.
+ */
 static int
 audit_files (struct trial *t, struct fd_disk *d, struct fm_err *err)
 {
-  char *text = NULL;
-  size_t text_len = 0;
+  char *text = NULL, *vtext = NULL;
+  size_t text_len = 0, vtext_len = 0;
   struct clocks c;
   struct phase *p;
   int r = 0;
 
   t->audit.detail = open_memstream (&text, &text_len);
-  if ((p = begin (t, d, "audit", &c, err)) == NULL ||
-      fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
-      end (d, p, &c, err) == -1)
+  t->audit.violations = open_memstream (&vtext, &vtext_len);
+  if (t->audit.detail == NULL || t->audit.violations == NULL)
+    r = fm_fail (err, "out of memory");
+  else if ((p = begin (t, d, "audit", &c, err)) == NULL ||
+           fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
+           end (d, p, &c, err) == -1)
     r = -1;
   if (t->audit.detail)
     fclose (t->audit.detail);
+  if (t->audit.violations)
+    fclose (t->audit.violations);
   t->audit.detail = NULL;
+  t->audit.violations = NULL;
   if (r == 0)
     r = collect_damaged (t, text, err);
+  if (r == 0)
+    r = collect_violations (t, vtext, err);
   free (text);
+  free (vtext);
   if (r == 0)
     t->audited = true;
   return r;
@@ -703,6 +763,31 @@ record_audit (const struct trial *t, FILE *fp)
            t->audit.foreign_blocks, t->audit.garbled_blocks);
 }
 
+/* Durability classes and the broken promises (at most 200), or null. */
+static void
+record_durability (const struct trial *t, FILE *fp)
+{
+  size_t i;
+
+  if (!t->audited) {
+    fprintf (fp, "null");
+    return;
+  }
+  fprintf (fp, "{");
+  for (i = 0; i < FD_DURABILITY_NCLASSES; i++)
+    fprintf (fp, "\"%s\": %" PRIu64 ", ", fd_durability_class_name (i),
+             t->audit.durability[i]);
+  fprintf (fp, "\"violations\": [");
+  for (i = 0; i < t->nviolations && i < 200; i++) {
+    fprintf (fp,
+             "%s{\"how\": \"%s\", \"found\": \"%s\", \"path\": ", i ? ", " : "",
+             t->violations[i].how, t->violations[i].found);
+    fd_json_string (fp, t->violations[i].path);
+    fprintf (fp, "}");
+  }
+  fprintf (fp, "]}");
+}
+
 /* Which files (at most 200), so a loss can be matched to its fault. */
 static void
 record_damaged (const struct trial *t, FILE *fp)
@@ -756,6 +841,8 @@ fd_trial_record (const struct trial *t, FILE *fp)
   }
   fprintf (fp, "], \"audit\": ");
   record_audit (t, fp);
+  fprintf (fp, ", \"durability\": ");
+  record_durability (t, fp);
   fprintf (fp, ", \"damaged\": ");
   record_damaged (t, fp);
   fprintf (fp, ", \"restore\": ");
@@ -785,6 +872,16 @@ fd_trial_summary (const struct trial *t)
     for (i = 0; i < FD_AUDIT_NCLASSES; i++)
       printf (" %s %" PRIu64, fd_audit_class_name (i), t->audit.count[i]);
     printf ("; write probe %s\n", t->probe_ok ? "ok" : "FAILED");
+    printf ("  durability:");
+    for (i = 0; i < FD_DURABILITY_NCLASSES; i++)
+      printf (" %s %" PRIu64, fd_durability_class_name (i),
+              t->audit.durability[i]);
+    printf ("\n");
+    for (i = 0; i < t->nviolations && i < 5; i++)
+      printf ("  violation: %s after %s: %s\n", t->violations[i].path,
+              t->violations[i].how, t->violations[i].found);
+    if (t->nviolations > 5)
+      printf ("  (%zu violations in all)\n", t->nviolations);
   }
   if (t->restore_s >= 0)
     printf ("  fsck or restore: %s %.3f virtual s, a restore of %" PRIu64
@@ -808,6 +905,17 @@ fd_trial_parse_time (const char *s, struct fm_err *err)
   if (strncmp (s, "scale:", 6) == 0)
     return fm_parse_double ("--time scale", s + 6, 1e-6, 1e6, &f, err);
   return fm_fail (err, "--time: '%.64s' is not virtual, real or scale:F", s);
+}
+
+void
+fd_trial_free (struct trial *t)
+{
+  fd_manifest_free (&t->m);
+  free (t->damaged);
+  free (t->violations);
+  t->damaged = NULL;
+  t->violations = NULL;
+  t->ndamaged = t->nviolations = 0;
 }
 
 void

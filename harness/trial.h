@@ -44,6 +44,13 @@ struct fd_damaged {
   struct fd_extents *extents; /* while mounted (first 200 files only) */
 };
 
+/* A durability promise the audit found broken. */
+struct fd_violation {
+  char how[16];   /* the persistence pattern: "fsync", "sync", ... */
+  char found[16]; /* an audit class, "resurrected" or "neither" */
+  char path[256];
+};
+
 /* A trial's inputs (set by the caller) and results (filled in). */
 struct trial {
   /* inputs */
@@ -80,6 +87,8 @@ struct trial {
   char stats[16384];          /* the plugin's final stats object */
   struct fd_damaged *damaged; /* the files not intact, in manifest order */
   size_t ndamaged;
+  struct fd_violation *violations; /* in manifest order */
+  size_t nviolations;
 };
 
 /* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
@@ -93,6 +102,9 @@ extern void fd_trial_read_stats (struct trial *t);
 /* The record as one JSON line; a one-screen summary on stdout. */
 extern void fd_trial_record (const struct trial *t, FILE *fp);
 extern void fd_trial_summary (const struct trial *t);
+
+/* Free what a run allocated (manifest, damaged files, violations). */
+extern void fd_trial_free (struct trial *t);
 
 /* Remove what the trial left in t->dir (and the directory, if asked). */
 extern void fd_trial_clean (const struct trial *t, bool remove_dir);

@@ -358,11 +358,12 @@ def test_demo_runs_its_campaign_and_writes_the_report(futuredisk, tmp_path):
            env=env_without_shards(FUTUREDISK_CAMPAIGNS=str(camp)), check=0)
     lines = p.stdout.strip().splitlines()
     assert lines[0] == f"Report: {out}/report.html"
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert lines[1].startswith("  fsck time, smallest to largest")
     assert lines[2] == ("  one bad block: 1 trials, 0 noticed by the "
                         "check, 1 with files lost, 0 left unrepaired")
-    assert lines[3] == "  fault rates and crashes: 0 trials, 0 lost data " \
-        "(0 files)"
+    assert lines[3] == "  fault rates: 0 trials, 0 lost data (0 files)"
+    assert lines[4] == ("  crashes: 0 trials, 0 broke a durability promise "
+                        "(0 files), 0 files in flight lost (allowed)")
     assert (out / "report.html").stat().st_size > 1000
     assert len(trials(str(out / "demo.db"))) == 2

@@ -64,6 +64,24 @@ def test_flipped_bit_silently_corrupts_that_file(run, tmp_path):
                                "cause": "rot"}]
 
 
+def test_lost_write_on_a_durable_file_is_a_violation(run, tmp_path):
+    """Writes the disk acknowledged and never made, while the file system
+    was populated (lost-write= strikes the populate): every file synced
+    before the end that lost a block is a broken durability promise, and
+    the fault log names the lost write."""
+    rec = trial(run, tmp_path, "--seed", "2", "--faults", "lost-write=0.01")
+    dur = rec["durability"]
+    assert dur["durable_broken"] >= 1, dur
+    assert dur["inflight_lost"] == 0 and dur["inflight_survived"] == 0
+    causes = {d["path"]: d["cause"] for d in rec["damaged"]}
+    lost = [p for p, c in causes.items() if "lost-write" in c.split(",")]
+    assert lost, rec["damaged"]
+    broken = {v["path"]: v for v in dur["violations"]}
+    for path in lost:
+        assert broken[path]["how"] == "sync", broken[path]
+    assert dur["durable_broken"] == len(rec["damaged"])
+
+
 def test_inode_table_block_is_reported_and_losses_counted(run, tmp_path):
     rec = trial(run, tmp_path, "--seed", "2", "--target", "inode:1",
                 "--faults", "erc=100ms")
@@ -235,7 +253,7 @@ def test_db_records_match_json(run, tmp_path):
     trial(run, tmp_path, "--seed", "3", "--db", db, "--campaign", "night",
           "--run-id", "R1", "--rep", "4", name="u")
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone() == (2,)
+    assert con.execute("PRAGMA user_version").fetchone() == (3,)
     assert con.execute("SELECT campaign, run_id, rep, scenario FROM trials "
                        "ORDER BY id").fetchall() == [
         ("", "", 0, "fs=ext4 profile=roadmap-2006 size=256M fill=20 meta=0 "
@@ -258,6 +276,11 @@ def test_db_records_match_json(run, tmp_path):
                              "WHERE trial_id = 1").fetchall())
     assert audit == {k: v for k, v in rec["audit"].items()
                      if not k.endswith("_blocks")}
+    durability = dict(con.execute("SELECT class, files FROM durability "
+                                  "WHERE trial_id = 1").fetchall())
+    assert durability == {k: v for k, v in rec["durability"].items()
+                          if k != "violations"}
+    assert durability["durable_broken"] == 1  # the unreadable file
     # A version 1 database is upgraded: its rows get their scenario.
     for table, col in [("trials", "campaign"), ("trials", "run_id"),
                        ("trials", "rep"), ("trials", "crash"),
@@ -268,10 +291,14 @@ def test_db_records_match_json(run, tmp_path):
         if col == "campaign":
             con.execute("DROP INDEX trials_night")
         con.execute(f"ALTER TABLE {table} DROP COLUMN {col}")
+    con.execute("DROP TABLE durability")
     con.execute("PRAGMA user_version = 1")
     con.commit()
     trial(run, tmp_path, "--seed", "4", "--db", db, name="w")
-    assert con.execute("PRAGMA user_version").fetchone() == (2,)
+    assert con.execute("PRAGMA user_version").fetchone() == (3,)
+    # Trials older than the promises have no durability rows.
+    assert con.execute("SELECT DISTINCT trial_id FROM durability").fetchall() \
+        == [(3,)]
     assert [r[0].split(" ")[-2:] for r in con.execute(
         "SELECT scenario FROM trials ORDER BY id")] == [
         ["faults=erc=10ms", "target=data:1"], ["faults=", "target="],
@@ -281,7 +308,7 @@ def test_db_records_match_json(run, tmp_path):
     con.commit()
     p = run(*BASE, "--dir", str(tmp_path / "v"), "--db", db)
     assert p.returncode == 1
-    assert "schema version 7, this futuredisk knows up to 2" in p.stderr
+    assert "schema version 7, this futuredisk knows up to 3" in p.stderr
     assert leftovers(str(tmp_path / "v")) == []
 
 
@@ -302,6 +329,20 @@ def test_crash_trial_replays_the_journal(run, tmp_path):
     assert phase(rec, "recheck")["outcome"] == "CLEAN"
     a = rec["audit"]
     assert a["intact"] > 0 and a["missing"] + a["partial"] + a["corrupted"] > 0
+    # ext4 keeps every promise the crash workload was given; what was in
+    # flight is partly lost (allowed), partly there.
+    dur = rec["durability"]
+    assert dur["durable_broken"] == 0 and dur["violations"] == [], dur
+    assert dur["inflight_lost"] > 0 and dur["inflight_survived"] > 0, dur
+    assert dur["durable_intact"] > a["intact"] // 2, dur
+    files = sum(dur[k] for k in ("durable_intact", "durable_broken",
+                                 "inflight_lost", "inflight_survived"))
+    manifest = [line.split("\t") for line in
+                (d / "manifest.tsv").read_text().splitlines()[1:]]
+    assert files == sum(1 for m in manifest if m[1] != "dir")
+    hows = {m[7] for m in manifest}
+    assert {"sync", "fsync", "dirsync", "replace", "replace-nosync",
+            "append", "link", "unlink", "chain", "write"} <= hows, hows
     cut = [json.loads(line) for line in
            (d / "faults-populate.jsonl").read_text().splitlines()]
     assert cut and cut[0]["kind"] == "powercut"
@@ -384,6 +425,7 @@ def test_xfs_crash_replays_the_log_by_mounting(run, tmp_path):
     assert rec["phases"][names.index("check") + 1]["exit"] == 2
     assert phase(rec, "recheck")["outcome"] == "CLEAN"
     assert rec["audit"]["intact"] > 0
+    assert rec["durability"]["durable_broken"] == 0, rec["durability"]
     assert leftovers(str(tmp_path / "x")) == []
 
 
@@ -405,4 +447,5 @@ def test_chunkfs_power_cut_then_check_and_audit(run, tmp_path, seed):
     audit = rec["audit"]
     assert audit["intact"] >= rec["files"] // 4, audit
     assert audit["corrupted"] == 0 and audit["garbled_blocks"] == 0, audit
+    assert rec["durability"]["durable_broken"] == 0, rec["durability"]
     assert leftovers(str(d)) == []

@@ -1,0 +1,216 @@
+/* futuredisk — harness: unit tests for the crash workload's promises and
+ * the audit's durability classes, on a small tmpfs (root: the suite runs
+ * as root in CI).  Each class is produced for real by changing the tree
+ * the way a crash could, and the audit must say what was promised and
+ * what broke.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "populate.h"
+
+struct tree {
+  char dir[64];
+  struct fd_manifest m;
+};
+
+/* A crash workload on a fresh 32 MiB tmpfs: half synced, then the mix. */
+static void
+grow (struct tree *t, uint64_t seed)
+{
+  struct fd_populate_opts o = {.seed = seed, .fill_pct = 40, .no_sync = true};
+  struct fm_err err;
+
+  fd_check_tmpdir ("populate", t->dir, sizeof t->dir);
+  ck_assert_msg (mount ("tmpfs", t->dir, "tmpfs", 0, "size=32m") == 0,
+                 "mount tmpfs: %s", strerror (errno));
+  ck_assert_msg (fd_populate (t->dir, &o, &t->m, &err) == 0, "%s", err.msg);
+}
+
+static void
+fell (struct tree *t)
+{
+  fd_manifest_free (&t->m);
+  ck_assert (umount (t->dir) == 0);
+  rmdir (t->dir);
+}
+
+/* The first entry made by pattern how with the given promise and type. */
+static const struct fd_entry *
+find (const struct tree *t, const char *how, enum fd_promise p,
+      enum fd_ftype type)
+{
+  size_t i;
+
+  for (i = 0; i < t->m.n; i++)
+    if (strcmp (t->m.v[i].how, how) == 0 && t->m.v[i].promise == p &&
+        t->m.v[i].type == type)
+      return &t->m.v[i];
+  ck_abort_msg ("no %s entry", how);
+  return NULL;
+}
+
+static void
+audit (const struct tree *t, uint64_t seed, struct fd_audit *a, char *viol,
+       size_t len)
+{
+  struct fm_err err;
+  FILE *fp;
+
+  memset (viol, 0, len);
+  fp = fmemopen (viol, len, "w");
+
+  ck_assert_ptr_nonnull (fp);
+  memset (a, 0, sizeof *a);
+  a->violations = fp;
+  ck_assert_msg (fd_audit (t->dir, seed, &t->m, a, &err) == 0, "%s", err.msg);
+  fclose (fp);
+}
+
+static char *
+at (const struct tree *t, const struct fd_entry *e, char *buf, size_t len)
+{
+  snprintf (buf, len, "%s/%s", t->dir, e->path);
+  return buf;
+}
+
+START_TEST (test_every_pattern)
+{
+  static const char *const hows[] = {
+      "sync",           "write",  "fsync", "dirsync", "replace",
+      "replace-nosync", "append", "link",  "unlink",  "chain"};
+  struct tree t;
+  struct fd_audit a;
+  char viol[4096];
+  uint64_t files = 0;
+  size_t i, k;
+
+  grow (&t, 7);
+  for (k = 0; k < sizeof hows / sizeof hows[0]; k++) {
+    for (i = 0; i < t.m.n && strcmp (t.m.v[i].how, hows[k]); i++)
+      ;
+    ck_assert_msg (i < t.m.n, "no entry made by %s", hows[k]);
+  }
+  /* Nothing crashed: every promise kept, everything in flight there. */
+  audit (&t, 7, &a, viol, sizeof viol);
+  for (i = 0; i < t.m.n; i++)
+    files += t.m.v[i].type != FD_DIR;
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], 0);
+  ck_assert_uint_eq (a.durability[FD_INFLIGHT_LOST], 0);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_INTACT] +
+                         a.durability[FD_INFLIGHT_SURVIVED],
+                     files);
+  ck_assert_uint_gt (a.durability[FD_INFLIGHT_SURVIVED], 0);
+  ck_assert_msg (viol[0] == '\0', "%s", viol);
+  fell (&t);
+}
+END_TEST
+
+START_TEST (test_broken_and_allowed)
+{
+  struct tree t;
+  struct fd_audit a, before;
+  char viol[4096], path[4096], want[1024];
+  const struct fd_entry *fs, *inflight, *gone, *name;
+  int fd;
+
+  grow (&t, 7);
+  audit (&t, 7, &before, viol, sizeof viol);
+  /* An fsynced file lost: a violation. */
+  fs = find (&t, "fsync", FD_PROMISE_DURABLE, FD_FILE);
+  ck_assert (unlink (at (&t, fs, path, sizeof path)) == 0);
+  /* An unsynced file lost: allowed. */
+  inflight = find (&t, "write", FD_PROMISE_NONE, FD_FILE);
+  ck_assert (unlink (at (&t, inflight, path, sizeof path)) == 0);
+  /* A durable unlink undone: resurrected. */
+  gone = find (&t, "unlink", FD_PROMISE_DURABLE, FD_GONE);
+  ck_assert ((fd = creat (at (&t, gone, path, sizeof path), 0644)) != -1);
+  close (fd);
+  /* A name promised, its content not: empty is fine. */
+  name = find (&t, "dirsync", FD_PROMISE_NAME, FD_FILE);
+  ck_assert (truncate (at (&t, name, path, sizeof path), 0) == 0);
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], 2);
+  ck_assert_uint_eq (a.durability[FD_INFLIGHT_LOST], 1);
+  snprintf (want, sizeof want, "fsync\tmissing\t%s\n", fs->path);
+  ck_assert_msg (strstr (viol, want), "%s", viol);
+  snprintf (want, sizeof want, "unlink\tresurrected\t%s\n", gone->path);
+  ck_assert_msg (strstr (viol, want), "%s", viol);
+  ck_assert_uint_eq (a.count[FD_AUDIT_MISSING],
+                     before.count[FD_AUDIT_MISSING] + 2);
+  fell (&t);
+}
+END_TEST
+
+START_TEST (test_rename_old_or_new)
+{
+  struct tree t;
+  struct fd_audit a;
+  struct fm_err err;
+  char viol[4096], path[4096], want[1024];
+  const struct fd_entry *r;
+
+  grow (&t, 7);
+  r = find (&t, "replace-nosync", FD_PROMISE_OLD_OR_NEW, FD_FILE);
+  /* The new version: the rename survived. */
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.durability[FD_INFLIGHT_LOST], 0);
+  /* The old version: the rename was lost, which a crash allows. */
+  ck_assert_msg (fd_entry_write (t.dir, 7, r, true, &err) == 0, "%s", err.msg);
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.durability[FD_INFLIGHT_LOST], 1);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], 0);
+  ck_assert_uint_eq (a.count[FD_AUDIT_EXTRA], 0);
+  /* Neither (half the old version): the rename was not atomic. */
+  ck_assert (
+      truncate (at (&t, r, path, sizeof path), (off_t)(r->old_size / 2)) == 0);
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], 1);
+  snprintf (want, sizeof want, "replace-nosync\tneither\t%s\n", r->path);
+  ck_assert_str_eq (viol, want);
+  /* The new version again: survived. */
+  ck_assert_msg (fd_entry_write (t.dir, 7, r, false, &err) == 0, "%s", err.msg);
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], 0);
+  ck_assert_uint_eq (a.durability[FD_INFLIGHT_LOST], 0);
+  fell (&t);
+}
+END_TEST
+
+START_TEST (test_same_seed_same_workload)
+{
+  struct tree a, b;
+  size_t i;
+
+  grow (&a, 11);
+  grow (&b, 11);
+  ck_assert_uint_eq (a.m.n, b.m.n);
+  for (i = 0; i < a.m.n; i++) {
+    ck_assert_str_eq (a.m.v[i].path, b.m.v[i].path);
+    ck_assert_str_eq (a.m.v[i].how, b.m.v[i].how);
+    ck_assert_uint_eq (a.m.v[i].hash, b.m.v[i].hash);
+    ck_assert_int_eq (a.m.v[i].promise, b.m.v[i].promise);
+  }
+  fell (&a);
+  fell (&b);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"patterns", test_every_pattern},
+      {"violations", test_broken_and_allowed},
+      {"rename", test_rename_old_or_new},
+      {"deterministic", test_same_seed_same_workload},
+  };
+
+  return fd_check_main ("populate", cases, sizeof cases / sizeof cases[0]);
+}
