@@ -27,7 +27,8 @@
   X (REPS, "repetitions", "1")                                                 \
   X (TIMEOUT, "timeout", "3600")                                               \
   X (TIME, "time", "virtual")                                                  \
-  X (THINK, "think", "real")
+  X (THINK, "think", "real")                                                   \
+  X (REPAIR_CUT, "repair-cut", "0")
 
 enum key {
 #define KEY_ENUM(id, name, dflt) K_##id,
@@ -324,7 +325,7 @@ struct expansion {
   struct values d[NKEYS]; /* the defaults of keys set nowhere */
   const struct values *v[NKEYS];
   enum key bad; /* what the failed check was about */
-  uint64_t *seeds, reps, meta[MAX_VALUES];
+  uint64_t *seeds, reps, meta[MAX_VALUES], cut[MAX_VALUES];
   double fill[MAX_VALUES], timeout;
   size_t nseeds;
 };
@@ -389,6 +390,13 @@ check_meta (struct expansion *x, size_t i, struct fm_err *err)
 {
   return fm_parse_uint ("meta-only", x->v[K_META]->v[i], 0, 100000000,
                         &x->meta[i], err);
+}
+
+static int
+check_repair_cut (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return fm_parse_uint ("repair-cut", x->v[K_REPAIR_CUT]->v[i], 0, UINT64_MAX,
+                        &x->cut[i], err);
 }
 
 /* s is one of the words a and b (of key). */
@@ -539,12 +547,19 @@ static const struct {
   int (*each) (struct expansion *x, size_t i, struct fm_err *err);
   int (*all) (struct expansion *x, struct fm_err *err);
 } checks[] = {
-    {K_FS, check_fs, NULL},         {K_PROFILE, check_profile, NULL},
-    {K_FILL, check_fill, NULL},     {K_META, check_meta, NULL},
-    {K_CRASH, check_crash, NULL},   {K_FAULTS, check_faults, NULL},
-    {K_TARGET, check_target, NULL}, {K_SEEDS, NULL, check_seeds},
-    {K_REPS, NULL, check_reps},     {K_TIMEOUT, NULL, check_timeout},
-    {K_TIME, check_time, NULL},     {K_THINK, check_think, NULL},
+    {K_FS, check_fs, NULL},
+    {K_PROFILE, check_profile, NULL},
+    {K_FILL, check_fill, NULL},
+    {K_META, check_meta, NULL},
+    {K_CRASH, check_crash, NULL},
+    {K_FAULTS, check_faults, NULL},
+    {K_TARGET, check_target, NULL},
+    {K_SEEDS, NULL, check_seeds},
+    {K_REPS, NULL, check_reps},
+    {K_TIMEOUT, NULL, check_timeout},
+    {K_TIME, check_time, NULL},
+    {K_THINK, check_think, NULL},
+    {K_REPAIR_CUT, check_repair_cut, NULL},
 };
 
 /* Check every value; -1 with x->bad the key at fault. */
@@ -620,6 +635,7 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
           .target = target,
           .time = v[K_TIME]->v[ix[K_TIME]],
           .think = v[K_THINK]->v[ix[K_THINK]],
+          .repair_cut = x->cut[ix[K_REPAIR_CUT]],
           .seed = x->seeds[s],
           .rep = r,
           .timeout = x->timeout,

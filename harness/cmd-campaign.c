@@ -121,7 +121,8 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
           "SELECT id FROM trials WHERE campaign = ? AND run_id = ? AND fs = ?"
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
-          " AND think = ? AND seed = ? AND rep = ? ORDER BY id DESC LIMIT 1",
+          " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
+          " ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
@@ -138,6 +139,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_text (st, 12, t->think, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->seed);
   sqlite3_bind_int64 (st, 14, (sqlite3_int64)t->rep);
+  sqlite3_bind_int64 (st, 15, (sqlite3_int64)t->repair_cut);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -187,11 +189,15 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
 static void
 describe (const struct fd_campaign_trial *t, char *buf, size_t len)
 {
-  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
+  char cut[48] = "";
+
+  if (t->repair_cut)
+    snprintf (cut, sizeof cut, " repair-cut %" PRIu64, t->repair_cut);
+  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
             t->profile, t->size, t->meta_only ? "meta " : "fill ",
             t->meta_only ? (double)t->meta_only : t->fill,
             t->crash ? " crash" : "", *t->faults ? " faults " : "", t->faults,
-            *t->target ? " target " : "", t->target, t->seed,
+            *t->target ? " target " : "", t->target, cut, t->seed,
             t->rep ? " (again)" : "");
 }
 
@@ -216,8 +222,8 @@ static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
-  char fill[32], meta[32], seed[32], rep[32], timeout[32];
-  const char *argv[40];
+  char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32];
+  const char *argv[48];
   size_t a = 0;
 
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
@@ -231,6 +237,7 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   snprintf (seed, sizeof seed, "%" PRIu64, t->seed);
   snprintf (rep, sizeof rep, "%" PRIu64, t->rep);
   snprintf (timeout, sizeof timeout, "%g", t->timeout);
+  snprintf (cut, sizeof cut, "%" PRIu64, t->repair_cut);
   argv[a++] = n->self;
   argv[a++] = "run";
   argv[a++] = "--fs";
@@ -254,6 +261,10 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   if (*t->target) {
     argv[a++] = "--target";
     argv[a++] = t->target;
+  }
+  if (t->repair_cut) {
+    argv[a++] = "--repair-cut";
+    argv[a++] = cut;
   }
   argv[a++] = "--time";
   argv[a++] = t->time;

@@ -34,7 +34,7 @@ run_usage (FILE *fp)
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] "
       "[--attach auto|nbd|loop]\n"
-      "              [--restore-rate RATE]\n"
+      "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
@@ -87,6 +87,11 @@ run_usage (FILE *fp)
       "                   125MB for 1 Gbit/s); default: the bytes in use "
       "written\n"
       "                   back through the drive model, sequentially\n"
+      "  --repair-cut K   cut the power after the repair's Kth write, "
+      "then repair\n"
+      "                   again (sweep:N: the repair uninterrupted, then N "
+      "cuts\n"
+      "                   spread over its writes, a trial each)\n"
       "  --campaign NAME, --run-id ID, --rep N\n"
       "                   label the record as repetition N of a campaign's "
       "night\n"
@@ -98,6 +103,7 @@ run_usage (FILE *fp)
 /* The options go straight into the trial they describe. */
 struct run_opts {
   struct trial t;
+  uint64_t sweep; /* --repair-cut sweep:N */
   const char *fs, *dir, *db_path;
   char spec[4096], clock_args[2][80];
 };
@@ -177,6 +183,12 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_attach_via_check (arg, err);
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &t->restore_rate, err);
+    case 'X':
+      if (strncmp (arg, "sweep:", 6) == 0)
+        return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
+                              err);
+      return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &t->repair_cut,
+                            err);
     case 'M':
       t->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
@@ -207,6 +219,7 @@ static const struct option run_options[] = {
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
     {"restore-rate", required_argument, NULL, 'B'},
+    {"repair-cut", required_argument, NULL, 'X'},
     {"attach", required_argument, NULL, 'a'},
     {NULL, 0, NULL, 0},
 };
@@ -286,6 +299,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   t->seed = 1;
   t->fill = 30;
   t->timeout = 3600;
+  t->cut_reference_intact = -1;
   rc = fd_options_parse (&run_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
@@ -300,6 +314,9 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return fd_usage_error ("run", "%s", err.msg);
   if ((t->campaign == NULL) != (t->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
+  if (o->sweep && t->keep)
+    return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
+                                  "one directory: --keep keeps none");
   if (run_clock_args (o, &err) == -1 ||
       (t->target && run_check_target (t, &err) == -1))
     return fd_usage_error ("run", "%s", err.msg);
@@ -333,8 +350,6 @@ run_make_dir (struct run_opts *o, bool *made)
   }
   snprintf (t->mnt, sizeof t->mnt, "%s/mnt", t->dir);
   snprintf (t->store, sizeof t->store, "%s/disk.store", t->dir);
-  mkdir (t->mnt, 0700);
-  unlink (t->store); /* a fresh disk every trial */
   return 0;
 }
 
@@ -376,20 +391,22 @@ run_record (const struct trial *t, const char *db_path)
   return ret;
 }
 
+/* One trial in t->dir (made by the caller): run, summary, record.  0,
+ * 1 if it failed or was not recorded, 130 when interrupted.  The
+ * results stay in t for the caller, who cleans up.
+ */
 static int
-run_trial (struct run_opts *o)
+run_one (struct run_opts *o)
 {
   struct trial *t = &o->t;
   struct fm_err err;
-  bool made_dir;
   int ret = 0;
 
-  if (run_make_dir (o, &made_dir) == -1)
-    return 1;
+  mkdir (t->mnt, 0700);
+  unlink (t->store); /* a fresh disk every trial */
   t->populate.seed = t->seed;
   t->populate.fill_pct = t->fill;
   t->populate.progress = stderr;
-  fd_catch_signals ();
   if (fd_trial_run (t, &err) == -1) {
     snprintf (t->error, sizeof t->error, "%s", err.msg);
     ret = 1;
@@ -399,14 +416,83 @@ run_trial (struct run_opts *o)
   /* An interrupted trial measured nothing whole: a campaign resumed
    * later runs it again, so it must not be found recorded.
    */
-  if (!fd_interrupted)
-    ret |= run_record (t, o->db_path);
-  if (!t->keep)
-    fd_trial_clean (t, made_dir);
-  else
-    printf ("  kept: %s\n", t->dir);
+  if (fd_interrupted)
+    return 130;
+  return ret | run_record (t, o->db_path);
+}
+
+/* --repair-cut sweep:N: the repair uninterrupted first, then cut after
+ * N write counts spread evenly over its writes, each a trial of its own
+ * on the same seed (the same tree and faults); a table of the outcomes
+ * and of the files each lost against the uninterrupted repair.
+ */
+static int
+run_sweep (struct run_opts *o, bool made_dir)
+{
+  static struct trial base;
+  struct trial *t = &o->t;
+  const struct phase *rp;
+  uint64_t writes, k, i, last = 0;
+  int64_t ref_intact;
+  int ret;
+
+  base = *t;
+  t->repair_cut = 0;
+  t->cut_reference_intact = -1;
+  ret = run_one (o);
+  rp = fd_trial_phase (t, "repair");
+  writes = rp ? rp->writes : 0;
+  ref_intact = t->audited ? (int64_t)t->audit.count[FD_AUDIT_INTACT] : -1;
+  fd_trial_clean (t, false);
   fd_trial_free (t);
-  if (fd_interrupted) {
+  if (ret != 0 || writes == 0) {
+    if (ret == 0)
+      fprintf (stderr,
+               "%s run: --repair-cut: the repair wrote nothing: no "
+               "point to cut at\n",
+               fd_progname);
+    return ret ? ret : 1;
+  }
+  printf ("repair-cut sweep: the uninterrupted repair wrote %" PRIu64
+          " times; %s\n",
+          writes, ref_intact >= 0 ? "its files are the reference" : "");
+  for (i = 1; i <= o->sweep && ret != 130; i++) {
+    k = (writes * i + o->sweep) / (o->sweep + 1);
+    if (k <= last)
+      continue; /* fewer writes than points: each K once */
+    *t = base;
+    t->repair_cut = last = k;
+    t->cut_reference_intact = ref_intact;
+    ret |= run_one (o);
+    fd_trial_clean (t, false);
+    fd_trial_free (t);
+  }
+  if (made_dir)
+    rmdir (t->dir);
+  return ret;
+}
+
+static int
+run_trial (struct run_opts *o)
+{
+  struct trial *t = &o->t;
+  bool made_dir;
+  int ret;
+
+  if (run_make_dir (o, &made_dir) == -1)
+    return 1;
+  fd_catch_signals ();
+  if (o->sweep)
+    ret = run_sweep (o, made_dir);
+  else {
+    ret = run_one (o);
+    if (!t->keep)
+      fd_trial_clean (t, made_dir);
+    else
+      printf ("  kept: %s\n", t->dir);
+    fd_trial_free (t);
+  }
+  if (ret == 130) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;
   }

@@ -36,7 +36,7 @@ static const char schema[] =
  * the reads the disk failed.  Applied to a new database after the
  * version 1 schema, and to a version 1 database as its upgrade.
  */
-#define SCENARIO_SQL                                                           \
+#define SCENARIO_SQL_V2                                                        \
   "printf('fs=%s profile=%s size=%s fill=%g meta=%d crash=%d faults=%s "       \
   "target=%s', fs, profile, size, fill_pct, meta_only, crash, faults, "        \
   "target) || CASE WHEN time_mode = 'virtual' THEN '' "                        \
@@ -54,7 +54,7 @@ static const char schema_v2[] =
     "ALTER TABLE trials ADD COLUMN scenario TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE phases ADD COLUMN read_errors INTEGER;"
     "UPDATE trials SET crash = coalesce(json_extract(record, '$.crash'), 0);"
-    "UPDATE trials SET scenario = " SCENARIO_SQL ";"
+    "UPDATE trials SET scenario = " SCENARIO_SQL_V2 ";"
     "CREATE INDEX IF NOT EXISTS trials_night ON trials (campaign, run_id);";
 
 /* Version 3: each trial's durability classes (what the audit found
@@ -64,7 +64,13 @@ static const char schema_v2[] =
 static const char schema_v3[] =
     "CREATE TABLE IF NOT EXISTS durability ("
     "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
-    "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));";
+    "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));"
+    "ALTER TABLE trials ADD COLUMN repair_cut INTEGER NOT NULL DEFAULT 0;";
+
+/* Since version 3 a repair cut is part of the scenario. */
+#define SCENARIO_SQL                                                           \
+  SCENARIO_SQL_V2 " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "       \
+                  "repair_cut ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -182,9 +188,9 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
   if (exec (db,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
             " target, targets_hit, files, bytes, error, version, record,"
-            " campaign, run_id, rep, crash, meta_only, time_mode, think)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiitttttiiitt", t->fs->name, t->profile, t->size,
+            " campaign, run_id, rep, crash, meta_only, time_mode, think,"
+            " repair_cut) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiitttttiiitti", t->fs->name, t->profile, t->size,
             (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
             t->target ? t->target : "", t->targets, (long long)t->m.n,
             (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
@@ -192,7 +198,7 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             (long long)t->rep, (long long)t->crash,
             (long long)(t->populate.meta_only ? t->populate.files : 0),
             t->time_mode ? t->time_mode : "virtual",
-            t->think ? t->think : "real") == -1)
+            t->think ? t->think : "real", (long long)t->repair_cut) == -1)
     goto fail;
   id = sqlite3_last_insert_rowid (db);
   if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",

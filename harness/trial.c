@@ -380,10 +380,8 @@ power_cut (struct trial *t, struct fd_disk *d, struct fm_err *err)
   struct fm_err e;
 
   if ((p = begin (t, d, "crash", &c, err)) == NULL ||
-      fd_ctl_ok (fd_disk_control (d), "powercut", NULL, err) == -1 ||
       end (d, p, &c, err) == -1 ||
-      fd_ctl_ok (fd_disk_control (d), "inject disk-failure 0 0", NULL, err) ==
-          -1)
+      fd_ctl_ok (fd_disk_control (d), "poweroff", NULL, err) == -1)
     return -1;
   fd_disk_unmount (d, &e);
   return 0;
@@ -517,6 +515,80 @@ audit_files (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return r;
 }
 
+/* Is the last checker phase's outcome a checker that failed? */
+static bool
+checker_failed (const struct trial *t)
+{
+  const char *o = t->ph[t->nph - 1].outcome;
+
+  return o && (strcmp (o, "CHECKER_ERROR") == 0 ||
+               strcmp (o, "CHECKER_CRASH") == 0 || strcmp (o, "TIMEOUT") == 0);
+}
+
+static bool
+last_clean (const struct trial *t)
+{
+  const char *o = t->ph[t->nph - 1].outcome;
+
+  return o && strcmp (o, "CLEAN") == 0;
+}
+
+/* 3. Check, repair, check again.  With --repair-cut K the power goes
+ * after the repair's Kth write (the machine dies with the checker: what
+ * it writes after that never reaches the disk); when it comes back the
+ * checker repairs again, and once more if the recheck is not clean
+ * (Gatla et al., FAST'18).  t->cut_outcome says how that ended; a
+ * file system left unmountable is decided at the mount.
+ */
+static int
+check_and_repair (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  const char *ctl = fd_disk_control (d);
+  char line[64];
+  struct fd_json *j = NULL;
+  bool failed = false;
+
+  if (checker (t, d, "check", false, err) == -1)
+    return -1;
+  snprintf (line, sizeof line, "poweroff %" PRIu64, t->repair_cut);
+  if (t->repair_cut && fd_ctl_ok (ctl, line, NULL, err) == -1)
+    return -1;
+  if (checker (t, d, "repair", true, err) == -1)
+    return -1;
+  if (t->repair_cut) {
+    /* Power back on, whether or not it went: an armed cut is forgotten. */
+    if (fd_ctl_ok (ctl, "poweron", &j, err) == -1 ||
+        fd_json_bool (j, "was_off", &t->cut, err) == -1) {
+      fd_json_free (j);
+      return -1;
+    }
+    fd_json_free (j);
+    t->cut_outcome = FD_CUT_NOT_REACHED;
+    if (t->cut) {
+      if (checker (t, d, "repair-after-cut", true, err) == -1)
+        return -1;
+      failed = checker_failed (t);
+    }
+  }
+  if (replay_ladder (t, d, err) == -1 ||
+      checker (t, d, "recheck", false, err) == -1)
+    return -1;
+  if (!t->cut)
+    return 0;
+  if (!failed && last_clean (t)) {
+    t->cut_outcome = FD_CUT_RECOVERED;
+    return 0;
+  }
+  if (checker (t, d, "repair-again", true, err) == -1)
+    return -1;
+  failed = failed || checker_failed (t);
+  if (checker (t, d, "recheck-again", false, err) == -1)
+    return -1;
+  t->cut_outcome =
+      !failed && last_clean (t) ? FD_CUT_ANOTHER : FD_CUT_UNRECOVERABLE;
+  return 0;
+}
+
 static int trial_steps (struct trial *t, struct fm_err *err);
 
 /* The checker's share of the trial: its check and every step that
@@ -609,16 +681,15 @@ trial_steps (struct trial *t, struct fm_err *err)
     fd_trial_read_stats (t);
     return 0;
   }
-  if (checker (t, d, "check", false, err) == -1 ||
-      checker (t, d, "repair", true, err) == -1 ||
-      replay_ladder (t, d, err) == -1 ||
-      checker (t, d, "recheck", false, err) == -1)
+  if (check_and_repair (t, d, err) == -1)
     goto fail;
 
   /* 4. Mount, audit every file, prove the file system takes writes. */
   if (fd_disk_mount (d, err) == -1) {
     /* A file system the checker left unmountable is a finding. */
     snprintf (t->error, sizeof t->error, "mount after repair: %s", err->msg);
+    if (t->cut)
+      t->cut_outcome = FD_CUT_UNRECOVERABLE;
     fd_disk_detach (d, &e);
     fd_trial_read_stats (t);
     return 0;
@@ -653,6 +724,10 @@ fd_trial_clean (const struct trial *t, bool remove_dir)
                                       "check.out",
                                       "repair.out",
                                       "recheck.out",
+                                      "repair-after-cut.out",
+                                      "repair-again.out",
+                                      "recheck-again.out",
+                                      "repair-zap-log.out",
                                       NULL};
   char path[PATH_MAX + 32];
   size_t i;
@@ -847,6 +922,17 @@ fd_trial_record (const struct trial *t, FILE *fp)
   record_damaged (t, fp);
   fprintf (fp, ", \"restore\": ");
   record_restore (t, fp);
+  fprintf (fp, ", \"repair_cut\": ");
+  if (t->repair_cut && t->cut_outcome) {
+    fprintf (fp, "{\"after\": %" PRIu64 ", \"cut\": %s, \"outcome\": \"%s\"",
+             t->repair_cut, t->cut ? "true" : "false", t->cut_outcome);
+    if (t->cut_reference_intact >= 0 && t->audited)
+      fprintf (fp, ", \"lost_vs_uninterrupted\": %" PRId64,
+               t->cut_reference_intact -
+                   (int64_t)t->audit.count[FD_AUDIT_INTACT]);
+    fprintf (fp, "}");
+  } else
+    fprintf (fp, "null");
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
            t->audited ? (t->probe_ok ? "true" : "false") : "null");
@@ -882,6 +968,15 @@ fd_trial_summary (const struct trial *t)
               t->violations[i].how, t->violations[i].found);
     if (t->nviolations > 5)
       printf ("  (%zu violations in all)\n", t->nviolations);
+  }
+  if (t->repair_cut && t->cut_outcome) {
+    printf ("  repair cut after write %" PRIu64 ": %s", t->repair_cut,
+            t->cut_outcome);
+    if (t->cut_reference_intact >= 0 && t->audited)
+      printf (", %" PRId64 " files lost against the uninterrupted repair",
+              t->cut_reference_intact -
+                  (int64_t)t->audit.count[FD_AUDIT_INTACT]);
+    printf ("\n");
   }
   if (t->restore_s >= 0)
     printf ("  fsck or restore: %s %.3f virtual s, a restore of %" PRIu64

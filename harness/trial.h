@@ -23,7 +23,7 @@
 #include "fsadapter.h"
 #include "populate.h"
 
-#define MAX_PHASES 12
+#define MAX_PHASES 16
 
 struct phase {
   const char *name;
@@ -70,6 +70,14 @@ struct trial {
   bool check_only;     /* stop after the read-only check (predict) */
   bool crash;          /* power cut with writes in flight instead of unmount */
   double restore_rate; /* --restore-rate, bytes/s; 0: the disk's own */
+  /* --repair-cut K: the power goes after the repair's Kth write (0: no
+   * cut), then the checker runs again (fd_trial_cut_outcome).
+   */
+  uint64_t repair_cut;
+  /* The intact files of the same trial repaired uninterrupted (a sweep),
+   * or -1: the record then says how many more this one lost.
+   */
+  int64_t cut_reference_intact;
   char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
   /* results */
   const char *attached; /* how the disk was attached: "nbd" or "loop" */
@@ -89,6 +97,11 @@ struct trial {
   size_t ndamaged;
   struct fd_violation *violations; /* in manifest order */
   size_t nviolations;
+  /* --repair-cut: whether the repair got to its Kth write (the power
+   * went), and what came of the file system after it.
+   */
+  bool cut;
+  const char *cut_outcome;
 };
 
 /* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
@@ -124,6 +137,13 @@ extern int fd_trial_parse_time (const char *s, struct fm_err *err);
  * whose restore_s >= 0).
  */
 extern const char *fd_trial_quicker (const struct trial *t);
+
+/* A repair cut's outcomes (the record's repair_cut.outcome). */
+#define FD_CUT_NOT_REACHED "not-reached" /* fewer than K writes: no cut */
+#define FD_CUT_RECOVERED   "recovered"   /* one more repair: clean */
+#define FD_CUT_ANOTHER     "needs-another-repair" /* two more repairs */
+#define FD_CUT_UNRECOVERABLE                                                   \
+  "unrecoverable" /* still not clean, the checker failed, or unmountable */
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

@@ -166,6 +166,32 @@ ctl_powercut (struct emu *e, const char *stats_path, char *arg, FILE *out)
   fputs ("{\"ok\": true, \"powercut\": true}\n", out);
 }
 
+/* poweroff [N]: the machine dies now, or after the Nth write from now. */
+static void
+ctl_poweroff (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  struct fm_err err;
+  uint64_t after = 0;
+
+  if (arg && *arg &&
+      fm_parse_uint ("poweroff", arg, 0, UINT64_MAX, &after, &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  if (emu_poweroff (e, after, "control poweroff", &err) == -1) {
+    reply_error (out, "%s", err.msg);
+    return;
+  }
+  fprintf (out, "{\"ok\": true, \"poweroff\": %" PRIu64 "}\n", after);
+}
+
+static void
+ctl_poweron (struct emu *e, const char *stats_path, char *arg, FILE *out)
+{
+  fprintf (out, "{\"ok\": true, \"was_off\": %s}\n",
+           emu_poweron (e) ? "true" : "false");
+}
+
 static void
 ctl_clear (struct emu *e, const char *stats_path, char *arg, FILE *out)
 {
@@ -178,7 +204,8 @@ ctl_help (struct emu *e, const char *stats_path, char *arg, FILE *out)
 {
   fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
          "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", "
-         "\"powercut\", \"clear\", \"help\"]}\n",
+         "\"powercut\", \"poweroff [N]\", \"poweron\", \"clear\", "
+         "\"help\"]}\n",
          out);
 }
 
@@ -188,6 +215,8 @@ static const struct command commands[] = {
     {"set", true, ctl_set},
     {"inject", true, ctl_inject},
     {"powercut", false, ctl_powercut},
+    {"poweroff", true, ctl_poweroff},
+    {"poweron", false, ctl_poweron},
     {"clear", false, ctl_clear},
     {"help", false, ctl_help},
 };
@@ -204,7 +233,7 @@ reply_unknown (const char *cmd, FILE *out)
       *p = '?';
   reply_error (out,
                "unknown command '%s' (commands: stats, mark, set, inject, "
-               "powercut, clear, help)",
+               "powercut, poweroff, poweron, clear, help)",
                shown);
 }
 

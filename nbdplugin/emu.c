@@ -45,6 +45,7 @@ struct counters {
   uint64_t bytes_read, bytes_written;
   uint64_t busy_ns, queue_ns, seeks, seek_ns, rotation_ns, transfer_ns;
   uint64_t destage_ns, cache_hits, cached_writes;
+  uint64_t refused; /* requests failed while the power was off */
 };
 
 struct emu {
@@ -85,6 +86,11 @@ struct emu {
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
+  /* poweroff: the write count at which the power goes for good (0: not
+   * armed), and whether it is off (every request fails until poweron).
+   */
+  uint64_t off_at;
+  bool off;
   uint64_t rot_injected; /* inject rot so far: each flips its own bit */
 
   struct counters c;
@@ -450,6 +456,47 @@ emu_powercut (struct emu *e, const char *source, struct fm_err *err)
   return r;
 }
 
+/* The power goes and stays off.  Lock held. */
+static int
+switch_off (struct emu *e, const char *source, struct fm_err *err)
+{
+  int r = powercut (e, source, err);
+
+  e->off = true;
+  e->off_at = 0;
+  return r;
+}
+
+int
+emu_poweroff (struct emu *e, uint64_t after, const char *source,
+              struct fm_err *err)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&e->lock);
+  if (e->off)
+    r = fm_fail (err, "the power is off already");
+  else if (after == 0)
+    r = switch_off (e, source, err);
+  else
+    e->off_at = e->writes_seen + after;
+  pthread_mutex_unlock (&e->lock);
+  return r;
+}
+
+bool
+emu_poweron (struct emu *e)
+{
+  bool was;
+
+  pthread_mutex_lock (&e->lock);
+  was = e->off;
+  e->off = false;
+  e->off_at = 0;
+  pthread_mutex_unlock (&e->lock);
+  return was;
+}
+
 /* ---- the request path ---- */
 
 /* One request on its way through the drive. */
@@ -687,9 +734,21 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
 static int
 run (struct emu *e, struct job *j)
 {
+  bool off;
+
   pthread_mutex_lock (&e->lock);
-  drive (e, j);
+  /* A disk without power never sees the request: no time passes. */
+  if (!(off = e->off))
+    drive (e, j);
+  else {
+    __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
+    j->r->done_ns = 0;
+    e->c.refused++;
+    j->ret = fm_fail (j->err, "the power is off (poweroff)");
+  }
   pthread_mutex_unlock (&e->lock);
+  if (off)
+    errno = EIO;
   return j->ret;
 }
 
@@ -767,6 +826,11 @@ write_served (struct emu *e, struct job *j, const struct fm_timing *t)
   /* powercut-after=N: the Nth write is acknowledged, then power goes. */
   if (ret == 0 && ++e->writes_seen == e->powercut_after)
     ret = powercut (e, "powercut-after", j->err);
+  /* poweroff N: the Nth write from then on is acknowledged, then the
+   * power goes for good.
+   */
+  if (ret == 0 && e->off_at && e->writes_seen == e->off_at)
+    ret = switch_off (e, "poweroff", j->err);
   return ret;
 }
 
@@ -1024,9 +1088,11 @@ emu_stats_json (struct emu *e, FILE *fp)
   char *faults = NULL;
   size_t faults_len = 0;
   FILE *ff;
+  bool off;
 
   pthread_mutex_lock (&e->lock);
   c = e->c;
+  off = e->off;
   v = clock_now (e, e->wall_ns ());
   dirty = wcache_dirty_bytes (e->wc);
   fm_disk_smr_stats (e->disk, &smr_bytes, &smr_clean_ns, &smr_bands);
@@ -1054,12 +1120,14 @@ emu_stats_json (struct emu *e, FILE *fp)
       ", \"seeks\": %" PRIu64 ", \"seek_ns\": %" PRIu64
       ", \"rotation_ns\": %" PRIu64 ", \"transfer_ns\": %" PRIu64
       ", \"destage_ns\": %" PRIu64 ", \"cache_hits\": %" PRIu64
-      ", \"cached_writes\": %" PRIu64 ", \"dirty_bytes\": %" PRIu64
+      ", \"cached_writes\": %" PRIu64 ", \"refused\": %" PRIu64
+      ", \"power\": \"%s\", \"dirty_bytes\": %" PRIu64
       ", \"stored_bytes\": %" PRIu64 ", \"faults\": %s}",
       e->profile.capacity, e->seed, v, c.busy_ns, c.queue_ns, c.reads, c.writes,
       c.flushes, c.trims, c.zeroes, c.caches, c.bytes_read, c.bytes_written,
       c.seeks, c.seek_ns, c.rotation_ns, c.transfer_ns, c.destage_ns,
-      c.cache_hits, c.cached_writes, dirty, stored, faults ? faults : "{}");
+      c.cache_hits, c.cached_writes, c.refused, off ? "off" : "on", dirty,
+      stored, faults ? faults : "{}");
   free (faults);
 }
 

@@ -94,6 +94,19 @@ extern int emu_cache (struct emu *e, uint64_t count, uint64_t offset,
  */
 extern int emu_powercut (struct emu *e, const char *source, struct fm_err *err);
 
+/* The machine dies: the power goes as with emu_powercut - now (after 0),
+ * or right after the `after`-th write from now - and stays off: every
+ * request fails with EIO, taking no time, until emu_poweron.  -1 with
+ * err if it is off already.
+ */
+extern int emu_poweroff (struct emu *e, uint64_t after, const char *source,
+                         struct fm_err *err);
+
+/* The power comes back (and an armed poweroff is forgotten); the disk
+ * holds what was durable.  Whether it was off.
+ */
+extern bool emu_poweron (struct emu *e);
+
 /* Inject a fault (control `inject`); see faultmodels/faults.h. */
 extern int emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,
                        uint64_t length, const char *source, struct fm_err *err);

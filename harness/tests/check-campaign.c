@@ -91,6 +91,16 @@ START_TEST (test_expand)
   ck_assert_ptr_null (fd_campaign_trial (c, 20));
   fd_campaign_free (c);
 
+  /* A repair-cut list sweeps, 0 the uncut repair beside the cuts. */
+  c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4\n"
+                 "target = gdt:1:rot\nrepair-cut = 0 1 8\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
+  ck_assert_uint_eq (fd_campaign_trial (c, 0)->repair_cut, 0);
+  ck_assert_uint_eq (fd_campaign_trial (c, 2)->repair_cut, 8);
+  fd_campaign_free (c);
+
   /* A target type a file system lacks is skipped for that one. */
   c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4 xfs btrfs\n"
                  "target = gdt agf\n",
@@ -165,6 +175,8 @@ START_TEST (test_errors)
        ":5: [matrix m] seeds"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash = maybe\n",
        "crash 'maybe': no or yes"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepair-cut = -1\n",
+       ":5: [matrix m] repair-cut"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = bogus=1\n",
        ":5: [matrix m] unknown fault key 'bogus'"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = harsh\n  ,x=1\n",
@@ -239,7 +251,7 @@ START_TEST (test_fuzz)
       "target = none inode:1:lse superblock\n  data:1:rot\n"
       "faults = consumer,age=2y\nfaults = none\n"
       "[matrix b]\nfs = btrfs\nsize = full\ncrash = no yes\n"
-      "think = zero\ntime = scale:0.5\nrepetitions = 2\n";
+      "think = zero\ntime = scale:0.5\nrepetitions = 2\nrepair-cut = 0 5\n";
   static const char alphabet[] = "[]=#;: \t\n-,.0123456789abcdefxyz";
   uint64_t state = 0x9e3779b97f4a7c15ULL;
   char text[2048], path[64];

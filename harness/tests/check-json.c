@@ -218,7 +218,7 @@ first_extent (const char *path)
 
 START_TEST (test_faultlog)
 {
-  char dir[] = "check-json.XXXXXX", file[64], log[64], cause[256];
+  char dir[] = "check-json.XXXXXX", file[64], log[64], cause[256] = "";
   struct fd_extents *x;
   uint64_t at;
   FILE *fp;

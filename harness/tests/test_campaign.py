@@ -250,7 +250,7 @@ def copy_night(db, src, dst):
         cur = con.execute(f"INSERT INTO trials ({', '.join(cols)}) VALUES "
                           f"({', '.join('?' * len(cols))})",
                           list(row.values()))
-        for table in ("phases", "passes", "audit", "damaged"):
+        for table in ("phases", "passes", "audit", "durability", "damaged"):
             tcols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")
                      if r[1] != "trial_id"]
             con.execute(f"INSERT INTO {table} (trial_id, {', '.join(tcols)}) "
@@ -272,7 +272,7 @@ def test_compare_finds_doctored_regressions(futuredisk, merged, tmp_path):
     with open(merged, "rb") as src, open(db, "wb") as dst:
         dst.write(src.read())
     con = sqlite3.connect(db)
-    for table in ("phases", "passes", "audit", "damaged"):
+    for table in ("phases", "passes", "audit", "durability", "damaged"):
         con.execute(f"DELETE FROM {table} WHERE trial_id IN (SELECT id FROM "
                     "trials WHERE run_id = 'second')")
     con.execute("DELETE FROM trials WHERE run_id = 'second'")
@@ -305,6 +305,54 @@ def test_compare_finds_doctored_regressions(futuredisk, merged, tmp_path):
     # The first night has no baseline: nothing to regress against.
     p = fd(futuredisk, "compare", str(db), "--run-id", "slurm-77", check=0)
     assert "new scenario: no baseline" in p.stdout
+
+
+def set_night_crash(db, night, broken, allowed):
+    """Make every trial of a night a crash trial whose audit found
+    `broken` violations and `allowed` files in flight lost (missing)."""
+    con = sqlite3.connect(db)
+    ids = [r[0] for r in con.execute("SELECT id FROM trials WHERE run_id = ?",
+                                     (night,))]
+    for i in ids:
+        con.execute("UPDATE trials SET crash = 1, scenario = replace("
+                    "scenario, 'crash=0', 'crash=1') WHERE id = ?", (i,))
+        con.execute("DELETE FROM durability WHERE trial_id = ?", (i,))
+        for cls, n in (("durable_intact", 10), ("durable_broken", broken),
+                       ("inflight_lost", allowed),
+                       ("inflight_survived", 3)):
+            con.execute("INSERT INTO durability VALUES (?, ?, ?)", (i, cls, n))
+        con.execute("UPDATE audit SET files = ? WHERE trial_id = ? AND "
+                    "class = 'missing'", (broken + allowed, i))
+    con.commit()
+    con.close()
+
+
+def test_compare_crash_nights_count_violations_not_allowed_loss(
+        futuredisk, merged, tmp_path):
+    """After a crash, losing what was in flight is allowed: a night that
+    lost more of it is no regression; one durability promise broken is."""
+    db = tmp_path / "k.db"
+    with open(merged, "rb") as src, open(db, "wb") as dst:
+        dst.write(src.read())
+    for night in ("slurm-77", "second"):
+        set_night_crash(str(db), night, 0, 2)
+    copy_night(str(db), "second", "more-lost")
+    set_night_crash(str(db), "more-lost", 0, 40)
+    p = fd(futuredisk, "compare", str(db), "--run-id", "more-lost",
+           "--baseline", "1", check=0)
+    assert "0 regressions" in p.stdout, p.stdout
+    copy_night(str(db), "second", "broke")
+    set_night_crash(str(db), "broke", 1, 2)
+    p = fd(futuredisk, "compare", str(db), "--run-id", "broke",
+           "--baseline", "2", check=1)
+    assert "new outcome violation" in p.stdout, p.stdout
+    html = tmp_path / "k.html"
+    fd(futuredisk, "report", str(db), "--run-id", "broke", "-o", str(html),
+       check=0)
+    page = html.read_text()
+    assert "broke a durability promise</b>" in page
+    crash = page.split("Crash trials: promises kept and broken")[1]
+    assert "<th>violations</th>" in crash.split("<h2>")[0]
 
 
 def png_is_not_blank(path):

@@ -82,6 +82,59 @@ def test_lost_write_on_a_durable_file_is_a_violation(run, tmp_path):
     assert dur["durable_broken"] == len(rec["damaged"])
 
 
+CUT = ["--size", "256M", "--fill", "10", "--seed", "2", "--target",
+       "gdt:1:rot", "--faults", "erc=10ms"]
+
+
+def test_power_cut_during_repair(run, tmp_path):
+    """--repair-cut 1: a flipped bit in the group descriptors makes
+    e2fsck repair with several writes; the power goes after the first and
+    stays off (the rest never reach the disk), then the checker repairs
+    again and the outcome says how it ended."""
+    out = tmp_path / "c.jsonl"
+    p = run("run", "--fs", "ext4", *CUT, "--repair-cut", "1", "--dir",
+            str(tmp_path / "c"), "--json", str(out))
+    rec = json.loads(out.read_text())
+    assert rec["repair_cut"]["after"] == 1 and rec["repair_cut"]["cut"], rec
+    assert rec["repair_cut"]["outcome"] in (
+        "recovered", "needs-another-repair", "unrecoverable")
+    names = [ph["name"] for ph in rec["phases"]]
+    assert names[names.index("repair"):names.index("recheck")] == [
+        "repair", "repair-after-cut"]
+    assert phase(rec, "repair")["writes"] == 1
+    assert rec["disk"]["refused"] > 0 and rec["disk"]["power"] == "on"
+    assert "repair cut after write 1: " in p.stdout
+    assert leftovers(str(tmp_path / "c")) == []
+
+
+def test_repair_cut_sweep_compares_with_the_uncut_repair(run, tmp_path):
+    """sweep:2: the uncut repair first, then a cut at a third and two
+    thirds of its writes; each cut trial says how many more files it lost
+    than the uncut one (the same seed: the same tree and damage)."""
+    out = tmp_path / "s.jsonl"
+    p = run("run", "--fs", "ext4", *CUT, "--repair-cut", "sweep:2", "--dir",
+            str(tmp_path / "s"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(recs) == 3 and recs[0]["repair_cut"] is None
+    writes = phase(recs[0], "repair")["writes"]
+    assert writes >= 3, recs[0]["phases"]
+    cuts = [r["repair_cut"] for r in recs[1:]]
+    assert [c["after"] for c in cuts] == [(writes + 2) // 3,
+                                          (2 * writes + 2) // 3]
+    for c in cuts:
+        assert c["cut"] and "lost_vs_uninterrupted" in c, c
+    assert leftovers(str(tmp_path / "s")) == []
+
+
+def test_repair_cut_past_the_last_write_is_not_reached(run, tmp_path):
+    rec = trial(run, tmp_path, *CUT[4:], "--repair-cut", "100000")
+    assert rec["repair_cut"] == {"after": 100000, "cut": False,
+                                 "outcome": "not-reached"}
+    assert "repair-after-cut" not in [ph["name"] for ph in rec["phases"]]
+    assert rec["disk"]["refused"] == 0
+
+
 def test_inode_table_block_is_reported_and_losses_counted(run, tmp_path):
     rec = trial(run, tmp_path, "--seed", "2", "--target", "inode:1",
                 "--faults", "erc=100ms")
@@ -138,6 +191,13 @@ def test_killed_trial_leaves_nothing(futuredisk, tmp_path, phase):
     (["run", "--fs", "ext4", "--campaign", "x"],
      "--campaign and --run-id go together"),
     (["run", "--fs", "ext4", "--rep", "x"], "--rep"),
+    (["run", "--fs", "ext4", "--repair-cut", "0"],
+     "--repair-cut: 0 is out of range"),
+    (["run", "--fs", "ext4", "--repair-cut", "sweep:0"],
+     "--repair-cut sweep: 0 is out of range"),
+    (["run", "--fs", "ext4", "--repair-cut", "soon"], "--repair-cut: 'soon'"),
+    (["run", "--fs", "ext4", "--repair-cut", "sweep:3", "--keep"],
+     "--keep keeps none"),
 ])
 def test_bad_arguments(run, args, message):
     p = run(*args, check=2)
@@ -286,7 +346,7 @@ def test_db_records_match_json(run, tmp_path):
                        ("trials", "rep"), ("trials", "crash"),
                        ("trials", "meta_only"), ("trials", "time_mode"),
                        ("trials", "think"),
-                       ("trials", "scenario"),
+                       ("trials", "scenario"), ("trials", "repair_cut"),
                        ("phases", "read_errors")]:
         if col == "campaign":
             con.execute("DROP INDEX trials_night")

@@ -247,6 +247,46 @@ def test_powercut_after(server, workdir):
         read_log(log)[0]["detail"]
 
 
+def test_poweroff_after_n_writes_stays_off_until_poweron(server, workdir):
+    """poweroff N: the Nth write from then on is acknowledged, then the
+    power goes and stays off - nothing written after it reaches the disk,
+    every request fails - until poweron brings back what was durable."""
+    log = os.path.join(workdir, "faults.jsonl")
+    s = server("roadmap-2006", "size=64M", f"faultlog={log}", "think=zero")
+    h = s.connect()
+    h.pwrite(b"1" * 4096, 0)
+    h.flush()
+    rc, reply = s.ctl_cmd("poweroff", "2")
+    assert rc == 0 and reply["poweroff"] == 2
+    h.pwrite(b"2" * 4096, 0)        # cached, never flushed
+    h.pwrite(b"3" * 4096, 1 << 20)  # the second: acknowledged, then off
+    for op in (lambda: h.pwrite(b"4" * 4096, 2 << 20),
+               lambda: h.pread(4096, 0), h.flush):
+        with pytest.raises(nbd.Error) as e:
+            op()
+        assert e.value.errno == "EIO"
+    rc, st = s.ctl_cmd("stats")
+    assert st["stats"]["power"] == "off" and st["stats"]["refused"] == 3
+    rc, reply = s.ctl_cmd("poweroff")
+    assert rc != 0 and "off already" in reply["error"]
+    rc, reply = s.ctl_cmd("poweron")
+    assert rc == 0 and reply["was_off"] is True
+    assert h.pread(4096, 0) == b"1" * 4096
+    assert h.pread(4096, 1 << 20) == bytes(4096)
+    assert h.pread(4096, 2 << 20) == bytes(4096)
+    kinds = [e["kind"] for e in read_log(log)]
+    assert kinds[0] == "powercut" and "poweroff" in read_log(log)[0]["detail"]
+    rc, reply = s.ctl_cmd("poweron")
+    assert reply["was_off"] is False
+    # Off now, with a bad count refused.
+    rc, reply = s.ctl_cmd("poweroff", "soon")
+    assert rc != 0 and "poweroff: 'soon' is not" in reply["error"]
+    rc, reply = s.ctl_cmd("poweroff", "0")
+    assert rc == 0
+    with pytest.raises(nbd.Error):
+        h.pread(512, 0)
+
+
 @pytest.mark.parametrize("args,message", [
     (["torn=2"], "torn: 2 is out of range [0, 1]"),
     (["ure-recover=-0.1"], "ure-recover: -0.1 is out of range [0, 1]"),
