@@ -94,10 +94,16 @@ ctl_stats (struct emu *e, const char *stats_path, char *arg, FILE *out)
 static void
 ctl_mark (struct emu *e, const char *stats_path, char *arg, FILE *out)
 {
+  struct fm_err err;
+
   if (arg == NULL || !good_name (arg)) {
     reply_error (out, "%s",
                  "usage: mark NAME (1-128 printable "
                  "characters, no spaces)");
+    return;
+  }
+  if (emu_mark (e, arg, &err) == -1) {
+    reply_error (out, "%s", err.msg);
     return;
   }
   fputs ("{\"ok\": true, \"mark\": ", out);

@@ -34,6 +34,7 @@
 
 #include "errmsg.h"
 #include "emu.h"
+#include "writelog.h"
 #include "faults.h"
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
@@ -91,6 +92,7 @@ struct emu {
    */
   uint64_t off_at;
   bool off;
+  struct fd_wlog *wlog;  /* writelog=FILE, or NULL */
   uint64_t rot_injected; /* inject rot so far: each flips its own bit */
 
   struct counters c;
@@ -211,6 +213,10 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   if (e->faults == NULL ||
       (cfg->bad_path && dfaults_load (e->faults, cfg->bad_path, err) == -1))
     goto fail;
+  if (cfg->writelog_path &&
+      (e->wlog = fd_wlog_create (cfg->writelog_path, cfg->profile.capacity,
+                                 err)) == NULL)
+    goto fail;
   e->wc = wcache_new (e->store);
   if (e->wc == NULL) {
     fm_fail (err, "out of memory");
@@ -240,6 +246,12 @@ emu_free (struct emu *e)
   }
   fm_disk_free (e->disk);
   dfaults_free (e->faults);
+  {
+    struct fm_err err;
+    /* At exit nobody is left to fail a request for it: say it. */
+    if (fd_wlog_close (e->wlog, &err) == -1)
+      fprintf (stderr, "futuredisk: %s\n", err.msg);
+  }
   pthread_mutex_destroy (&e->lock);
   pthread_cond_destroy (&e->served);
   free (e);
@@ -804,6 +816,23 @@ emu_pread (struct emu *e, void *buf, uint64_t count, uint64_t offset,
   return replied (e, r, ret, err);
 }
 
+/* The write log gets each command in the order the drive served it (so
+ * a flush in the log covers every write before it).  Lock held.
+ */
+static int
+logged (struct emu *e, enum fd_wlog_kind kind, const struct job *j)
+{
+  if (e->wlog == NULL)
+    return 0;
+  if (fd_wlog_append (e->wlog, kind, j->fua ? FD_WLOG_FUA : 0, j->offset,
+                      kind == FD_WLOG_FLUSH ? 0 : j->count,
+                      kind == FD_WLOG_WRITE ? j->buf : NULL, j->err) == -1) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
 static int
 write_served (struct emu *e, struct job *j, const struct fm_timing *t)
 {
@@ -831,6 +860,9 @@ write_served (struct emu *e, struct job *j, const struct fm_timing *t)
    */
   if (ret == 0 && e->off_at && e->writes_seen == e->off_at)
     ret = switch_off (e, "poweroff", j->err);
+  /* Acknowledged: into the write log (whatever the disk did with it). */
+  if (ret == 0)
+    ret = logged (e, FD_WLOG_WRITE, j);
   return ret;
 }
 
@@ -859,7 +891,10 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
 static int
 flush_served (struct emu *e, struct job *j, const struct fm_timing *t)
 {
-  int ret = dfaults_write (e->faults, j->r->arrival_ns, 0, 0, j->err);
+  int ret = logged (e, FD_WLOG_FLUSH, j);
+
+  if (ret == 0)
+    ret = dfaults_write (e->faults, j->r->arrival_ns, 0, 0, j->err);
 
   /* The model destaged everything; nothing may stay volatile after a
    * flush, whatever rounding separated its sectors from our blocks.
@@ -890,8 +925,11 @@ emu_flush (struct emu *e, struct emu_result *r, struct fm_err *err)
 static int
 discard_served (struct emu *e, struct job *j, const struct fm_timing *t)
 {
-  int ret =
-      dfaults_write (e->faults, j->r->arrival_ns, j->offset, j->count, j->err);
+  int ret = logged (e, FD_WLOG_ZERO, j);
+
+  if (ret == 0)
+    ret = dfaults_write (e->faults, j->r->arrival_ns, j->offset, j->count,
+                         j->err);
 
   if (ret == 0 && j->cached) {
     if (wcache_write (e->wc, NULL, j->count, j->offset) == -1)
@@ -960,6 +998,18 @@ emu_cache (struct emu *e, uint64_t count, uint64_t offset, struct emu_result *r,
   int ret = run (e, &j);
 
   return replied (e, r, ret, err);
+}
+
+int
+emu_mark (struct emu *e, const char *name, struct fm_err *err)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&e->lock);
+  if (e->wlog)
+    r = fd_wlog_append (e->wlog, FD_WLOG_MARK, 0, 0, strlen (name), name, err);
+  pthread_mutex_unlock (&e->lock);
+  return r;
 }
 
 int

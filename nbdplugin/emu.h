@@ -51,6 +51,7 @@ struct emu_config {
   uint64_t grace_ns;
   const char *bad_path;      /* bad=FILE to inject at start, or NULL */
   const char *faultlog_path; /* faultlog=FILE, or NULL */
+  const char *writelog_path; /* writelog=FILE (common/writelog.h), or NULL */
   uint64_t powercut_after;   /* cut power after this many writes; 0: no */
   struct fm_faultset faults; /* how the disk breaks */
 };
@@ -106,6 +107,11 @@ extern int emu_poweroff (struct emu *e, uint64_t after, const char *source,
  * holds what was durable.  Whether it was off.
  */
 extern bool emu_poweron (struct emu *e);
+
+/* Control `mark NAME`: a mark in the write log (if there is one), where
+ * the writes served so far end.  -1 with err if the log cannot take it.
+ */
+extern int emu_mark (struct emu *e, const char *name, struct fm_err *err);
 
 /* Inject a fault (control `inject`); see faultmodels/faults.h. */
 extern int emu_inject (struct emu *e, enum fm_fault_kind kind, uint64_t offset,

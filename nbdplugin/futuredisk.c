@@ -45,6 +45,7 @@ static char *stats_path;                  /* stats=FILE, absolute */
 static char *control_path;                /* control=SOCKET, absolute */
 static char *store_path;                  /* store=FILE, absolute */
 static char *faultlog_path;               /* faultlog=FILE, absolute */
+static char *writelog_path;               /* writelog=FILE, absolute */
 static char *bad_path;                    /* bad=FILE, absolute */
 static uint64_t powercut_after; /* powercut-after=N writes; 0 = never */
 
@@ -76,6 +77,7 @@ futuredisk_unload (void)
   free (control_path);
   free (store_path);
   free (faultlog_path);
+  free (writelog_path);
   free (bad_path);
 }
 
@@ -246,6 +248,8 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &store_path);
   else if (strcmp (key, "faultlog") == 0)
     return parse_path (key, value, &faultlog_path);
+  else if (strcmp (key, "writelog") == 0)
+    return parse_path (key, value, &writelog_path);
   else if (strcmp (key, "bad") == 0)
     return parse_path (key, value, &bad_path);
   else if (fm_faultset_is_key (key))
@@ -303,6 +307,7 @@ futuredisk_config_complete (void)
   "store=FILE           Keep the disk in a sparse file across restarts.\n"     \
   "faultlog=FILE        Log every injected and triggered fault (JSON "         \
   "lines).\n"                                                                  \
+  "writelog=FILE        Log every write, flush and zero with its data.\n"      \
   "bad=FILE             Inject faults at start: OFFSET LENGTH KIND per "       \
   "line.\n"                                                                    \
   "powercut-after=N     Cut the power after the Nth write.\n"                  \
@@ -354,6 +359,7 @@ futuredisk_get_ready (void)
       .store_path = store_path,
       .bad_path = bad_path,
       .faultlog_path = faultlog_path,
+      .writelog_path = writelog_path,
       .powercut_after = powercut_after,
       .faults = profile.faults,
       .sleep_ns = sleep_ns,
