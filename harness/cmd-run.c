@@ -35,6 +35,7 @@ run_usage (FILE *fp)
       "              [--dir DIR] [--keep] [--timeout SECONDS] "
       "[--attach auto|nbd|loop]\n"
       "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
+      "              [--crash-points N|all]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n"
       "Run one fault trial: populate a file system on an emulated disk, "
@@ -92,6 +93,13 @@ run_usage (FILE *fp)
       "                   again (sweep:N: the repair uninterrupted, then N "
       "cuts\n"
       "                   spread over its writes, a trial each)\n"
+      "  --crash-points N|all  a crash workload, its writes logged; then the "
+      "disk\n"
+      "                   rebuilt at N of its flushes (every third with some "
+      "of the\n"
+      "                   writes a volatile cache held), each checked, "
+      "repaired\n"
+      "                   and audited against the promises made by then\n"
       "  --campaign NAME, --run-id ID, --rep N\n"
       "                   label the record as repetition N of a campaign's "
       "night\n"
@@ -183,6 +191,14 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_attach_via_check (arg, err);
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &t->restore_rate, err);
+    case 'P':
+      t->crash = true; /* the points are states of one crash workload */
+      if (strcmp (arg, "all") == 0) {
+        t->crash_points = UINT64_MAX;
+        return 0;
+      }
+      return fm_parse_uint ("--crash-points", arg, 1, 1000000, &t->crash_points,
+                            err);
     case 'X':
       if (strncmp (arg, "sweep:", 6) == 0)
         return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
@@ -220,6 +236,7 @@ static const struct option run_options[] = {
     {"rep", required_argument, NULL, 'R'},
     {"restore-rate", required_argument, NULL, 'B'},
     {"repair-cut", required_argument, NULL, 'X'},
+    {"crash-points", required_argument, NULL, 'P'},
     {"attach", required_argument, NULL, 'a'},
     {NULL, 0, NULL, 0},
 };
@@ -314,6 +331,12 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return fd_usage_error ("run", "%s", err.msg);
   if ((t->campaign == NULL) != (t->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
+  if (t->crash_points && (t->repair_cut || o->sweep || t->target))
+    return fd_usage_error ("run", "--crash-points goes with neither "
+                                  "--repair-cut nor --target");
+  if (t->crash_points && t->populate.meta_only)
+    return fd_usage_error ("run", "--crash-points needs written files, not "
+                                  "--meta-only");
   if (o->sweep && t->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");

@@ -283,8 +283,21 @@ struct tree {
   uint64_t ndirs;  /* directories, the root included */
   uint64_t files;  /* files made (not links or directories) */
   bool half_synced;
-  time_t last; /* of the last progress line */
+  uint64_t promises; /* made so far */
+  time_t last;       /* of the last progress line */
 };
+
+/* A promise made (the sync, fsync or rename behind it returned): count
+ * it, stamp e with it, tell whoever asked.
+ */
+static int
+promise (struct tree *t, struct fd_entry *e, struct fm_err *err)
+{
+  t->promises++;
+  if (e)
+    e->promised_at = t->promises;
+  return t->o->promised ? t->o->promised (t->o->opaque, t->promises, err) : 0;
+}
 
 /* How much to write: the fill less what the file system holds already. */
 static int
@@ -537,10 +550,14 @@ crash_replace (struct tree *t, uint64_t i, size_t j, bool dirsync,
   x->hash = tmp.hash;
   x->promise = dirsync ? FD_PROMISE_DURABLE : FD_PROMISE_OLD_OR_NEW;
   x->how = how;
+  x->old_promised_at = x->promised_at;
   /* The temporary's name is gone (durably so after the fsync). */
   tmp.type = FD_GONE;
   tmp.promise = dirsync ? FD_PROMISE_DURABLE : FD_PROMISE_NONE;
   tmp.how = how;
+  if (promise (t, x, err) == -1)
+    return -1;
+  tmp.promised_at = x->promised_at;
   return push (t->m, &tmp) == -1 ? fm_fail (err, "out of memory") : 0;
 }
 
@@ -570,7 +587,10 @@ crash_append (struct tree *t, uint64_t i, size_t j, const char *how,
   t->m->bytes += x->size - old;
   x->hash = content_hash (t->o->seed, x);
   x->how = how;
-  return 0;
+  x->old_id = x->id;
+  x->old_size = old;
+  x->old_promised_at = x->promised_at;
+  return promise (t, x, err);
 }
 
 /* A chain of three new directories under e's, e at its end, all made
@@ -646,7 +666,8 @@ crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
       t->m->bytes -= x->size;
       x->type = FD_GONE;
       x->how = how;
-      return 0;
+      x->old_promised_at = x->promised_at;
+      return promise (t, x, err);
     }
     case PAT_LINK: {
       struct fd_entry *x = &t->m->v[j];
@@ -679,6 +700,8 @@ crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
     return -1;
   e->promise = p == PAT_DIRSYNC ? FD_PROMISE_NAME : FD_PROMISE_DURABLE;
   e->how = how;
+  if (promise (t, e, err) == -1)
+    return -1;
   return push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
 }
 
@@ -697,16 +720,20 @@ show_progress (struct tree *t)
 }
 
 /* Everything so far durable (sync), and promised so. */
-static void
-sync_promise (struct tree *t)
+static int
+sync_promise (struct tree *t, struct fm_err *err)
 {
   size_t k;
 
   sync_all (t->root);
+  if (promise (t, NULL, err) == -1)
+    return -1;
   for (k = 0; k < t->m->n; k++) {
     t->m->v[k].promise = FD_PROMISE_DURABLE;
     t->m->v[k].how = "sync";
+    t->m->v[k].promised_at = t->promises;
   }
+  return 0;
 }
 
 static int
@@ -733,7 +760,8 @@ add_entry (struct tree *t, uint64_t i, struct fm_err *err)
    * follows.
    */
   if (t->o->no_sync && !t->half_synced && t->m->bytes >= t->target / 2) {
-    sync_promise (t);
+    if (sync_promise (t, err) == -1)
+      return -1;
     t->half_synced = true;
   }
   show_progress (t);
@@ -757,9 +785,40 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
        i++)
     rc = add_entry (&t, i, err);
   if (rc == 0 && !o->no_sync)
-    sync_promise (&t);
+    rc = sync_promise (&t, err);
   free (t.dirs);
   return rc;
+}
+
+int
+fd_manifest_at (const struct fd_manifest *m, uint64_t promises,
+                struct fd_manifest *out)
+{
+  size_t i;
+
+  *out = *m;
+  out->cap = m->n ? m->n : 1;
+  if ((out->v = malloc (out->cap * sizeof *out->v)) == NULL)
+    return -1;
+  for (i = 0; i < m->n; i++) {
+    struct fd_entry *e = &out->v[i];
+    bool old_holds;
+
+    *e = m->v[i];
+    old_holds = e->old_promised_at && e->old_promised_at <= promises;
+    if (e->promise == FD_PROMISE_NONE || e->promised_at <= promises)
+      continue;
+    /* Made after the crash point: in flight, but what it replaced or
+     * appended to was owed already.
+     */
+    if (e->type != FD_GONE && old_holds && strncmp (e->how, "replace", 7) == 0)
+      e->promise = FD_PROMISE_OLD_OR_NEW;
+    else if (e->type != FD_GONE && old_holds && strcmp (e->how, "append") == 0)
+      e->promise = FD_PROMISE_PREFIX;
+    else
+      e->promise = FD_PROMISE_NONE;
+  }
+  return 0;
 }
 
 int
@@ -790,7 +849,7 @@ fd_manifest_free (struct fd_manifest *m)
 static const char *const type_names[] = {"file",    "sparse", "hardlink",
                                          "symlink", "dir",    "gone"};
 static const char *const promise_names[] = {"none", "durable", "name",
-                                            "old-or-new"};
+                                            "old-or-new", "prefix"};
 
 int
 fd_manifest_write (const struct fd_manifest *m, const char *path,
@@ -869,7 +928,8 @@ judge_block (struct fd_audit *a, const unsigned char *b, size_t n, uint64_t id,
 }
 
 /* Read one file back block by block against what was written: its
- * class, and what each wrong block holds.
+ * class, and what each wrong block holds.  For a promise of a prefix,
+ * only the first e->size bytes count (the file may be longer).
  */
 static enum fd_audit_class
 audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
@@ -912,7 +972,13 @@ audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
     return bad ? FD_AUDIT_CORRUPTED : FD_AUDIT_INTACT;
   }
   for (;;) {
-    ssize_t n = pread (fd, b, FD_BLOCK, (off_t)off);
+    bool prefix = e->promise == FD_PROMISE_PREFIX;
+    ssize_t n;
+    if (prefix && off >= e->size)
+      break;
+    n = pread (fd, b,
+               prefix && e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK,
+               (off_t)off);
     if (n < 0) {
       close (fd);
       return FD_AUDIT_UNREADABLE;
@@ -1054,6 +1120,11 @@ audit_entry (const char *full, const struct fd_entry *e, uint64_t seed,
     default:
       break;
   }
+  if (e->promise == FD_PROMISE_PREFIX) {
+    old = *e;
+    old.size = e->old_size;
+    return audit_file (full, &old, seed, meta_only, a);
+  }
   if (e->promise != FD_PROMISE_OLD_OR_NEW)
     return audit_file (full, e, seed, meta_only, a);
   /* A rename in flight: the new version, else the old one intact. */
@@ -1092,6 +1163,7 @@ judge (const struct fd_entry *e, enum fd_audit_class c, enum found f,
     case FD_PROMISE_NONE:
       return c == FD_AUDIT_INTACT ? FD_INFLIGHT_SURVIVED : FD_INFLIGHT_LOST;
     case FD_PROMISE_DURABLE:
+    case FD_PROMISE_PREFIX:
       return c == FD_AUDIT_INTACT ? FD_DURABLE_INTACT : FD_DURABLE_BROKEN;
     case FD_PROMISE_NAME:
       return c == FD_AUDIT_MISSING || c == FD_AUDIT_LOST_FOUND

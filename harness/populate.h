@@ -45,11 +45,14 @@ enum fd_ftype {
 
 /* What the populate promised about an entry when it ended. */
 enum fd_promise {
-  FD_PROMISE_NONE,      /* in flight: a crash may lose it */
-  FD_PROMISE_DURABLE,   /* name, size and content (FD_GONE: its absence) */
-  FD_PROMISE_NAME,      /* the name exists; the content was not synced */
-  FD_PROMISE_OLD_OR_NEW /* an atomic rename in flight: the old (durable)
-                           version or the new one, never neither */
+  FD_PROMISE_NONE,       /* in flight: a crash may lose it */
+  FD_PROMISE_DURABLE,    /* name, size and content (FD_GONE: its absence) */
+  FD_PROMISE_NAME,       /* the name exists; the content was not synced */
+  FD_PROMISE_OLD_OR_NEW, /* an atomic rename in flight: the old (durable)
+                            version or the new one, never neither */
+  FD_PROMISE_PREFIX      /* an append in flight: the first old_size bytes
+                            as they were (a crash point before its
+                            fdatasync) */
 };
 
 struct fd_entry {
@@ -63,8 +66,14 @@ struct fd_entry {
   enum fd_promise promise;
   const char *how; /* the persistence pattern: "sync", "fsync", ... */
   bool linked;     /* has a hard link (its content is shared) */
-  /* FD_PROMISE_OLD_OR_NEW: the version the rename replaced */
+  /* FD_PROMISE_OLD_OR_NEW: the version the rename replaced (for an
+   * append, the same id at its size before)
+   */
   uint64_t old_id, old_size;
+  /* When the promise was made: the number of promises the populate had
+   * made then (1, 2, ...; 0: none), and that of the old version's.
+   */
+  uint64_t promised_at, old_promised_at;
 };
 
 struct fd_manifest {
@@ -87,6 +96,12 @@ struct fd_populate_opts {
   FILE *progress; /* NULL, or a stream for a progress line */
   bool no_sync;   /* sync half way, leave the rest in flight (a crash
                      follows) */
+  /* Called as each promise is made (after the sync, fsync or rename
+   * returned) with the number made so far; NULL: nobody asks.  -1 (with
+   * err) ends the populate.
+   */
+  int (*promised) (void *opaque, uint64_t n, struct fm_err *err);
+  void *opaque;
 };
 
 /* Populate `root` (a mounted file system). */
@@ -103,6 +118,14 @@ extern void fd_manifest_free (struct fd_manifest *m);
 extern int fd_entry_write (const char *root, uint64_t seed,
                            const struct fd_entry *e, bool old,
                            struct fm_err *err);
+
+/* The manifest as the promises stood when only the first `promises` had
+ * been made (a crash point): a promise made later does not hold yet -
+ * what it made is in flight, and a file it replaced or appended to is
+ * owed in its old version.  Into out (allocated; fd_manifest_free).
+ */
+extern int fd_manifest_at (const struct fd_manifest *m, uint64_t promises,
+                           struct fd_manifest *out);
 
 /* Write the manifest as TSV: path, type, size, mode, hash, id, promise,
  * how.

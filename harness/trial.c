@@ -12,6 +12,7 @@
 
 #include "attach.h"
 #include "commands.h" /* fd_progname */
+#include "crashpoints.h"
 #include "ctlclient.h"
 #include "errmsg.h"
 #include "faultmodels/measure.h"
@@ -399,6 +400,16 @@ unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* --crash-points: each promise marked in the write log as it is made. */
+static int
+mark_promise (void *opaque, uint64_t n, struct fm_err *err)
+{
+  char line[64];
+
+  snprintf (line, sizeof line, "mark promise-%" PRIu64, n);
+  return fd_ctl_ok (fd_disk_control (opaque), line, NULL, err);
+}
+
 /* 1. A clean disk, populated, then unmounted (or crashed) and detached.
  * Each server keeps its own ground truth: the populating one's (the
  * crash's power cut) and the broken disk's (faults.jsonl).
@@ -406,13 +417,13 @@ unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
 static int
 populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
 {
-  char path[PATH_MAX + 32];
+  char path[PATH_MAX + 32], wlog[PATH_MAX + 48];
   struct fd_disk *d;
   struct clocks c;
   struct phase *p;
   struct fm_err e;
   char wkeys[FD_WRITE_FAULT_KEYS][48];
-  const char *wextra[FD_WRITE_FAULT_KEYS];
+  const char *wextra[FD_WRITE_FAULT_KEYS + 1];
   size_t nw = 0, k;
 
   /* Writes meet their faults as the file system makes them: the spec's
@@ -424,6 +435,10 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     return -1;
   for (k = 0; k < nw; k++)
     wextra[k] = wkeys[k];
+  /* A sweep of crash points rebuilds the disk from its write log. */
+  snprintf (wlog, sizeof wlog, "writelog=%s/" FD_WRITELOG_NAME, t->dir);
+  if (t->crash_points)
+    wextra[nw++] = wlog;
   snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
   o->faultlog = path;
   o->extra = wextra;
@@ -436,6 +451,8 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     return -1;
   t->attached = fd_disk_via (d);  /* static: outlives d */
   t->populate.no_sync = t->crash; /* leave writes in flight */
+  t->populate.promised = t->crash_points ? mark_promise : NULL;
+  t->populate.opaque = d;
   if ((p = begin (t, d, "populate", &c, err)) == NULL ||
       fd_populate (t->mnt, &t->populate, &t->m, err) == -1 ||
       end (d, p, &c, err) == -1)
@@ -652,24 +669,33 @@ fd_trial_run (struct trial *t, struct fm_err *err)
   return r;
 }
 
-static int
-trial_steps (struct trial *t, struct fm_err *err)
+/* How the trial's disk is attached (populate makes the file system). */
+static struct fd_attach_opts
+attach_opts (struct trial *t)
 {
-  struct fd_attach_opts o = {.dir = t->dir,
-                             .profile = t->profile,
-                             /* "full": the profile's own capacity */
-                             .size = strcmp (t->size, "full") ? t->size : NULL,
-                             .seed = t->seed,
-                             .store = t->store,
-                             .fs = t->fs->name,
-                             .mkfs = true,
-                             .mount = t->mnt,
-                             .via = t->via};
+  return (struct fd_attach_opts){.dir = t->dir,
+                                 .profile = t->profile,
+                                 /* "full": the profile's own capacity */
+                                 .size =
+                                     strcmp (t->size, "full") ? t->size : NULL,
+                                 .seed = t->seed,
+                                 .store = t->store,
+                                 .fs = t->fs->name,
+                                 .mkfs = true,
+                                 .mount = t->mnt,
+                                 .via = t->via};
+}
+
+/* 2-4 on the disk in t->store: it comes back broken, is checked and
+ * repaired, mounted and audited.
+ */
+static int
+broken_steps (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
+{
   struct fd_disk *d;
   struct fm_err e;
 
-  if (populate_disk (t, &o, err) == -1 ||
-      (d = attach_broken (t, &o, err)) == NULL)
+  if ((d = attach_broken (t, o, err)) == NULL)
     return -1;
 
   /* 3. Check, repair, check again. */
@@ -709,6 +735,26 @@ fail:
   return -1;
 }
 
+static int
+trial_steps (struct trial *t, struct fm_err *err)
+{
+  struct fd_attach_opts o = attach_opts (t);
+
+  if (populate_disk (t, &o, err) == -1)
+    return -1;
+  if (t->crash_points)
+    return fd_crash_points (t, err);
+  return broken_steps (t, &o, err);
+}
+
+int
+fd_trial_run_disk (struct trial *t, struct fm_err *err)
+{
+  struct fd_attach_opts o = attach_opts (t);
+
+  return broken_steps (t, &o, err);
+}
+
 void
 fd_trial_clean (const struct trial *t, bool remove_dir)
 {
@@ -717,6 +763,7 @@ fd_trial_clean (const struct trial *t, bool remove_dir)
                                       "stats.json",
                                       "faults.jsonl",
                                       "faults-populate.jsonl",
+                                      FD_WRITELOG_NAME,
                                       "nbd.sock",
                                       "control.sock",
                                       "nbdkit.log",
@@ -838,6 +885,23 @@ record_audit (const struct trial *t, FILE *fp)
            t->audit.foreign_blocks, t->audit.garbled_blocks);
 }
 
+/* The broken promises listed (at most n of them). */
+static void
+record_violations (const struct fd_violation *v, size_t n, FILE *fp)
+{
+  size_t i;
+
+  fprintf (fp, "[");
+  for (i = 0; i < n; i++) {
+    fprintf (fp,
+             "%s{\"how\": \"%s\", \"found\": \"%s\", \"path\": ", i ? ", " : "",
+             v[i].how, v[i].found);
+    fd_json_string (fp, v[i].path);
+    fprintf (fp, "}");
+  }
+  fprintf (fp, "]");
+}
+
 /* Durability classes and the broken promises (at most 200), or null. */
 static void
 record_durability (const struct trial *t, FILE *fp)
@@ -852,12 +916,46 @@ record_durability (const struct trial *t, FILE *fp)
   for (i = 0; i < FD_DURABILITY_NCLASSES; i++)
     fprintf (fp, "\"%s\": %" PRIu64 ", ", fd_durability_class_name (i),
              t->audit.durability[i]);
-  fprintf (fp, "\"violations\": [");
-  for (i = 0; i < t->nviolations && i < 200; i++) {
+  fprintf (fp, "\"violations\": ");
+  record_violations (t->violations, t->nviolations < 200 ? t->nviolations : 200,
+                     fp);
+  fprintf (fp, "}");
+}
+
+/* --crash-points: each point's outcomes and durability, or null. */
+static void
+record_points (const struct trial *t, FILE *fp)
+{
+  size_t i, k;
+
+  if (!t->crash_points) {
+    fprintf (fp, "null");
+    return;
+  }
+  fprintf (fp,
+           "{\"flushes\": %" PRIu64 ", \"promises\": %" PRIu64
+           ", \"wall_s\": %.3f, \"per_minute\": %.1f, \"points\": [",
+           t->log_flushes, t->log_promises, t->points_wall_s,
+           t->points_wall_s > 0 ? (double)t->npoints * 60 / t->points_wall_s
+                                : 0);
+  for (i = 0; i < t->npoints; i++) {
+    const struct fd_crash_point *cp = &t->points[i];
     fprintf (fp,
-             "%s{\"how\": \"%s\", \"found\": \"%s\", \"path\": ", i ? ", " : "",
-             t->violations[i].how, t->violations[i].found);
-    fd_json_string (fp, t->violations[i].path);
+             "%s{\"flush\": %" PRIu64 ", \"promises\": %" PRIu64
+             ", \"cache_writes\": %" PRIu64
+             ", \"check\": \"%s\", \"repair\": \"%s\", "
+             "\"recheck\": \"%s\", \"audited\": %s",
+             i ? ", " : "", cp->flush, cp->promises, cp->cache_writes,
+             cp->check, cp->repair, cp->recheck,
+             cp->audited ? "true" : "false");
+    for (k = 0; k < FD_DURABILITY_NCLASSES; k++)
+      fprintf (fp, ", \"%s\": %" PRIu64, fd_durability_class_name (k),
+               cp->durability[k]);
+    fprintf (fp, ", \"violations\": ");
+    record_violations (cp->violations,
+                       cp->nviolations < 3 ? cp->nviolations : 3, fp);
+    fprintf (fp, ", \"error\": ");
+    fd_json_string (fp, cp->error);
     fprintf (fp, "}");
   }
   fprintf (fp, "]}");
@@ -918,6 +1016,8 @@ fd_trial_record (const struct trial *t, FILE *fp)
   record_audit (t, fp);
   fprintf (fp, ", \"durability\": ");
   record_durability (t, fp);
+  fprintf (fp, ", \"crash_points\": ");
+  record_points (t, fp);
   fprintf (fp, ", \"damaged\": ");
   record_damaged (t, fp);
   fprintf (fp, ", \"restore\": ");
@@ -969,6 +1069,22 @@ fd_trial_summary (const struct trial *t)
     if (t->nviolations > 5)
       printf ("  (%zu violations in all)\n", t->nviolations);
   }
+  if (t->crash_points) {
+    size_t k, broke = 0, bad = 0;
+    uint64_t files = 0;
+    for (k = 0; k < t->npoints; k++) {
+      broke += t->points[k].durability[FD_DURABLE_BROKEN] > 0;
+      files += t->points[k].durability[FD_DURABLE_BROKEN];
+      bad += t->points[k].error[0] != '\0';
+    }
+    printf ("  crash points: %zu of %" PRIu64 " flushes in %.1f s wall (%.0f "
+            "a minute): %zu broke a durability promise (%" PRIu64
+            " files), %zu ended in an error\n",
+            t->npoints, t->log_flushes, t->points_wall_s,
+            t->points_wall_s > 0 ? (double)t->npoints * 60 / t->points_wall_s
+                                 : 0,
+            broke, files, bad);
+  }
   if (t->repair_cut && t->cut_outcome) {
     printf ("  repair cut after write %" PRIu64 ": %s", t->repair_cut,
             t->cut_outcome);
@@ -1008,8 +1124,11 @@ fd_trial_free (struct trial *t)
   fd_manifest_free (&t->m);
   free (t->damaged);
   free (t->violations);
+  free (t->points);
   t->damaged = NULL;
   t->violations = NULL;
+  t->points = NULL;
+  t->npoints = 0;
   t->ndamaged = t->nviolations = 0;
 }
 

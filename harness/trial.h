@@ -51,6 +51,24 @@ struct fd_violation {
   char path[256];
 };
 
+/* One crash point of a sweep (--crash-points): the disk as it was at a
+ * flush of the populate's write stream (and, with cache, some of the
+ * writes after it that a volatile cache may have made durable), checked,
+ * repaired and audited against the promises made by then.
+ */
+struct fd_crash_point {
+  uint64_t flush;        /* which flush of the stream, 1-based */
+  uint64_t promises;     /* promises the populate had made by then */
+  uint64_t cache_writes; /* writes after it applied too (a seeded subset,
+                            in a seeded order); 0: the flush's state */
+  char check[16], repair[16], recheck[16]; /* outcomes ("" if not run) */
+  bool audited;
+  uint64_t durability[FD_DURABILITY_NCLASSES];
+  struct fd_violation violations[3]; /* the first few */
+  size_t nviolations;
+  char error[200];
+};
+
 /* A trial's inputs (set by the caller) and results (filled in). */
 struct trial {
   /* inputs */
@@ -74,6 +92,11 @@ struct trial {
    * cut), then the checker runs again (fd_trial_cut_outcome).
    */
   uint64_t repair_cut;
+  /* --crash-points N|all: instead of checking the one crash, rebuild the
+   * disk at N flushes of the populate's write log (UINT64_MAX: all) and
+   * check each (harness/crashpoints.c).  0: not asked.
+   */
+  uint64_t crash_points;
   /* The intact files of the same trial repaired uninterrupted (a sweep),
    * or -1: the record then says how many more this one lost.
    */
@@ -102,6 +125,11 @@ struct trial {
    */
   bool cut;
   const char *cut_outcome;
+  /* --crash-points: each point, and the stream they came from */
+  struct fd_crash_point *points;
+  size_t npoints;
+  uint64_t log_flushes, log_promises;
+  double points_wall_s;
 };
 
 /* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
@@ -115,6 +143,12 @@ extern void fd_trial_read_stats (struct trial *t);
 /* The record as one JSON line; a one-screen summary on stdout. */
 extern void fd_trial_record (const struct trial *t, FILE *fp);
 extern void fd_trial_summary (const struct trial *t);
+
+/* Steps 2-4 alone on the disk already in t->store (a crash point): it
+ * comes back with the fault keys, is checked, repaired, mounted and
+ * audited against t->m.
+ */
+extern int fd_trial_run_disk (struct trial *t, struct fm_err *err);
 
 /* Free what a run allocated (manifest, damaged files, violations). */
 extern void fd_trial_free (struct trial *t);

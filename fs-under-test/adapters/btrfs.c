@@ -273,4 +273,6 @@ const struct fd_fs fd_fs_btrfs = {
     .fiemap_to_device = map_logical,
     .target_types = "data inode dir superblock root-tree chunk-tree "
                     "extent-tree dev-tree fs-tree csum-tree free-space-tree",
+    /* One fsid on two devices: one file system to kernels before 6.7. */
+    .copies_collide = true,
 };

@@ -90,6 +90,12 @@ struct fd_fs {
    */
   int (*fiemap_to_device) (const char *dev, uint64_t addr, uint64_t *offset,
                            struct fm_err *err);
+  /* Two copies of one file system (the same UUID) cannot be mounted at
+   * once: xfs refuses the second, and btrfs before Linux 6.7 takes them
+   * for one file system's two devices.  Crash points check such copies
+   * one at a time.
+   */
+  bool copies_collide;
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */

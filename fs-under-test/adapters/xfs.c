@@ -264,4 +264,5 @@ const struct fd_fs fd_fs_xfs = {
     .locate = xfs_locate,
     .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
                     "refcountbt inobt finobt",
+    .copies_collide = true, /* "Filesystem has duplicate UUID" */
 };

@@ -183,6 +183,63 @@ START_TEST (test_rename_old_or_new)
 }
 END_TEST
 
+/* The promises as they stood at a crash point: what was promised later
+ * is in flight, and a file replaced or appended to later is owed in its
+ * old version.
+ */
+START_TEST (test_promises_at_a_crash_point)
+{
+  struct tree t;
+  struct fd_manifest at;
+  struct fd_audit a;
+  struct fm_err err;
+  char viol[4096];
+  const struct fd_entry *r, *ap, *fs;
+  size_t i;
+  uint64_t half = 0;
+
+  grow (&t, 7);
+  for (i = 0; i < t.m.n; i++)
+    if (strcmp (t.m.v[i].how, "sync") == 0)
+      half = t.m.v[i].promised_at;
+  ck_assert_uint_gt (half, 0);
+  r = find (&t, "replace", FD_PROMISE_DURABLE, FD_FILE);
+  ap = find (&t, "append", FD_PROMISE_DURABLE, FD_FILE);
+  fs = find (&t, "fsync", FD_PROMISE_DURABLE, FD_FILE);
+  ck_assert_uint_gt (r->promised_at, half);
+  ck_assert_uint_eq (r->old_promised_at, half);
+  /* Before the half-way sync nothing is owed. */
+  ck_assert_int_eq (fd_manifest_at (&t.m, half - 1, &at), 0);
+  for (i = 0; i < at.n; i++)
+    ck_assert_int_eq (at.v[i].promise, FD_PROMISE_NONE);
+  fd_manifest_free (&at);
+  /* Just before the replace: the old version or the new. */
+  ck_assert_int_eq (fd_manifest_at (&t.m, r->promised_at - 1, &at), 0);
+  ck_assert_int_eq (at.v[r - t.m.v].promise, FD_PROMISE_OLD_OR_NEW);
+  ck_assert_int_eq (at.v[fs - t.m.v].promise, fs->promised_at < r->promised_at
+                                                  ? FD_PROMISE_DURABLE
+                                                  : FD_PROMISE_NONE);
+  ck_assert_msg (fd_entry_write (t.dir, 7, r, true, &err) == 0, "%s", err.msg);
+  {
+    struct tree view = {.m = at};
+    snprintf (view.dir, sizeof view.dir, "%s", t.dir);
+    audit (&view, 7, &a, viol, sizeof viol);
+  }
+  ck_assert_msg (viol[0] == '\0' || strstr (viol, r->path) == NULL, "%s", viol);
+  fd_manifest_free (&at);
+  /* After it, the old version is a broken promise. */
+  audit (&t, 7, &a, viol, sizeof viol);
+  ck_assert_msg (strstr (viol, r->path) != NULL, "%s", viol);
+  /* An append before its fdatasync: the old size's bytes are owed. */
+  ck_assert_int_eq (fd_manifest_at (&t.m, ap->promised_at - 1, &at), 0);
+  ck_assert_int_eq (at.v[ap - t.m.v].promise, FD_PROMISE_PREFIX);
+  ck_assert_uint_eq (at.v[ap - t.m.v].old_size, ap->old_size);
+  ck_assert_uint_lt (ap->old_size, ap->size);
+  fd_manifest_free (&at);
+  fell (&t);
+}
+END_TEST
+
 START_TEST (test_same_seed_same_workload)
 {
   struct tree a, b;
@@ -210,6 +267,7 @@ main (void)
       {"violations", test_broken_and_allowed},
       {"rename", test_rename_old_or_new},
       {"deterministic", test_same_seed_same_workload},
+      {"crash-point", test_promises_at_a_crash_point},
   };
 
   return fd_check_main ("populate", cases, sizeof cases / sizeof cases[0]);
