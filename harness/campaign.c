@@ -438,11 +438,7 @@ check_target_syntax (const char *t, struct fm_err *err)
   }
   if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1)
     return -1;
-  if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot")) {
-    return fm_fail (err, "target '%.64s': kind '%s' is not ure, lse or rot", t,
-                    kind);
-  }
-  return 0;
+  return fd_trial_target_kind (kind, err);
 }
 
 /* A target, of a type that some file system of the matrix has. */

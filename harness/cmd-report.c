@@ -58,7 +58,9 @@ static const char trial_view[] =
     "  AND d.class = 'inflight_lost') AS allowed, "
     " (SELECT files FROM audit a WHERE a.trial_id = tr.id "
     "  AND a.class = 'intact') AS intact, tr.repair_cut, "
-    " json_extract(tr.record, '$.repair_cut.outcome') AS cut_outcome "
+    " json_extract(tr.record, '$.repair_cut.outcome') AS cut_outcome, "
+    " json_extract(tr.record, '$.iron.detection') AS detection, "
+    " json_extract(tr.record, '$.iron.recovery') AS recovery "
     "FROM trials tr;"
     /* What a trial lost that it should not have: after a crash, only the
      * broken promises (losing what was in flight is allowed); else every
@@ -391,77 +393,122 @@ iron_class (const char *check, const char *recheck, double lost,
   return lost > 0 ? 2 : 1;
 }
 
-/* One targeted trial: where its fault went and what came of it. */
+/* The fingerprint's two axes (trial.h): detection and recovery, in the
+ * order of Prabhakaran et al.'s tables.
+ */
+static const char *const detection_classes[] = {"none", "error-code", "sanity",
+                                                "checksum"};
+static const char *const recovery_classes[] = {"none",   "propagate",  "retry",
+                                               "repair", "redundancy", "remap"};
+
+/* The fault kinds a target can carry: the disk's (ure, lse), the
+ * media's (rot) and the write's (lost, misdirected, torn).
+ */
+static const char *const iron_kinds[] = {
+    "ure", "lse", "rot", "lost-write", "misdirected-write", "torn-write"};
+#define NKINDS (sizeof iron_kinds / sizeof iron_kinds[0])
+
+/* One targeted trial: where its fault went and what came of it, on the
+ * three maps (outcome, detection, recovery; -1 where unknown).
+ */
 struct iron_row {
-  char fs[32], type[32], kind[16];
-  int cls;
+  char fs[32], type[32], kind[24];
+  int cls[3];
 };
 
-/* The worst class over the trials of file system fs with a fault of kind
- * in a block of type, -1 if none; *tip counts them by class (NULL if
- * none).
+static const struct {
+  const char *title;
+  const char *const *legend;
+  size_t n;
+  bool worst; /* the worst trial colours the cell, else the most common */
+} iron_maps[] = {
+    {"outcome", iron_classes, 5, true},
+    {"detection", detection_classes, 4, false},
+    {"recovery", recovery_classes, 6, false},
+};
+
+static int
+index_of (const char *const *v, size_t n, const char *s)
+{
+  size_t i;
+
+  for (i = 0; i < n && strcmp (v[i], s); i++)
+    ;
+  return i < n ? (int)i : -1;
+}
+
+/* Map m's class for file system fs with a fault of kind in a block of
+ * type, -1 if none; *tip counts the trials by class.
  */
 static int
-iron_cell (const struct iron_row *rows, size_t nrows, const char *fs,
+iron_cell (const struct iron_row *rows, size_t nrows, size_t m, const char *fs,
            const char *type, const char *kind, char **tip)
 {
-  size_t counts[5] = {0}, total = 0, j, k;
+  size_t counts[8] = {0}, total = 0, j, k;
   int cls = -1;
 
   for (j = 0; j < nrows; j++)
     if (strcmp (rows[j].fs, fs) == 0 && strcmp (rows[j].type, type) == 0 &&
-        strcmp (rows[j].kind, kind) == 0) {
-      counts[rows[j].cls]++;
+        strcmp (rows[j].kind, kind) == 0 && rows[j].cls[m] >= 0) {
+      counts[rows[j].cls[m]]++;
       total++;
-      if (rows[j].cls > cls)
-        cls = rows[j].cls;
     }
+  for (k = 0; k < iron_maps[m].n; k++)
+    if (counts[k] && (cls < 0 || iron_maps[m].worst || counts[k] > counts[cls]))
+      cls = (int)k;
   if (total) {
-    char t[256];
+    char t[320];
     int len = snprintf (t, sizeof t, "%s, %s: %zu trials", type, kind, total);
-    for (k = 0; k < 5; k++)
+    for (k = 0; k < iron_maps[m].n; k++)
       if (counts[k] && len > 0 && (size_t)len < sizeof t)
         len += snprintf (t + len, sizeof t - len, "; %zu %s", counts[k],
-                         iron_classes[k]);
+                         iron_maps[m].legend[k]);
     *tip = strdup (t);
   }
   return cls;
 }
 
-/* The fingerprint of file system fs; -1 when out of memory. */
+/* The fingerprint of file system fs, its three maps; -1 when out of
+ * memory.
+ */
 static int
 iron_map (FILE *fp, const struct iron_row *rows, size_t nrows, const char *fs)
 {
-  static const char *const kinds[] = {"ure", "lse", "rot"};
   struct strs types = {0};
   int *cls;
   char **tips;
-  size_t i, nt;
+  size_t i, nt, m;
   char title[96];
 
   for (i = 0; i < nrows; i++)
     if (strcmp (rows[i].fs, fs) == 0)
       strs_index (&types, rows[i].type);
   nt = types.n;
-  cls = malloc (nt * 3 * sizeof *cls);
-  tips = calloc (nt * 3, sizeof *tips);
+  cls = malloc (nt * NKINDS * sizeof *cls);
+  tips = calloc (nt * NKINDS, sizeof *tips);
   if (cls == NULL || tips == NULL) {
     free (cls);
     free (tips);
     strs_free (&types);
     return -1;
   }
-  for (i = 0; i < nt * 3; i++)
-    cls[i] =
-        iron_cell (rows, nrows, fs, types.v[i / 3], kinds[i % 3], &tips[i]);
-  snprintf (title, sizeof title, "IRON fingerprint of %s", fs);
   fputs ("<h3>", fp);
   fd_html (fp, fs);
   fputs ("</h3>\n", fp);
-  fd_svg_heat (fp, title, (const char *const *)types.v, nt, kinds, 3, cls,
-               (const char *const *)tips, iron_classes, 5);
-  for (i = 0; i < nt * 3; i++)
-    free (tips[i]);
+  for (m = 0; m < sizeof iron_maps / sizeof iron_maps[0]; m++) {
+    for (i = 0; i < nt * NKINDS; i++)
+      cls[i] = iron_cell (rows, nrows, m, fs, types.v[i / NKINDS],
+                          iron_kinds[i % NKINDS], &tips[i]);
+    snprintf (title, sizeof title, "IRON fingerprint of %s: %s", fs,
+              iron_maps[m].title);
+    fd_svg_heat (fp, title, (const char *const *)types.v, nt, iron_kinds,
+                 NKINDS, cls, (const char *const *)tips, iron_maps[m].legend,
+                 iron_maps[m].n);
+    for (i = 0; i < nt * NKINDS; i++) {
+      free (tips[i]);
+      tips[i] = NULL;
+    }
+  }
   free (tips);
   free (cls);
   strs_free (&types);
@@ -474,7 +521,8 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
   sqlite3_stmt *st =
       prepare (db,
                "SELECT fs, ttype, tkind, coalesce(check_outcome, ''), "
-               " coalesce(recheck_outcome, ''), lost, error FROM t "
+               " coalesce(recheck_outcome, ''), lost, error, "
+               " coalesce(detection, ''), coalesce(recovery, '') FROM t "
                "WHERE campaign = ?1 AND run_id = ?2 AND ttype != '' "
                "ORDER BY fs, ttype, tkind",
                c, r);
@@ -486,8 +534,15 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "block</h2>\n"
          "<p>Trials that fault one block of a type (rows) with a kind of "
          "fault (columns): ure = unreadable, lse = latent sector error, rot "
-         "= one bit flipped at rest.  A cell shows the worst outcome over "
-         "its trials; hover for counts.</p>\n",
+         "= one bit flipped at rest, and the last write to the block lost, "
+         "misdirected (landed nearby) or torn.  Three maps per file system "
+         "(Prabhakaran et al., SOSP'05): the worst outcome over the cell's "
+         "trials; how the fault was <b>detected</b> (none, the disk's error "
+         "code, the checker's sanity checks, a checksum); and what "
+         "<b>recovered</b> from it (none, the error propagated to the "
+         "application, a retry, the checker's repair, a redundant copy, a "
+         "remapped sector) - the most common over the trials.  Hover for "
+         "counts.</p>\n",
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
     struct iron_row *w = fd_append (&rows, &nrows, sizeof *rows);
@@ -496,8 +551,10 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
     snprintf (w->fs, sizeof w->fs, "%s", col (st, 0));
     snprintf (w->type, sizeof w->type, "%s", col (st, 1));
     snprintf (w->kind, sizeof w->kind, "%s", col (st, 2));
-    w->cls = iron_class (col (st, 3), col (st, 4),
-                         sqlite3_column_double (st, 5), col (st, 6));
+    w->cls[0] = iron_class (col (st, 3), col (st, 4),
+                            sqlite3_column_double (st, 5), col (st, 6));
+    w->cls[1] = index_of (detection_classes, 4, col (st, 7));
+    w->cls[2] = index_of (recovery_classes, 6, col (st, 8));
     strs_index (&fss, w->fs);
   }
   sqlite3_finalize (st);

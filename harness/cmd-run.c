@@ -22,6 +22,78 @@
 #include "db.h"
 #include "trial.h"
 
+/* The options, after the usage line. */
+static const char run_help[] =
+    "Run one fault trial: populate a file system on an emulated disk, "
+    "break the\ndisk, check and repair it, audit every file, and "
+    "record what happened.\n"
+    "\n"
+    "  --fs TYPE        file system (ext4, xfs, btrfs, chunkfs)\n"
+    "  --profile P      disk profile or profile file (default "
+    "roadmap-2006)\n"
+    "  --size SIZE      rescale the disk (default 1G; full: the "
+    "profile's own\n"
+    "                   capacity)\n"
+    "  --seed N         seed for the tree and the faults (default 1)\n"
+    "  --fill PCT       fill this share of the file system (default "
+    "30)\n"
+    "  --meta-only N    N files, allocated not written (fallocate): "
+    "fills huge\n"
+    "                   disks while the plugin stores only "
+    "metadata\n"
+    "  --faults SPEC    faults the disk comes back with: a preset "
+    "and/or\n"
+    "                   KEY=VALUE keys, comma-separated\n"
+    "  --target T[:N[:K]]  also hit N files' blocks of type T "
+    "(data, inode,\n"
+    "                   per file system more: see futuredisk(1))\n"
+    "                   with fault K (ure: unreadable, the default; "
+    "lse;\n"
+    "                   rot: one bit flipped at rest; lost-write, "
+    "misdirected-write,\n"
+    "                   torn-write: the last write to it undone)\n"
+    "  --time MODE      the disk's clock: virtual (default), real "
+    "(requests\n"
+    "                   take their modelled time), scale:F\n"
+    "  --think real|zero  does the checker's own time between requests "
+    "count\n"
+    "                   on the virtual clock (default real; zero: "
+    "device-bound)\n"
+    "  --json FILE      append the trial record as one JSON line\n"
+    "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
+    "  --dir DIR        trial directory (default: a new one under "
+    "/var/tmp)\n"
+    "  --keep           keep the trial directory (store, logs, "
+    "manifest)\n"
+    "  --timeout SEC    kill a checker after SEC seconds (default "
+    "3600)\n"
+    "  --attach HOW     the block device: nbd (/dev/nbdN), loop "
+    "(nbdfuse + a\n"
+    "                   loop device), auto (default: nbd where the "
+    "kernel has it)\n"
+    "  --restore-rate RATE  a restore from backup runs at RATE per second "
+    "(e.g.\n"
+    "                   125MB for 1 Gbit/s); default: the bytes in use "
+    "written\n"
+    "                   back through the drive model, sequentially\n"
+    "  --repair-cut K   cut the power after the repair's Kth write, "
+    "then repair\n"
+    "                   again (sweep:N: the repair uninterrupted, then N "
+    "cuts\n"
+    "                   spread over its writes, a trial each)\n"
+    "  --crash-points N|all  a crash workload, its writes logged; then the "
+    "disk\n"
+    "                   rebuilt at N of its flushes (every third with some "
+    "of the\n"
+    "                   writes a volatile cache held), each checked, "
+    "repaired\n"
+    "                   and audited against the promises made by then\n"
+    "  --campaign NAME, --run-id ID, --rep N\n"
+    "                   label the record as repetition N of a campaign's "
+    "night\n"
+    "                   (futuredisk campaign sets them)\n"
+    "An interrupted trial is not recorded.\n";
+
 static void
 run_usage (FILE *fp)
 {
@@ -37,75 +109,9 @@ run_usage (FILE *fp)
       "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
       "              [--crash-points N|all]\n"
       "               [--campaign NAME --run-id ID "
-      "[--rep N]]\n"
-      "Run one fault trial: populate a file system on an emulated disk, "
-      "break the\ndisk, check and repair it, audit every file, and "
-      "record what happened.\n"
-      "\n"
-      "  --fs TYPE        file system (ext4, xfs, btrfs, chunkfs)\n"
-      "  --profile P      disk profile or profile file (default "
-      "roadmap-2006)\n"
-      "  --size SIZE      rescale the disk (default 1G; full: the "
-      "profile's own\n"
-      "                   capacity)\n"
-      "  --seed N         seed for the tree and the faults (default 1)\n"
-      "  --fill PCT       fill this share of the file system (default "
-      "30)\n"
-      "  --meta-only N    N files, allocated not written (fallocate): "
-      "fills huge\n"
-      "                   disks while the plugin stores only "
-      "metadata\n"
-      "  --faults SPEC    faults the disk comes back with: a preset "
-      "and/or\n"
-      "                   KEY=VALUE keys, comma-separated\n"
-      "  --target T[:N[:K]]  also hit N files' blocks of type T "
-      "(data, inode,\n"
-      "                   per file system more: see futuredisk(1))\n"
-      "                   with fault K (ure: unreadable, the default; "
-      "lse;\n"
-      "                   rot: one bit flipped at rest)\n"
-      "  --time MODE      the disk's clock: virtual (default), real "
-      "(requests\n"
-      "                   take their modelled time), scale:F\n"
-      "  --think real|zero  does the checker's own time between requests "
-      "count\n"
-      "                   on the virtual clock (default real; zero: "
-      "device-bound)\n"
-      "  --json FILE      append the trial record as one JSON line\n"
-      "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
-      "  --dir DIR        trial directory (default: a new one under "
-      "/var/tmp)\n"
-      "  --keep           keep the trial directory (store, logs, "
-      "manifest)\n"
-      "  --timeout SEC    kill a checker after SEC seconds (default "
-      "3600)\n"
-      "  --attach HOW     the block device: nbd (/dev/nbdN), loop "
-      "(nbdfuse + a\n"
-      "                   loop device), auto (default: nbd where the "
-      "kernel has it)\n"
-      "  --restore-rate RATE  a restore from backup runs at RATE per second "
-      "(e.g.\n"
-      "                   125MB for 1 Gbit/s); default: the bytes in use "
-      "written\n"
-      "                   back through the drive model, sequentially\n"
-      "  --repair-cut K   cut the power after the repair's Kth write, "
-      "then repair\n"
-      "                   again (sweep:N: the repair uninterrupted, then N "
-      "cuts\n"
-      "                   spread over its writes, a trial each)\n"
-      "  --crash-points N|all  a crash workload, its writes logged; then the "
-      "disk\n"
-      "                   rebuilt at N of its flushes (every third with some "
-      "of the\n"
-      "                   writes a volatile cache held), each checked, "
-      "repaired\n"
-      "                   and audited against the promises made by then\n"
-      "  --campaign NAME, --run-id ID, --rep N\n"
-      "                   label the record as repetition N of a campaign's "
-      "night\n"
-      "                   (futuredisk campaign sets them)\n"
-      "An interrupted trial is not recorded.\n",
+      "[--rep N]]\n",
       fd_progname);
+  fputs (run_help, fp);
 }
 
 /* The options go straight into the trial they describe. */
@@ -126,6 +132,28 @@ run_set_faults (struct run_opts *o, const char *arg, struct fm_err *err)
     return -1;
   snprintf (o->spec, sizeof o->spec, "%s", arg);
   return fd_fault_spec (o->spec, t->extra, FD_FAULT_KEYS_MAX, &t->n_extra, err);
+}
+
+/* --crash-points and --repair-cut: where the power goes. */
+static int
+run_set_cut (struct run_opts *o, int c, const char *arg, struct fm_err *err)
+{
+  struct trial *t = &o->t;
+
+  if (c == 'P') {
+    t->crash = true; /* the points are states of one crash workload */
+    if (strcmp (arg, "all") == 0) {
+      t->crash_points = UINT64_MAX;
+      return 0;
+    }
+    return fm_parse_uint ("--crash-points", arg, 1, 1000000, &t->crash_points,
+                          err);
+  }
+  if (strncmp (arg, "sweep:", 6) == 0)
+    return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
+                          err);
+  return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &t->repair_cut,
+                        err);
 }
 
 static int
@@ -192,19 +220,8 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &t->restore_rate, err);
     case 'P':
-      t->crash = true; /* the points are states of one crash workload */
-      if (strcmp (arg, "all") == 0) {
-        t->crash_points = UINT64_MAX;
-        return 0;
-      }
-      return fm_parse_uint ("--crash-points", arg, 1, 1000000, &t->crash_points,
-                            err);
     case 'X':
-      if (strncmp (arg, "sweep:", 6) == 0)
-        return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
-                              err);
-      return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &t->repair_cut,
-                            err);
+      return run_set_cut (o, c, arg, err);
     case 'M':
       t->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
@@ -299,6 +316,11 @@ run_check_target (const struct trial *t, struct fm_err *err)
   if (strstr (known, type) == NULL)
     return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
                     t->target, t->fs->name, w);
+  {
+    const char *kind = strchr (t->target, ':');
+    if (kind && (kind = strchr (kind + 1, ':')) != NULL)
+      return fd_trial_target_kind (kind + 1, err);
+  }
   return 0;
 }
 

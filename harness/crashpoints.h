@@ -1,5 +1,6 @@
-/* futuredisk — harness: a sweep of crash points (futuredisk run
- * --crash-points).
+/* futuredisk — harness: the populate's write log replayed: a sweep of
+ * crash points (futuredisk run --crash-points), and writes undone for the
+ * targets of the write faults (lost, misdirected, torn).
  *
  * The populate runs once, on a disk whose plugin logs every write, flush
  * and zero with its data (writelog=) and a mark as each durability
@@ -14,6 +15,9 @@
 #ifndef FUTUREDISK_CRASHPOINTS_H
 #define FUTUREDISK_CRASHPOINTS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "faultmodels/error.h"
 
 struct trial;
@@ -25,5 +29,21 @@ struct trial;
  * t->npoints and the log's figures.  0, or -1 with err.
  */
 extern int fd_crash_points (struct trial *t, struct fm_err *err);
+
+/* Is kind (a --target KIND) a fault of a write as it was made? */
+extern bool fd_write_fault_kind (const char *kind);
+
+/* A write fault of the disk range [offset, offset+length) (a block of
+ * the populated file system): the last write the log has to it is
+ * undone there - lost (the range holds what it held before), torn (a
+ * seeded prefix of its 512-byte pieces made it, the rest is as before)
+ * or misdirected (as lost, and its bytes landed a seeded 1-16 blocks
+ * away) - in t->store, with the disk detached or idle.  Logged in the
+ * populate's fault log, whose format the attribution reads; seed picks
+ * the tear and the landing.  -1 with err (no write to the range, say).
+ */
+extern int fd_write_fault (const struct trial *t, const char *kind,
+                           uint64_t offset, uint64_t length, uint64_t seed,
+                           struct fm_err *err);
 
 #endif

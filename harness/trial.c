@@ -164,6 +164,18 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   return 0;
 }
 
+int
+fd_trial_target_kind (const char *kind, struct fm_err *err)
+{
+  if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot") &&
+      !fd_write_fault_kind (kind))
+    return fm_fail (err,
+                    "target kind '%.32s' is not ure, lse, rot, lost-write, "
+                    "misdirected-write or torn-write",
+                    kind);
+  return 0;
+}
+
 /* --target TYPE[:COUNT[:KIND]]: choose COUNT regular files by the seed,
  * find their blocks of TYPE, fault them with KIND through the control
  * socket.
@@ -189,7 +201,10 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
       return -1;
     snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, off,
               n);
-    if (fd_ctl_ok (fd_disk_control (d), line, NULL, err) == -1)
+    /* A write fault undoes a write the log has; the rest the disk does. */
+    if (fd_write_fault_kind (kind)
+            ? fd_write_fault (t, kind, off, n, t->seed + done, err) == -1
+            : fd_ctl_ok (fd_disk_control (d), line, NULL, err) == -1)
       return -1;
     snprintf (t->targets + strlen (t->targets),
               sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
@@ -400,6 +415,15 @@ unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* Is the --target's kind a write fault (which needs the write log)? */
+static bool
+write_target (const struct trial *t)
+{
+  const char *k = t->target ? strrchr (t->target, ':') : NULL;
+
+  return k && fd_write_fault_kind (k + 1);
+}
+
 /* --crash-points: each promise marked in the write log as it is made. */
 static int
 mark_promise (void *opaque, uint64_t n, struct fm_err *err)
@@ -435,9 +459,11 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     return -1;
   for (k = 0; k < nw; k++)
     wextra[k] = wkeys[k];
-  /* A sweep of crash points rebuilds the disk from its write log. */
+  /* A sweep of crash points rebuilds the disk from its write log, and a
+   * write fault undoes a write it has.
+   */
   snprintf (wlog, sizeof wlog, "writelog=%s/" FD_WRITELOG_NAME, t->dir);
-  if (t->crash_points)
+  if (t->crash_points || write_target (t))
     wextra[nw++] = wlog;
   snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
   o->faultlog = path;
@@ -657,11 +683,105 @@ restore_estimate (struct trial *t)
   fm_disk_free (d);
 }
 
+/* Does a checker's saved output (DIR/NAME.out) speak of checksums? */
+static bool
+says_checksum (const struct trial *t, const char *name)
+{
+  char path[PATH_MAX + 32], line[1024];
+  bool found = false;
+  FILE *fp;
+
+  snprintf (path, sizeof path, "%s/%s.out", t->dir, name);
+  if ((fp = fopen (path, "r")) == NULL)
+    return false;
+  while (!found && fgets (line, sizeof line, fp))
+    found = strcasestr (line, "checksum") || strcasestr (line, "csum") ||
+            strcasestr (line, "crc");
+  fclose (fp);
+  return found;
+}
+
+/* A counter of the plugin's final stats (0 if it is not there). */
+static uint64_t
+stat_of (const struct trial *t, const char *path)
+{
+  struct fm_err err;
+  struct fd_json *j =
+      t->stats[0] ? fd_json_parse (t->stats, "stats", &err) : NULL;
+  uint64_t v = 0;
+
+  if (j && fd_json_u64 (j, path, &v, &err) == -1)
+    v = 0;
+  fd_json_free (j);
+  return v;
+}
+
+static const char *
+phase_outcome (const struct trial *t, const char *name)
+{
+  const struct phase *p = fd_trial_phase (t, name);
+
+  return p && p->outcome ? p->outcome : "";
+}
+
+/* The two axes of the IRON fingerprint for a trial with a target (see
+ * trial.h), from the checker's outcomes and words, the audit and the
+ * plugin's counters.
+ */
+static void
+fd_trial_iron (struct trial *t)
+{
+  const char *kind = strrchr (t->target ? t->target : "", ':');
+  const struct phase *check = fd_trial_phase (t, "check");
+  bool silent, noticed, checksum, lost, eio;
+  uint64_t bad = 0;
+  size_t i;
+
+  t->detection = t->recovery = NULL;
+  if (t->target == NULL || t->targets[0] == '\0' || check == NULL)
+    return;
+  kind = kind && strchr (t->target, ':') != kind ? kind + 1 : "ure";
+  silent = strcmp (kind, "ure") != 0 && strcmp (kind, "lse") != 0;
+  noticed = strcmp (phase_outcome (t, "check"), "CLEAN") != 0;
+  checksum = says_checksum (t, "check") || says_checksum (t, "repair");
+  for (i = 0; i < FD_AUDIT_NCLASSES; i++)
+    if (i != FD_AUDIT_INTACT && i != FD_AUDIT_EXTRA)
+      bad += t->audit.count[i];
+  lost = !t->audited || bad > 0;
+  eio = t->audited && t->audit.count[FD_AUDIT_UNREADABLE] > 0;
+  /* Detection: a silent fault answered with EIO was refused by a
+   * checksum; a disk error that reached anyone is an error code.
+   */
+  if (checksum || (silent && eio))
+    t->detection = "checksum";
+  else if (!silent && (check->read_errors > 0 || eio))
+    t->detection = "error-code";
+  else if (noticed)
+    t->detection = "sanity";
+  else
+    t->detection = "none";
+  /* Recovery: the checker's repair (of the structures; files it could
+   * not save are the audit's), else what kept the data without it.
+   */
+  if (strcmp (phase_outcome (t, "repair"), "FIXED") == 0 &&
+      strcmp (phase_outcome (t, "recheck"), "CLEAN") == 0)
+    t->recovery = "repair";
+  else if (!lost && !noticed && strcmp (t->detection, "none") != 0)
+    t->recovery = stat_of (t, "faults.reallocated") > 0 ? "remap"
+                  : stat_of (t, "faults.retries") > 0   ? "retry"
+                                                        : "redundancy";
+  else if (eio)
+    t->recovery = "propagate";
+  else
+    t->recovery = "none";
+}
+
 int
 fd_trial_run (struct trial *t, struct fm_err *err)
 {
   int r = trial_steps (t, err);
 
+  fd_trial_iron (t);
   if (fd_trial_phase (t, "check"))
     restore_estimate (t);
   else
@@ -1018,6 +1138,12 @@ fd_trial_record (const struct trial *t, FILE *fp)
   record_durability (t, fp);
   fprintf (fp, ", \"crash_points\": ");
   record_points (t, fp);
+  fprintf (fp, ", \"iron\": ");
+  if (t->detection)
+    fprintf (fp, "{\"detection\": \"%s\", \"recovery\": \"%s\"}", t->detection,
+             t->recovery);
+  else
+    fprintf (fp, "null");
   fprintf (fp, ", \"damaged\": ");
   record_damaged (t, fp);
   fprintf (fp, ", \"restore\": ");
@@ -1085,6 +1211,8 @@ fd_trial_summary (const struct trial *t)
                                  : 0,
             broke, files, bad);
   }
+  if (t->detection)
+    printf ("  IRON: detection %s, recovery %s\n", t->detection, t->recovery);
   if (t->repair_cut && t->cut_outcome) {
     printf ("  repair cut after write %" PRIu64 ": %s", t->repair_cut,
             t->cut_outcome);

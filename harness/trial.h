@@ -125,6 +125,10 @@ struct trial {
    */
   bool cut;
   const char *cut_outcome;
+  /* --target: the IRON fingerprint's two axes for this block type and
+   * fault kind (fd_trial_iron), or NULL.
+   */
+  const char *detection, *recovery;
   /* --crash-points: each point, and the stream they came from */
   struct fd_crash_point *points;
   size_t npoints;
@@ -172,12 +176,30 @@ extern int fd_trial_parse_time (const char *s, struct fm_err *err);
  */
 extern const char *fd_trial_quicker (const struct trial *t);
 
+/* The IRON fingerprint's axes (Prabhakaran et al., SOSP'05), as a trial
+ * with a --target sees them from outside the file system.  Detection:
+ * "none"; "error-code" (the disk's error reached the checker or the
+ * application); "sanity" (the checker's consistency checks); "checksum"
+ * (the checker says so, or the file system refused silently bad data
+ * with EIO).  Recovery: "none" (data lost or wrong, or left
+ * inconsistent); "propagate" (the application got EIO); "retry" (a
+ * retried read came back, nothing lost); "repair" (the checker repaired
+ * the structures; files it could not save are the audit's); "redundancy"
+ * (another copy served it, nothing lost); "remap" (a rewrite moved the
+ * sector to a spare).
+ */
 /* A repair cut's outcomes (the record's repair_cut.outcome). */
 #define FD_CUT_NOT_REACHED "not-reached" /* fewer than K writes: no cut */
 #define FD_CUT_RECOVERED   "recovered"   /* one more repair: clean */
 #define FD_CUT_ANOTHER     "needs-another-repair" /* two more repairs */
 #define FD_CUT_UNRECOVERABLE                                                   \
   "unrecoverable" /* still not clean, the checker failed, or unmountable */
+
+/* Is kind a fault a --target can carry: ure, lse, rot (the disk's),
+ * lost-write, misdirected-write, torn-write (undone from the write log)?
+ * -1 with err naming it.
+ */
+extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

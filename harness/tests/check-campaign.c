@@ -166,7 +166,7 @@ START_TEST (test_errors)
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nprofile = floppy\n",
        "unknown profile 'floppy'"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data:1:melt\n",
-       ":5: [matrix m] target 'data:1:melt': kind 'melt'"},
+       ":5: [matrix m] target kind 'melt' is not ure, lse, rot"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data:0\n",
        "target count"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = agf\n",

@@ -391,7 +391,8 @@ def test_report_renders_in_chromium(futuredisk, merged, tmp_path):
     # Two nights: generation lines, pass bars, a heat map, loss bars, and
     # the two trend charts.
     assert dom.count('class="fd-lines"') == 3
-    assert dom.count('class="fd-heat"') == 1
+    # (three IRON maps: outcome, detection, recovery)
+    assert dom.count('class="fd-heat"') == 3
     assert dom.count('class="fd-bars"') == 2
     assert dom.count("<circle") >= 2
 

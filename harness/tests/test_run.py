@@ -114,6 +114,30 @@ def test_crash_points_rebuild_the_disk_at_flushes(run, tmp_path, fs, size, n):
     assert leftovers(str(tmp_path / "p")) == []
 
 
+@pytest.mark.parametrize("fs,detection,recovery,cls", [
+    ("ext4", "none", "none", "corrupted"),
+    ("btrfs", "checksum", "propagate", "unreadable")])
+def test_torn_write_target_and_the_iron_axes(run, tmp_path, fs, detection,
+                                             recovery, cls):
+    """data:1:torn-write: the last write to a file's first block only
+    partly made it (the populate's write log says what was there before).
+    ext4 does not checksum data: the file reads wrong and nobody notices;
+    btrfs's data checksum refuses it and the application gets EIO.  Both
+    damages carry the fault as their cause."""
+    out = tmp_path / "w.jsonl"
+    p = run("run", "--fs", fs, "--size", "512M", "--fill", "10", "--seed",
+            "2", "--target", "data:1:torn-write", "--think", "zero", "--dir",
+            str(tmp_path / "w"), "--json", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    rec = json.loads(out.read_text())
+    assert rec["targets_hit"].split(" ")[:2] == ["torn-write", "data"]
+    assert rec["iron"] == {"detection": detection, "recovery": recovery}
+    assert [(d["class"], d["cause"]) for d in rec["damaged"]] == [
+        (cls, "torn-write")]
+    assert f"IRON: detection {detection}, recovery {recovery}" in p.stdout
+    assert leftovers(str(tmp_path / "w")) == []
+
+
 CUT = ["--size", "256M", "--fill", "10", "--seed", "2", "--target",
        "gdt:1:rot", "--faults", "erc=10ms"]
 
