@@ -683,20 +683,33 @@ restore_estimate (struct trial *t)
   fm_disk_free (d);
 }
 
-/* Does a checker's saved output (DIR/NAME.out) speak of checksums? */
+/* Does a checker's saved output (DIR/NAME.out) report a checksum that
+ * failed?  (Not merely a pass that checks them: "[5/7] checking csums".)
+ * The phrases of e2fsck, xfs_repair, btrfs check and fsck.chunkfs.
+ */
 static bool
 says_checksum (const struct trial *t, const char *name)
 {
+  static const char *const failed[] = {"checksum does not match",
+                                       "checksums are invalid",
+                                       "checksum is invalid",
+                                       "checksum verify failed",
+                                       "csum mismatch",
+                                       "csum failed",
+                                       "bad checksum",
+                                       "crc error",
+                                       "bad crc"};
   char path[PATH_MAX + 32], line[1024];
   bool found = false;
+  size_t k;
   FILE *fp;
 
   snprintf (path, sizeof path, "%s/%s.out", t->dir, name);
   if ((fp = fopen (path, "r")) == NULL)
     return false;
   while (!found && fgets (line, sizeof line, fp))
-    found = strcasestr (line, "checksum") || strcasestr (line, "csum") ||
-            strcasestr (line, "crc");
+    for (k = 0; k < sizeof failed / sizeof failed[0] && !found; k++)
+      found = strcasestr (line, failed[k]) != NULL;
   fclose (fp);
   return found;
 }
