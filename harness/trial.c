@@ -776,8 +776,12 @@ fd_trial_iron (struct trial *t)
   /* Recovery: the checker's repair (of the structures; files it could
    * not save are the audit's), else what kept the data without it.
    */
-  if (strcmp (phase_outcome (t, "repair"), "FIXED") == 0 &&
-      strcmp (phase_outcome (t, "recheck"), "CLEAN") == 0)
+  /* (xfs_repair exits 0 having fixed things: a repair that left clean
+   * what the check found broken repaired it.)
+   */
+  if (strcmp (phase_outcome (t, "recheck"), "CLEAN") == 0 &&
+      (strcmp (phase_outcome (t, "repair"), "FIXED") == 0 ||
+       (noticed && strcmp (phase_outcome (t, "repair"), "CLEAN") == 0)))
     t->recovery = "repair";
   else if (!lost && !noticed && strcmp (t->detection, "none") != 0)
     t->recovery = stat_of (t, "faults.reallocated") > 0 ? "remap"

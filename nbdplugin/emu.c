@@ -524,6 +524,7 @@ struct job {
   struct fm_err *err;
   int ret;      /* the served step's result */
   bool decided; /* the drive picked it and `served` ran */
+  bool refused; /* the power was off: it never ran */
   /* What the served step leaves for the work outside the lock. */
   bool copied, apply, cached;
   uint64_t at, nflips, *flips;
@@ -536,6 +537,15 @@ static void
 serve (struct emu *e, struct job *j, const struct fm_timing *t)
 {
   struct emu_result *r = j->r;
+
+  /* Queued when the power went (poweroff): it never completes. */
+  if (e->off) {
+    e->c.refused++;
+    j->refused = true;
+    j->ret = fm_fail (j->err, "the power is off (poweroff)");
+    j->decided = true;
+    return;
+  }
 
   r->done_ns = t->done_ns;
   r->cache_hit = t->cache_hit;
@@ -759,7 +769,7 @@ run (struct emu *e, struct job *j)
     j->ret = fm_fail (j->err, "the power is off (poweroff)");
   }
   pthread_mutex_unlock (&e->lock);
-  if (off)
+  if (off || j->refused)
     errno = EIO;
   return j->ret;
 }
