@@ -28,7 +28,8 @@
   X (TIMEOUT, "timeout", "3600")                                               \
   X (TIME, "time", "virtual")                                                  \
   X (THINK, "think", "real")                                                   \
-  X (REPAIR_CUT, "repair-cut", "0")
+  X (REPAIR_CUT, "repair-cut", "0")                                            \
+  X (CRASH_POINTS, "crash-points", "0")
 
 enum key {
 #define KEY_ENUM(id, name, dflt) K_##id,
@@ -325,7 +326,7 @@ struct expansion {
   struct values d[NKEYS]; /* the defaults of keys set nowhere */
   const struct values *v[NKEYS];
   enum key bad; /* what the failed check was about */
-  uint64_t *seeds, reps, meta[MAX_VALUES], cut[MAX_VALUES];
+  uint64_t *seeds, reps, meta[MAX_VALUES], cut[MAX_VALUES], points[MAX_VALUES];
   double fill[MAX_VALUES], timeout;
   size_t nseeds;
 };
@@ -397,6 +398,19 @@ check_repair_cut (struct expansion *x, size_t i, struct fm_err *err)
 {
   return fm_parse_uint ("repair-cut", x->v[K_REPAIR_CUT]->v[i], 0, UINT64_MAX,
                         &x->cut[i], err);
+}
+
+/* N, or all (every flush: UINT64_MAX); 0: none. */
+static int
+check_crash_points (struct expansion *x, size_t i, struct fm_err *err)
+{
+  const char *v = x->v[K_CRASH_POINTS]->v[i];
+
+  if (strcmp (v, "all") == 0) {
+    x->points[i] = UINT64_MAX;
+    return 0;
+  }
+  return fm_parse_uint ("crash-points", v, 0, 1000000, &x->points[i], err);
 }
 
 /* s is one of the words a and b (of key). */
@@ -556,6 +570,7 @@ static const struct {
     {K_TIME, check_time, NULL},
     {K_THINK, check_think, NULL},
     {K_REPAIR_CUT, check_repair_cut, NULL},
+    {K_CRASH_POINTS, check_crash_points, NULL},
 };
 
 /* Check every value; -1 with x->bad the key at fault. */
@@ -626,12 +641,15 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
           .size = v[K_SIZE]->v[ix[K_SIZE]],
           .fill = x->fill[ix[K_FILL]],
           .meta_only = x->meta[ix[K_META]],
-          .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0,
+          /* crash points are states of a crash */
+          .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
+                   x->points[ix[K_CRASH_POINTS]] > 0,
           .faults = v[K_FAULTS]->v[ix[K_FAULTS]],
           .target = target,
           .time = v[K_TIME]->v[ix[K_TIME]],
           .think = v[K_THINK]->v[ix[K_THINK]],
           .repair_cut = x->cut[ix[K_REPAIR_CUT]],
+          .crash_points = x->points[ix[K_CRASH_POINTS]],
           .seed = x->seeds[s],
           .rep = r,
           .timeout = x->timeout,

@@ -28,11 +28,13 @@ struct fd_campaign_trial {
   double fill;
   uint64_t meta_only; /* files; 0: written data (--fill) */
   bool crash;
-  const char *faults;  /* a fault spec, or "" */
-  const char *target;  /* TYPE[:N[:KIND]], or "" */
-  const char *time;    /* the disk's clock: virtual, real, scale:F */
-  const char *think;   /* does the client's time count: real, zero */
-  uint64_t repair_cut; /* power cut after the repair's Nth write; 0: none */
+  const char *faults;    /* a fault spec, or "" */
+  const char *target;    /* TYPE[:N[:KIND]], or "" */
+  const char *time;      /* the disk's clock: virtual, real, scale:F */
+  const char *think;     /* does the client's time count: real, zero */
+  uint64_t repair_cut;   /* power cut after the repair's Nth write; 0: none */
+  uint64_t crash_points; /* a sweep of N crash points (UINT64_MAX: all);
+                            0: none */
   uint64_t seed, rep;
   double timeout; /* seconds per checker */
 };

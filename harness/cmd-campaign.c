@@ -122,6 +122,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
           " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
+          " AND crash_points = ?"
           " ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
@@ -140,6 +141,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->seed);
   sqlite3_bind_int64 (st, 14, (sqlite3_int64)t->rep);
   sqlite3_bind_int64 (st, 15, (sqlite3_int64)t->repair_cut);
+  sqlite3_bind_int64 (st, 16, (sqlite3_int64)t->crash_points);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -193,6 +195,10 @@ describe (const struct fd_campaign_trial *t, char *buf, size_t len)
 
   if (t->repair_cut)
     snprintf (cut, sizeof cut, " repair-cut %" PRIu64, t->repair_cut);
+  else if (t->crash_points == UINT64_MAX)
+    snprintf (cut, sizeof cut, " crash-points all");
+  else if (t->crash_points)
+    snprintf (cut, sizeof cut, " crash-points %" PRIu64, t->crash_points);
   snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
             t->profile, t->size, t->meta_only ? "meta " : "fill ",
             t->meta_only ? (double)t->meta_only : t->fill,
@@ -222,7 +228,7 @@ static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
-  char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32];
+  char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32], points[32];
   const char *argv[48];
   size_t a = 0;
 
@@ -238,6 +244,10 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   snprintf (rep, sizeof rep, "%" PRIu64, t->rep);
   snprintf (timeout, sizeof timeout, "%g", t->timeout);
   snprintf (cut, sizeof cut, "%" PRIu64, t->repair_cut);
+  if (t->crash_points == UINT64_MAX)
+    snprintf (points, sizeof points, "all");
+  else
+    snprintf (points, sizeof points, "%" PRIu64, t->crash_points);
   argv[a++] = n->self;
   argv[a++] = "run";
   argv[a++] = "--fs";
@@ -265,6 +275,10 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   if (t->repair_cut) {
     argv[a++] = "--repair-cut";
     argv[a++] = cut;
+  }
+  if (t->crash_points) {
+    argv[a++] = "--crash-points";
+    argv[a++] = points;
   }
   argv[a++] = "--time";
   argv[a++] = t->time;

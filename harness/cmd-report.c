@@ -667,6 +667,53 @@ section_crash (FILE *fp, sqlite3 *db, const char *c, const char *r)
          fp);
 }
 
+/* Crash points: per scenario, the points checked and those at which a
+ * durability promise broke.
+ */
+static void
+section_crash_points (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT u.fs || ', ' || u.disk || ', ' || u.load || CASE WHEN u.faults "
+      " IN ('', 'none') THEN '' ELSE ', ' || u.faults END, "
+      " count(DISTINCT u.id), count(*), "
+      " sum(json_extract(p.value, '$.durable_broken') > 0), "
+      " sum(json_extract(p.value, '$.durable_broken')), "
+      " sum(json_extract(p.value, '$.error') != ''), "
+      " sum(json_extract(p.value, '$.cache_writes') > 0) "
+      "FROM t u JOIN trials x ON x.id = u.id, "
+      " json_each(x.record, '$.crash_points.points') p "
+      "WHERE u.campaign = ?1 AND u.run_id = ?2 GROUP BY 1 ORDER BY 1",
+      c, r);
+  size_t n = 0;
+
+  fputs ("<h2>Crash points</h2>\n"
+         "<p>The crash workload's writes logged once, the disk rebuilt at "
+         "flushes spread over them (some with a seeded subset of the writes "
+         "a volatile cache held after the flush) and each state checked, "
+         "repaired and audited against the promises made by then.</p>\n",
+         fp);
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    if (n++ == 0)
+      fputs ("<table><tr><th>scenario</th><th>trials</th><th>points</th>"
+             "<th>points that broke a promise</th><th>files</th>"
+             "<th>points in error</th><th>with cached writes</th></tr>\n",
+             fp);
+    fputs ("<tr><td>", fp);
+    fd_html (fp, col (st, 0));
+    fprintf (fp,
+             "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+             "<td>%s</td></tr>\n",
+             col (st, 1), col (st, 2), col (st, 3), col (st, 4), col (st, 5),
+             col (st, 6));
+  }
+  sqlite3_finalize (st);
+  fputs (n ? "</table>\n"
+           : "<p class=\"none\">No crash points this night.</p>\n",
+         fp);
+}
+
 /* Power cuts during repair: per file system and scenario, each cut
  * point's outcomes and the files lost against the same trial (seed)
  * repaired without a cut in the same night.
@@ -932,6 +979,7 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
   section_iron (fp, db, campaign, run_id);
   section_loss (fp, db, campaign, run_id);
   section_crash (fp, db, campaign, run_id);
+  section_crash_points (fp, db, campaign, run_id);
   section_repair_cut (fp, db, campaign, run_id);
   section_restore (fp, db, campaign, run_id);
   section_trends (fp, db, campaign);

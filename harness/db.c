@@ -65,12 +65,18 @@ static const char schema_v3[] =
     "CREATE TABLE IF NOT EXISTS durability ("
     "  trial_id INTEGER NOT NULL REFERENCES trials(id), class TEXT NOT NULL,"
     "  files INTEGER NOT NULL, PRIMARY KEY (trial_id, class));"
-    "ALTER TABLE trials ADD COLUMN repair_cut INTEGER NOT NULL DEFAULT 0;";
+    "ALTER TABLE trials ADD COLUMN repair_cut INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE trials ADD COLUMN crash_points INTEGER NOT NULL DEFAULT 0;";
 
-/* Since version 3 a repair cut is part of the scenario. */
+/* Since version 3 a repair cut and a sweep of crash points are part of
+ * the scenario.
+ */
 #define SCENARIO_SQL                                                           \
-  SCENARIO_SQL_V2 " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "       \
-                  "repair_cut ELSE '' END"
+  SCENARIO_SQL_V2                                                              \
+      " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "                   \
+      "repair_cut ELSE '' END || CASE WHEN crash_points != 0 THEN "            \
+      "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "             \
+      "ELSE crash_points END ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -189,8 +195,9 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
             " target, targets_hit, files, bytes, error, version, record,"
             " campaign, run_id, rep, crash, meta_only, time_mode, think,"
-            " repair_cut) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiitttttiiitti", t->fs->name, t->profile, t->size,
+            " repair_cut, crash_points)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiitttttiiittii", t->fs->name, t->profile, t->size,
             (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
             t->target ? t->target : "", t->targets, (long long)t->m.n,
             (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
@@ -198,7 +205,9 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             (long long)t->rep, (long long)t->crash,
             (long long)(t->populate.meta_only ? t->populate.files : 0),
             t->time_mode ? t->time_mode : "virtual",
-            t->think ? t->think : "real", (long long)t->repair_cut) == -1)
+            t->think ? t->think : "real", (long long)t->repair_cut,
+            /* all: -1 in SQLite's signed integers */
+            (long long)t->crash_points) == -1)
     goto fail;
   id = sqlite3_last_insert_rowid (db);
   if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",

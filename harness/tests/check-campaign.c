@@ -101,6 +101,18 @@ START_TEST (test_expand)
   ck_assert_uint_eq (fd_campaign_trial (c, 2)->repair_cut, 8);
   fd_campaign_free (c);
 
+  /* Crash points are states of a crash: the trial is one. */
+  c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4\n"
+                 "crash-points = 0 all 5\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
+  ck_assert (!fd_campaign_trial (c, 0)->crash);
+  ck_assert_uint_eq (fd_campaign_trial (c, 1)->crash_points, UINT64_MAX);
+  ck_assert (fd_campaign_trial (c, 2)->crash &&
+             fd_campaign_trial (c, 2)->crash_points == 5);
+  fd_campaign_free (c);
+
   /* A target type a file system lacks is skipped for that one. */
   c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4 xfs btrfs\n"
                  "target = gdt agf\n",
@@ -177,6 +189,8 @@ START_TEST (test_errors)
        "crash 'maybe': no or yes"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepair-cut = -1\n",
        ":5: [matrix m] repair-cut"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash-points = some\n",
+       ":5: [matrix m] crash-points"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = bogus=1\n",
        ":5: [matrix m] unknown fault key 'bogus'"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nfaults = harsh\n  ,x=1\n",

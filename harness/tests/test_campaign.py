@@ -416,3 +416,29 @@ def test_demo_runs_its_campaign_and_writes_the_report(futuredisk, tmp_path):
                         "(0 files), 0 files in flight lost (allowed)")
     assert (out / "report.html").stat().st_size > 1000
     assert len(trials(str(out / "demo.db"))) == 2
+
+
+def test_campaign_sweeps_crash_points_and_reports_them(futuredisk, tmp_path):
+    """A campaign key crash-points: the trial runs the sweep (a crash),
+    is found recorded on --resume, and the report counts its points."""
+    ini = tmp_path / "p.ini"
+    ini.write_text("[campaign]\nname = p\nsize = 256M\nfill = 5\n"
+                   "think = zero\n[matrix m]\nfs = ext4\ncrash-points = 3\n")
+    db = tmp_path / "p.db"
+    fd(futuredisk, "campaign", str(ini), "--db", str(db), "--run-id", "n1",
+       check=0)
+    con = sqlite3.connect(db)
+    (crash, points, scenario, record), = con.execute(
+        "SELECT crash, crash_points, scenario, record FROM trials").fetchall()
+    con.close()
+    assert crash == 1 and points == 3
+    assert scenario.endswith("crash=1 faults= target= think=zero "
+                             "crash-points=3"), scenario
+    assert len(json.loads(record)["crash_points"]["points"]) == 3
+    p = fd(futuredisk, "campaign", str(ini), "--db", str(db), "--run-id", "n1",
+           "--resume", check=0)
+    assert "1 recorded before, 0 to run" in p.stderr, p.stderr
+    html = tmp_path / "p.html"
+    fd(futuredisk, "report", str(db), "-o", str(html), check=0)
+    section = html.read_text().split("<h2>Crash points</h2>")[1]
+    assert "<td>ext4, " in section.split("<h2>")[0]

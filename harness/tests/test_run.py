@@ -409,6 +409,7 @@ def test_db_records_match_json(run, tmp_path):
                        ("trials", "meta_only"), ("trials", "time_mode"),
                        ("trials", "think"),
                        ("trials", "scenario"), ("trials", "repair_cut"),
+                       ("trials", "crash_points"),
                        ("phases", "read_errors")]:
         if col == "campaign":
             con.execute("DROP INDEX trials_night")
