@@ -91,6 +91,24 @@ START_TEST (test_expand)
   ck_assert_ptr_null (fd_campaign_trial (c, 20));
   fd_campaign_free (c);
 
+  /* A target type a file system lacks is skipped for that one. */
+  c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4 xfs btrfs\n"
+                 "target = gdt agf\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 2);
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
+  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "agf");
+  fd_campaign_free (c);
+}
+END_TEST
+
+/* Keys that sweep where the power goes: repair-cut and crash-points. */
+START_TEST (test_sweeps)
+{
+  struct fm_err err;
+  struct fd_campaign *c;
+
   /* A repair-cut list sweeps, 0 the uncut repair beside the cuts. */
   c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4\n"
                  "target = gdt:1:rot\nrepair-cut = 0 1 8\n",
@@ -111,16 +129,6 @@ START_TEST (test_expand)
   ck_assert_uint_eq (fd_campaign_trial (c, 1)->crash_points, UINT64_MAX);
   ck_assert (fd_campaign_trial (c, 2)->crash &&
              fd_campaign_trial (c, 2)->crash_points == 5);
-  fd_campaign_free (c);
-
-  /* A target type a file system lacks is skipped for that one. */
-  c = load_text ("[campaign]\nname = x\n[matrix m]\nfs = ext4 xfs btrfs\n"
-                 "target = gdt agf\n",
-                 &err);
-  ck_assert_msg (c != NULL, "%s", err.msg);
-  ck_assert_uint_eq (fd_campaign_ntrials (c), 2);
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
-  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "agf");
   fd_campaign_free (c);
 }
 END_TEST
@@ -329,9 +337,13 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"expand", test_expand},   {"continuation", test_continuation},
-      {"errors", test_errors},   {"shards", test_shards},
-      {"shipped", test_shipped}, {"fuzz", test_fuzz},
+      {"expand", test_expand},
+      {"sweeps", test_sweeps},
+      {"continuation", test_continuation},
+      {"errors", test_errors},
+      {"shards", test_shards},
+      {"shipped", test_shipped},
+      {"fuzz", test_fuzz},
   };
 
   return fd_check_main ("campaign", cases, sizeof cases / sizeof cases[0]);
