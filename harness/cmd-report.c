@@ -369,6 +369,46 @@ section_passes (FILE *fp, sqlite3 *db, const char *c, const char *r)
   strs_free (&segs);
 }
 
+/* The rows of st as an HTML table under heads, one column per letter
+ * of cols: t text (escaped), ? text or "?" when NULL, f a mean (%.1f),
+ * g a time (%.3g).  Without rows, the paragraph none.  Finalizes st.
+ */
+static void
+query_table (FILE *fp, sqlite3_stmt *st, const char *cols,
+             const char *const *heads, const char *none)
+{
+  size_t n = 0, k;
+
+  while (st && sqlite3_step (st) == SQLITE_ROW) {
+    if (n++ == 0) {
+      fputs ("<table><tr>", fp);
+      for (k = 0; cols[k]; k++)
+        fprintf (fp, "<th>%s</th>", heads[k]);
+      fputs ("</tr>\n", fp);
+    }
+    fputs ("<tr>", fp);
+    for (k = 0; cols[k]; k++) {
+      int i = (int)k;
+      fputs ("<td>", fp);
+      if (cols[k] == 'f' || cols[k] == 'g')
+        fprintf (fp, cols[k] == 'f' ? "%.1f" : "%.3g",
+                 sqlite3_column_double (st, i));
+      else
+        fd_html (fp,
+                 cols[k] == '?' && sqlite3_column_type (st, i) == SQLITE_NULL
+                     ? "?"
+                     : col (st, i));
+      fputs ("</td>", fp);
+    }
+    fputs ("</tr>\n", fp);
+  }
+  sqlite3_finalize (st);
+  if (n)
+    fputs ("</table>\n", fp);
+  else
+    fprintf (fp, "<p class=\"none\">%s</p>\n", none);
+}
+
 /* 3. The IRON fingerprint: per file system, block type x fault kind,
  * coloured by the worst thing that happened.
  */
@@ -634,7 +674,14 @@ section_crash (FILE *fp, sqlite3 *db, const char *c, const char *r)
       "  DESC)) FROM t WHERE campaign = ?1 AND run_id = ?2 AND crash AND "
       " violations IS NOT NULL GROUP BY scenario ORDER BY 1",
       c, r);
-  size_t n = 0;
+  static const char *const heads[] = {"scenario",
+                                      "trials",
+                                      "with violations",
+                                      "violations",
+                                      "in flight, lost (allowed)",
+                                      "in flight, survived",
+                                      "durable, intact",
+                                      "violations by pattern"};
 
   fputs ("<h2>Crash trials: promises kept and broken</h2>\n"
          "<p>After a power cut, a file the populate made durable (fsync of "
@@ -643,28 +690,8 @@ section_crash (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "<b>violation</b>.  What was still in flight may be lost: "
          "<i>allowed</i>.  Means per trial.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    if (n++ == 0)
-      fputs ("<table><tr><th>scenario</th><th>trials</th>"
-             "<th>with violations</th><th>violations</th>"
-             "<th>in flight, lost (allowed)</th><th>in flight, survived</th>"
-             "<th>durable, intact</th><th>violations by pattern</th></tr>\n",
-             fp);
-    fputs ("<tr><td>", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp,
-             "</td><td>%s</td><td>%s</td><td>%.1f</td><td>%.1f</td>"
-             "<td>%.1f</td><td>%.1f</td><td>",
-             col (st, 1), col (st, 2), sqlite3_column_double (st, 3),
-             sqlite3_column_double (st, 4), sqlite3_column_double (st, 5),
-             sqlite3_column_double (st, 6));
-    fd_html (fp, col (st, 7));
-    fputs ("</td></tr>\n", fp);
-  }
-  sqlite3_finalize (st);
-  fputs (n ? "</table>\n"
-           : "<p class=\"none\">No audited crash trials in this night.</p>\n",
-         fp);
+  query_table (fp, st, "tttfffft", heads,
+               "No audited crash trials in this night.");
 }
 
 /* Crash points: per scenario, the points checked and those at which a
@@ -686,7 +713,13 @@ section_crash_points (FILE *fp, sqlite3 *db, const char *c, const char *r)
       " json_each(x.record, '$.crash_points.points') p "
       "WHERE u.campaign = ?1 AND u.run_id = ?2 GROUP BY 1 ORDER BY 1",
       c, r);
-  size_t n = 0;
+  static const char *const heads[] = {"scenario",
+                                      "trials",
+                                      "points",
+                                      "points that broke a promise",
+                                      "files",
+                                      "points in error",
+                                      "with cached writes"};
 
   fputs ("<h2>Crash points</h2>\n"
          "<p>The crash workload's writes logged once, the disk rebuilt at "
@@ -694,24 +727,7 @@ section_crash_points (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "a volatile cache held after the flush) and each state checked, "
          "repaired and audited against the promises made by then.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    if (n++ == 0)
-      fputs ("<table><tr><th>scenario</th><th>trials</th><th>points</th>"
-             "<th>points that broke a promise</th><th>files</th>"
-             "<th>points in error</th><th>with cached writes</th></tr>\n",
-             fp);
-    fputs ("<tr><td>", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp,
-             "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-             "<td>%s</td></tr>\n",
-             col (st, 1), col (st, 2), col (st, 3), col (st, 4), col (st, 5),
-             col (st, 6));
-  }
-  sqlite3_finalize (st);
-  fputs (n ? "</table>\n"
-           : "<p class=\"none\">No crash points this night.</p>\n",
-         fp);
+  query_table (fp, st, "ttttttt", heads, "No crash points this night.");
 }
 
 /* Power cuts during repair: per file system and scenario, each cut
@@ -739,7 +755,10 @@ section_repair_cut (FILE *fp, sqlite3 *db, const char *c, const char *r)
       "FROM t k WHERE k.campaign = ?1 AND k.run_id = ?2 AND k.repair_cut > 0 "
       "GROUP BY 1, 2 ORDER BY 1, 2",
       c, r);
-  size_t n = 0;
+  static const char *const heads[] = {
+      "scenario",    "cut after write",      "trials",
+      "recovered",   "needs another repair", "unrecoverable",
+      "not reached", "files lost vs uncut"};
 
   fputs ("<h2>Power cuts during repair</h2>\n"
          "<p>The power goes after the repair's Kth write; when it is back "
@@ -747,26 +766,7 @@ section_repair_cut (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "clean (Gatla et al., FAST'18).  Files lost: against the same trial "
          "repaired without a cut this night, mean per trial.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    if (n++ == 0)
-      fputs ("<table><tr><th>scenario</th><th>cut after write</th>"
-             "<th>trials</th><th>recovered</th><th>needs another repair</th>"
-             "<th>unrecoverable</th><th>not reached</th>"
-             "<th>files lost vs uncut</th></tr>\n",
-             fp);
-    fputs ("<tr><td>", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp,
-             "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-             "<td>%s</td><td>%s</td></tr>\n",
-             col (st, 1), col (st, 2), col (st, 3), col (st, 4), col (st, 5),
-             col (st, 6),
-             sqlite3_column_type (st, 7) == SQLITE_NULL ? "?" : col (st, 7));
-  }
-  sqlite3_finalize (st);
-  fputs (n ? "</table>\n"
-           : "<p class=\"none\">No repair was cut this night.</p>\n",
-         fp);
+  query_table (fp, st, "ttttttt?", heads, "No repair was cut this night.");
 }
 
 /* One line per label over the nights: the median of the query's values
@@ -864,7 +864,8 @@ section_restore (FILE *fp, sqlite3 *db, const char *c, const char *r)
                "WHERE campaign = ?1 AND run_id = ?2 AND restore_s IS NOT NULL "
                "GROUP BY 1 ORDER BY 1",
                c, r);
-  size_t n = 0;
+  static const char *const heads[] = {"scenario", "trials", "fsck (s)",
+                                      "restore (s)", "restore quicker"};
 
   fputs ("<h2>fsck or restore?</h2>\n"
          "<p>The checker's virtual time to get the file system back (check "
@@ -872,20 +873,7 @@ section_restore (FILE *fp, sqlite3 *db, const char *c, const char *r)
          "(written back through the drive model, or at the trial's "
          "<code>--restore-rate</code>); means over the trials.</p>\n",
          fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    if (n++ == 0)
-      fputs ("<table><tr><th>scenario</th><th>trials</th><th>fsck (s)</th>"
-             "<th>restore (s)</th><th>restore quicker</th></tr>\n",
-             fp);
-    fputs ("<tr><td>", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp, "</td><td>%s</td><td>%.3g</td><td>%.3g</td><td>%s</td></tr>\n",
-             col (st, 1), sqlite3_column_double (st, 2),
-             sqlite3_column_double (st, 3), col (st, 4));
-  }
-  sqlite3_finalize (st);
-  fputs (n ? "</table>\n" : "<p class=\"none\">No trial whose check ran.</p>\n",
-         fp);
+  query_table (fp, st, "ttggt", heads, "No trial whose check ran.");
 }
 
 /* The night's errors, so nobody has to open the database to see them. */
@@ -897,21 +885,10 @@ section_errors (FILE *fp, sqlite3 *db, const char *c, const char *r)
                               "campaign = ?1 AND run_id = ?2 AND error != '' "
                               "ORDER BY id",
                               c, r);
-  size_t n = 0;
+  static const char *const heads[] = {"scenario", "seed", "error"};
 
   fputs ("<h2>Trials that ended in an error</h2>\n", fp);
-  while (st && sqlite3_step (st) == SQLITE_ROW) {
-    if (n++ == 0)
-      fputs ("<table><tr><th>scenario</th><th>seed</th><th>error</th></tr>\n",
-             fp);
-    fputs ("<tr><td>", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp, "</td><td>%s</td><td>", col (st, 1));
-    fd_html (fp, col (st, 2));
-    fputs ("</td></tr>\n", fp);
-  }
-  sqlite3_finalize (st);
-  fputs (n ? "</table>\n" : "<p class=\"none\">None.</p>\n", fp);
+  query_table (fp, st, "ttt", heads, "None.");
 }
 
 int
