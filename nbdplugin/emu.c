@@ -530,6 +530,15 @@ struct job {
   uint64_t at, nflips, *flips;
 };
 
+/* The power is off (poweroff): j fails and never completes.  Lock held. */
+static void
+refuse (struct emu *e, struct job *j)
+{
+  e->c.refused++;
+  j->refused = true;
+  j->ret = fm_fail (j->err, "the power is off (poweroff)");
+}
+
 /* The drive picked j: account for it and run its served step.  Lock
  * held.
  */
@@ -540,9 +549,7 @@ serve (struct emu *e, struct job *j, const struct fm_timing *t)
 
   /* Queued when the power went (poweroff): it never completes. */
   if (e->off) {
-    e->c.refused++;
-    j->refused = true;
-    j->ret = fm_fail (j->err, "the power is off (poweroff)");
+    refuse (e, j);
     j->decided = true;
     return;
   }
@@ -756,20 +763,17 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
 static int
 run (struct emu *e, struct job *j)
 {
-  bool off;
-
   pthread_mutex_lock (&e->lock);
   /* A disk without power never sees the request: no time passes. */
-  if (!(off = e->off))
+  if (!e->off)
     drive (e, j);
   else {
     __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
     j->r->done_ns = 0;
-    e->c.refused++;
-    j->ret = fm_fail (j->err, "the power is off (poweroff)");
+    refuse (e, j);
   }
   pthread_mutex_unlock (&e->lock);
-  if (off || j->refused)
+  if (j->refused)
     errno = EIO;
   return j->ret;
 }
