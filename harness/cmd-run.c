@@ -316,12 +316,7 @@ run_check_target (const struct trial *t, struct fm_err *err)
   if (strstr (known, type) == NULL)
     return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
                     t->target, t->fs->name, w);
-  {
-    const char *kind = strchr (t->target, ':');
-    if (kind && (kind = strchr (kind + 1, ':')) != NULL)
-      return fd_trial_target_kind (kind + 1, err);
-  }
-  return 0;
+  return fd_trial_target_kind (fd_target_kind_of (t->target), err);
 }
 
 /* Parse and check everything before any work. */

@@ -164,6 +164,14 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   return 0;
 }
 
+const char *
+fd_target_kind_of (const char *target)
+{
+  const char *n = strchr (target, ':'), *k = n ? strchr (n + 1, ':') : NULL;
+
+  return k ? k + 1 : "ure";
+}
+
 int
 fd_trial_target_kind (const char *kind, struct fm_err *err)
 {
@@ -419,9 +427,7 @@ unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
 static bool
 write_target (const struct trial *t)
 {
-  const char *k = t->target ? strrchr (t->target, ':') : NULL;
-
-  return k && fd_write_fault_kind (k + 1);
+  return t->target && fd_write_fault_kind (fd_target_kind_of (t->target));
 }
 
 /* --crash-points: each promise marked in the write log as it is made. */
@@ -742,9 +748,9 @@ phase_outcome (const struct trial *t, const char *name)
  * plugin's counters.
  */
 static void
-fd_trial_iron (struct trial *t)
+iron_axes (struct trial *t)
 {
-  const char *kind = strrchr (t->target ? t->target : "", ':');
+  const char *kind;
   const struct phase *check = fd_trial_phase (t, "check");
   bool silent, noticed, checksum, lost, eio;
   uint64_t bad = 0;
@@ -753,7 +759,7 @@ fd_trial_iron (struct trial *t)
   t->detection = t->recovery = NULL;
   if (t->target == NULL || t->targets[0] == '\0' || check == NULL)
     return;
-  kind = kind && strchr (t->target, ':') != kind ? kind + 1 : "ure";
+  kind = fd_target_kind_of (t->target);
   silent = strcmp (kind, "ure") != 0 && strcmp (kind, "lse") != 0;
   noticed = strcmp (phase_outcome (t, "check"), "CLEAN") != 0;
   checksum = says_checksum (t, "check") || says_checksum (t, "repair");
@@ -798,7 +804,7 @@ fd_trial_run (struct trial *t, struct fm_err *err)
 {
   int r = trial_steps (t, err);
 
-  fd_trial_iron (t);
+  iron_axes (t);
   if (fd_trial_phase (t, "check"))
     restore_estimate (t);
   else

@@ -126,7 +126,7 @@ struct trial {
   bool cut;
   const char *cut_outcome;
   /* --target: the IRON fingerprint's two axes for this block type and
-   * fault kind (fd_trial_iron), or NULL.
+   * fault kind (see below), or NULL.
    */
   const char *detection, *recovery;
   /* --crash-points: each point, and the stream they came from */
@@ -194,6 +194,9 @@ extern const char *fd_trial_quicker (const struct trial *t);
 #define FD_CUT_ANOTHER     "needs-another-repair" /* two more repairs */
 #define FD_CUT_UNRECOVERABLE                                                   \
   "unrecoverable" /* still not clean, the checker failed, or unmountable */
+
+/* The KIND of a --target TYPE[:N[:KIND]] ("ure" when there is none). */
+extern const char *fd_target_kind_of (const char *target);
 
 /* Is kind a fault a --target can carry: ure, lse, rot (the disk's),
  * lost-write, misdirected-write, torn-write (undone from the write log)?
