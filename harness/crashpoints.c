@@ -341,6 +341,17 @@ reap (struct trial *t, struct worker *ws, size_t nw, struct fm_err *err)
   return 0;
 }
 
+/* How many workers are checking a point. */
+static size_t
+busy (const struct worker *ws, size_t nw)
+{
+  size_t k, n = 0;
+
+  for (k = 0; k < nw; k++)
+    n += ws[k].pid != 0;
+  return n;
+}
+
 /* The disk of point i (flush f) into worker w's directory. */
 static int
 prepare (struct trial *t, struct wlog *l, int replay, const struct worker *w,
@@ -378,7 +389,7 @@ sweep (struct trial *t, struct wlog *l, int replay, const char *pdir,
   uint64_t n = t->crash_points < l->nflushes ? t->crash_points : l->nflushes;
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
   size_t nw = t->fs->copies_collide ? 1 : cpus > 1 ? 2 * (size_t)cpus : 2;
-  size_t next = 0, i, k, busy = 0;
+  size_t next = 0, i, k;
   struct worker *ws = calloc (nw, sizeof *ws);
   double t0 = fd_now_s ();
   int rc = 0;
@@ -394,11 +405,8 @@ sweep (struct trial *t, struct wlog *l, int replay, const char *pdir,
 
     for (; next <= l->flushes[f] && rc == 0; next++)
       rc = apply (l, &l->v[next], replay, err);
-    while (rc == 0 && busy == nw) {
+    while (rc == 0 && busy (ws, nw) == nw)
       rc = reap (t, ws, nw, err);
-      for (busy = 0, k = 0; k < nw; k++)
-        busy += ws[k].pid != 0;
-    }
     for (k = 0; k < nw && ws[k].pid; k++)
       ;
     if (rc == -1 || prepare (t, l, replay, &ws[k], i, f, err) == -1) {
@@ -414,14 +422,11 @@ sweep (struct trial *t, struct wlog *l, int replay, const char *pdir,
       rc = fm_fail (err, "fork: %s", fd_strerror (errno));
     } else if (ws[k].pid == 0)
       point_child (t, &ws[k], t->points[i]);
-    busy++;
   }
-  while (busy > 0) {
+  while (busy (ws, nw) > 0) {
     struct fm_err e;
     if (reap (t, ws, nw, &e) == -1)
       break;
-    for (busy = 0, k = 0; k < nw; k++)
-      busy += ws[k].pid != 0;
   }
   for (k = 0; k < nw; k++) {
     char path[PATH_MAX + 64];
