@@ -73,10 +73,10 @@ static const char schema_v3[] =
  */
 #define SCENARIO_SQL                                                           \
   SCENARIO_SQL_V2                                                              \
-      " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "                   \
-      "repair_cut ELSE '' END || CASE WHEN crash_points != 0 THEN "            \
-      "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "             \
-      "ELSE crash_points END ELSE '' END"
+  " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "                       \
+  "repair_cut ELSE '' END || CASE WHEN crash_points != 0 THEN "                \
+  "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "                 \
+  "ELSE crash_points END ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
