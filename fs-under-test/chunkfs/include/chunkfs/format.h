@@ -11,7 +11,7 @@
 
 #include "chunkfs/io.h"
 
-#define CFS_VERSION          1
+#define CFS_VERSION          2
 #define CFS_SUPER_BLOCK      0 /* the primary superblock */
 #define CFS_MAP_BLOCK        1 /* the dirty map: blocks 1..15 */
 #define CFS_MAP_BLOCKS       15
@@ -76,7 +76,7 @@ struct cfs_inode {
   uint64_t offset; /* continuation: file offset; directory: parent */
   uint64_t head, next, mapped;
   uint32_t direct[CFS_NDIRECT], indirect, dindirect;
-  char symlink[108];
+  char symlink[100]; /* inline target, NUL-terminated (99 bytes at most) */
 };
 
 /* Little-endian fields. */
