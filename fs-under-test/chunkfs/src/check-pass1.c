@@ -23,7 +23,7 @@ valid_type (const struct cfs_inode *in)
            in->size < CFS_BLOCK;
   if (S_ISREG (in->mode))
     return !(in->flags & CFS_INODE_INLINE);
-  return false;
+  return cfs_mode_special (in->mode); /* the rest: ck_special */
 }
 
 static void
@@ -60,6 +60,8 @@ read_inodes (struct ck *k)
         continue;
       }
       n->used = true;
+      if (cfs_mode_special (n->in.mode))
+        ck_special (k, i, blk + s * CFS_INODE_SIZE);
     }
   }
 }

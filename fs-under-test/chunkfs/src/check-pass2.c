@@ -59,7 +59,7 @@ bad_name (const unsigned char *name, size_t len)
          (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
-/* One entry naming `target`: 0 keep, 1 clear. */
+/* One entry naming `target`: 0 keep, 1 clear, 2 fix its type. */
 static int
 check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
              const char *name)
@@ -68,6 +68,7 @@ check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
   uint8_t type = e[15];
   uint64_t target = cfs_ref (tc, ti);
   struct cfs_inode in;
+  bool fix_type;
 
   /* A target in a chunk whose header cannot be read yet: that chunk is
    * checked (its header rebuilt) first, then this one again.
@@ -110,9 +111,9 @@ check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
     }
     k->ino[dir].subdirs++;
   }
-  if (type != in.mode >> 12 &&
-      ck_fix (k, PR_2_ENTRY_TYPE, name, k->c, dir, type, in.mode >> 12))
-    return 2; /* fix the type */
+  /* A wrong type is fixed in place: the entry still names the inode. */
+  fix_type = type != in.mode >> 12 &&
+             ck_fix (k, PR_2_ENTRY_TYPE, name, k->c, dir, type, in.mode >> 12);
   if (tc == k->c)
     k->ino[ti].found++;
   else {
@@ -123,7 +124,7 @@ check_entry (struct ck *k, uint32_t dir, const unsigned char *e,
       ck_touch_other (k, tc);
     }
   }
-  return 0;
+  return fix_type ? 2 : 0;
 }
 
 static void

@@ -4,7 +4,7 @@
  * header and runs them in order:
  *
  *   1  check-pass1.c  inodes, their blocks and continuation links
- *                     (I1, I5, I6)
+ *                     (I1, I5, I6); check-special.c special files
  *   2  check-pass2.c  directory entries and back-references (I2, I3)
  *   3  check-pass3.c  directory connectivity
  *   4  check-pass4.c  link counts and orphans (I4)
@@ -59,6 +59,8 @@ extern void ck_lose_backrefs (struct ck *k);
 extern void ck_pass1 (struct ck *k);
 /* Claim (or, with unclaim, release) every block inode i maps. */
 extern void ck_walk_blocks (struct ck *k, uint32_t i, bool unclaim);
+/* check-special.c: special file i (slot: its inode as read) checked. */
+extern void ck_special (struct ck *k, uint32_t i, const unsigned char *slot);
 extern void ck_pass2 (struct ck *k);
 extern void ck_pass3 (struct ck *k);
 extern void ck_pass4 (struct ck *k);

@@ -293,12 +293,34 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
 
 /* ---- inodes ---- */
 
+/* The mapping area, bytes 88..143 (a special file's holds rdev). */
+static void
+encode_map (const struct cfs_inode *in, unsigned char *p)
+{
+  int i;
+
+  for (i = 0; i < CFS_NDIRECT; i++)
+    cfs_put32 (p + 88 + 4 * i, in->direct[i]);
+  cfs_put32 (p + 136, in->indirect);
+  cfs_put32 (p + 140, in->dindirect);
+}
+
+static void
+decode_map (struct cfs_inode *in, const unsigned char *p)
+{
+  int i;
+
+  for (i = 0; i < CFS_NDIRECT; i++)
+    in->direct[i] = cfs_get32 (p + 88 + 4 * i);
+  in->indirect = cfs_get32 (p + 136);
+  in->dindirect = cfs_get32 (p + 140);
+}
+
 void
 cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
                   void *slot)
 {
   unsigned char *p = slot;
-  int i;
 
   memset (p, 0, CFS_INODE_SIZE);
   cfs_put16 (p, in->mode);
@@ -316,10 +338,10 @@ cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
   cfs_put64 (p + 64, in->head);
   cfs_put64 (p + 72, in->next);
   cfs_put64 (p + 80, in->mapped);
-  for (i = 0; i < CFS_NDIRECT; i++)
-    cfs_put32 (p + 88 + 4 * i, in->direct[i]);
-  cfs_put32 (p + 136, in->indirect);
-  cfs_put32 (p + 140, in->dindirect);
+  if (cfs_mode_special (in->mode))
+    cfs_put64 (p + 88, in->rdev);
+  else
+    encode_map (in, p);
   memcpy (p + 144, in->symlink, sizeof in->symlink);
   cfs_put32 (p + 252, cfs_meta_crc (uuid, p, 252));
 }
@@ -329,7 +351,6 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
                   struct cfs_inode *in, struct cfs_err *err)
 {
   const unsigned char *p = slot;
-  int i;
 
   memset (in, 0, sizeof *in);
   if (all_zero (p, CFS_INODE_SIZE))
@@ -351,10 +372,13 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
   in->head = cfs_get64 (p + 64);
   in->next = cfs_get64 (p + 72);
   in->mapped = cfs_get64 (p + 80);
-  for (i = 0; i < CFS_NDIRECT; i++)
-    in->direct[i] = cfs_get32 (p + 88 + 4 * i);
-  in->indirect = cfs_get32 (p + 136);
-  in->dindirect = cfs_get32 (p + 140);
+  /* A special file maps nothing: the checker looks at the rest of its
+   * mapping area itself (it must be zero).
+   */
+  if (cfs_mode_special (in->mode))
+    in->rdev = cfs_get64 (p + 88);
+  else
+    decode_map (in, p);
   memcpy (in->symlink, p + 144, sizeof in->symlink);
   in->symlink[sizeof in->symlink - 1] = '\0';
   if (in->chunk != chunk) {

@@ -168,6 +168,7 @@ attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
   a->atime = n->in.atime;
   a->mtime = n->in.mtime;
   a->ctime = n->in.ctime;
+  a->rdev = n->in.rdev;
   if ((r = cfs_count_blocks (fs, n, &a->blocks)) < 0)
     return r;
   return 0;
@@ -292,9 +293,27 @@ cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
   return attr_of (fs, &n, a);
 }
 
+/* A new inode's owner: the creator's uid, and its gid unless the
+ * directory is set-group-ID (then the directory's group, and a new
+ * directory inherits the bit), as ext4 and tmpfs do.  The kernel cannot
+ * do this for a FUSE file system: it sends only the creator's ids.
+ */
+static void
+inherit_owner (const struct ino *d, struct ino *n, uint32_t uid, uint32_t gid)
+{
+  n->in.uid = uid;
+  n->in.gid = gid;
+  if (d->in.mode & S_ISGID) {
+    n->in.gid = d->in.gid;
+    if (S_ISDIR (n->in.mode))
+      n->in.mode |= S_ISGID;
+  }
+}
+
 static int
 make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
-           uint32_t uid, uint32_t gid, const char *target, struct cfs_attr *a)
+           uint32_t uid, uint32_t gid, const char *target, uint64_t rdev,
+           struct cfs_attr *a)
 {
   struct dirent_loc loc;
   struct ino d, n;
@@ -330,8 +349,8 @@ make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
   }
   n.in.mode = mode;
   n.in.links = isdir ? 2 : 1;
-  n.in.uid = uid;
-  n.in.gid = gid;
+  n.in.rdev = rdev;
+  inherit_owner (&d, &n, uid, gid);
   n.in.atime = n.in.mtime = n.in.ctime = now;
   if (isdir)
     n.in.offset = cfs_ref (d.c, d.i);
@@ -375,8 +394,20 @@ cfs_create (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
             uint32_t uid, uint32_t gid, struct cfs_attr *a)
 {
   if (!S_ISREG (mode))
-    return -EPERM; /* no device nodes, fifos or sockets */
-  return make_node (fs, dir, name, mode, uid, gid, NULL, a);
+    return -EINVAL; /* the others: cfs_mknod, cfs_mkdir, cfs_symlink */
+  return make_node (fs, dir, name, mode, uid, gid, NULL, 0, a);
+}
+
+int
+cfs_mknod (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
+           uint64_t rdev, uint32_t uid, uint32_t gid, struct cfs_attr *a)
+{
+  if (!S_ISREG (mode) && !cfs_mode_special (mode))
+    return -EINVAL;
+  /* mknod(2) ignores dev for anything but a device. */
+  if (!S_ISCHR (mode) && !S_ISBLK (mode))
+    rdev = 0;
+  return make_node (fs, dir, name, mode, uid, gid, NULL, rdev, a);
 }
 
 int
@@ -384,7 +415,7 @@ cfs_mkdir (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
            uint32_t uid, uint32_t gid, struct cfs_attr *a)
 {
   return make_node (fs, dir, name, (uint16_t)(S_IFDIR | (mode & 07777)), uid,
-                    gid, NULL, a);
+                    gid, NULL, 0, a);
 }
 
 int
@@ -395,7 +426,7 @@ cfs_symlink (struct cfs_fs *fs, uint64_t dir, const char *name,
     return -ENAMETOOLONG;
   if (target[0] == '\0')
     return -ENOENT;
-  return make_node (fs, dir, name, S_IFLNK | 0777, uid, gid, target, a);
+  return make_node (fs, dir, name, S_IFLNK | 0777, uid, gid, target, 0, a);
 }
 
 int

@@ -54,6 +54,14 @@ const struct cfs_problem cfs_problems[] = {
      "Drop it", 0},
     {PR_1_DIR_SIZE, "Directory (%u, %u) has size %llu, not whole blocks.",
      "Fix", PR_PREEN_OK},
+    {PR_1_SPECIAL_MAP,
+     "Special file (%u, %u) has %s, but a fifo, socket or "
+     "device maps nothing.",
+     "Clear them", PR_PREEN_OK},
+    {PR_1_SPECIAL_SIZE, "Special file (%u, %u) has size %llu, not 0.", "Fix",
+     PR_PREEN_OK},
+    {PR_1_SPECIAL_RDEV, "Fifo or socket (%u, %u) has device number %#llx.",
+     "Clear it", PR_PREEN_OK},
     {PR_2_DIR_BLOCK_BAD,
      "Directory (%u, %u): block %u is unreadable or "
      "corrupt (%s).",

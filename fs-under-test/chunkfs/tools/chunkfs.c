@@ -70,6 +70,7 @@ to_stat (const struct cfs_attr *a, struct stat *st)
   st->st_nlink = a->links;
   st->st_uid = a->uid;
   st->st_gid = a->gid;
+  st->st_rdev = (dev_t)a->rdev;
   st->st_size = (off_t)a->size;
   st->st_blocks = (blkcnt_t)(a->blocks * (CFS_BLOCK / 512));
   st->st_blksize = CFS_BLOCK;
@@ -205,10 +206,10 @@ op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   const struct fuse_ctx *ctx = fuse_req_ctx (req);
   struct cfs_attr a;
 
-  reply_entry (
-      req,
-      cfs_create (fs, parent, name, (uint16_t)mode, ctx->uid, ctx->gid, &a),
-      &a);
+  reply_entry (req,
+               cfs_mknod (fs, parent, name, (uint16_t)mode, (uint64_t)rdev,
+                          ctx->uid, ctx->gid, &a),
+               &a);
 }
 
 static void

@@ -76,8 +76,20 @@ struct cfs_inode {
   uint64_t offset; /* continuation: file offset; directory: parent */
   uint64_t head, next, mapped;
   uint32_t direct[CFS_NDIRECT], indirect, dindirect;
+  uint64_t rdev;     /* a special file's: its mapping area holds it instead */
   char symlink[100]; /* inline target, NUL-terminated (99 bytes at most) */
 };
+
+/* A fifo, socket or device node: it has no blocks, size 0, and its
+ * mapping area holds only rdev (zero for a fifo or socket).
+ */
+static inline bool
+cfs_mode_special (uint16_t mode)
+{
+  uint16_t t = mode & 0170000;
+
+  return t == 0010000 || t == 0020000 || t == 0060000 || t == 0140000;
+}
 
 /* Little-endian fields. */
 static inline void

@@ -27,6 +27,7 @@ struct cfs_attr {
   uint64_t size;
   uint64_t blocks; /* 4096-byte blocks allocated, indirect ones included */
   uint64_t atime, mtime, ctime;
+  uint64_t rdev; /* a device node's (Linux's dev_t); 0 for anything else */
 };
 
 struct cfs_fsstat {
@@ -64,12 +65,22 @@ extern int cfs_getattr (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a);
 extern int cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
                        struct cfs_attr *a);
 
-/* Create a regular file, directory or symlink (target) in dir. */
+/* Create a regular file, directory or symlink (target) in dir.  In a
+ * set-group-ID directory the new inode takes the directory's group (and
+ * a new directory the set-group-ID bit), as in System V and ext4.
+ */
 extern int cfs_create (struct cfs_fs *fs, uint64_t dir, const char *name,
                        uint16_t mode, uint32_t uid, uint32_t gid,
                        struct cfs_attr *a);
 extern int cfs_mkdir (struct cfs_fs *fs, uint64_t dir, const char *name,
                       uint16_t mode, uint32_t uid, uint32_t gid,
+                      struct cfs_attr *a);
+/* A regular file, fifo, socket, or character or block device (rdev,
+ * Linux's dev_t, kept for devices only) in dir: mknod(2).  -EINVAL for
+ * any other type.
+ */
+extern int cfs_mknod (struct cfs_fs *fs, uint64_t dir, const char *name,
+                      uint16_t mode, uint64_t rdev, uint32_t uid, uint32_t gid,
                       struct cfs_attr *a);
 extern int cfs_symlink (struct cfs_fs *fs, uint64_t dir, const char *name,
                         const char *target, uint32_t uid, uint32_t gid,
@@ -81,8 +92,12 @@ extern int cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir,
 extern int cfs_unlink (struct cfs_fs *fs, uint64_t dir, const char *name);
 extern int cfs_rmdir (struct cfs_fs *fs, uint64_t dir, const char *name);
 
+/* rename(2) and renameat2(2): NOREPLACE fails with -EEXIST when newname
+ * exists; EXCHANGE swaps two existing names atomically (either may be a
+ * directory, in different parents).
+ */
 #define CFS_RENAME_NOREPLACE 1u
-#define CFS_RENAME_EXCHANGE  2u /* refused: -EINVAL */
+#define CFS_RENAME_EXCHANGE  2u
 extern int cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name,
                        uint64_t newdir, const char *newname, unsigned flags);
 

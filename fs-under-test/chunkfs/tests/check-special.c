@@ -1,0 +1,359 @@
+/* chunkfs — unit tests for special files and the POSIX edge cases of
+ * the library: fifos, sockets and device nodes made, stat'ed, linked,
+ * renamed and unlinked, their device numbers kept over a remount; each
+ * kind of damage to a special inode found by the checker (by its
+ * problem code) and repaired; rename over directories, RENAME_EXCHANGE
+ * and RENAME_NOREPLACE, set-group-ID directories.  Every test ends with
+ * `fsck -f` finding nothing: link counts, parents and back-references
+ * are what the checker checks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "chunkfs/check.h"
+#include "chunkfs/fs.h"
+#include "chunkfs/io.h"
+#include "chunkfs/mkfs.h"
+#include "problem.h"
+
+static const uint8_t uuid_s[16] = {7, 1, 2,  3,  4,  5,  6,  7,
+                                   8, 9, 10, 11, 12, 13, 14, 15};
+
+struct img {
+  char dir[64], path[96];
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+};
+
+/* A fresh 128 MiB chunkfs of 16 MiB chunks, mounted. */
+static void
+img_make (struct img *m)
+{
+  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
+                            .bytes_per_inode = 16 << 10,
+                            .uuid = uuid_s,
+                            .time_ns = 1};
+  struct cfs_super s;
+  struct cfs_err err;
+  int fd;
+
+  fd_check_tmpdir ("special", m->dir, sizeof m->dir);
+  snprintf (m->path, sizeof m->path, "%s/img", m->dir);
+  fd = open (m->path, O_CREAT | O_RDWR, 0600);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (ftruncate (fd, 128 << 20), 0);
+  close (fd);
+  m->io = cfs_open (m->path, true, &err);
+  ck_assert_msg (m->io != NULL, "%s", err.msg);
+  ck_assert_msg (cfs_mkfs (m->io, &o, &s, &err) == 0, "%s", err.msg);
+  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
+  ck_assert_msg (m->fs != NULL, "%s", err.msg);
+}
+
+static void
+img_unmount (struct img *m)
+{
+  struct cfs_err err;
+
+  if (m->fs)
+    ck_assert_msg (cfs_fs_close (m->fs, &err) == 0, "%s", err.msg);
+  if (m->io)
+    ck_assert_int_eq (cfs_close (m->io, &err), 0);
+  m->fs = NULL;
+  m->io = NULL;
+}
+
+static void
+img_mount (struct img *m)
+{
+  struct cfs_err err;
+
+  m->io = cfs_open (m->path, true, &err);
+  ck_assert_msg (m->io != NULL, "%s", err.msg);
+  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
+  ck_assert_msg (m->fs != NULL, "%s", err.msg);
+}
+
+static void
+img_cleanup (struct img *m)
+{
+  img_unmount (m);
+  unlink (m->path);
+  rmdir (m->dir);
+}
+
+/* A check of the (unmounted) image; what it said, in *said (freed by the
+ * caller) when said is not NULL.
+ */
+static struct cfs_check_result
+check (const char *path, enum cfs_check_mode mode, char **said)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream (&buf, &len);
+  struct cfs_check_opts o = {
+      .mode = mode, .full = true, .out = out, .progress_fd = -1, .name = path};
+  struct cfs_check_result r;
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, mode != CFS_CHECK_NO, &err);
+
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  cfs_check (io, &o, &r);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  fclose (out);
+  if (getenv ("FSCK_VERBOSE"))
+    fputs (buf, stderr);
+  if (said)
+    *said = buf;
+  else
+    free (buf);
+  return r;
+}
+
+static void
+check_clean (const char *path)
+{
+  char *said;
+  struct cfs_check_result r = check (path, CFS_CHECK_NO, &said);
+
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems:\n%s",
+                 r.exit, (unsigned long long)r.problems, said);
+  free (said);
+}
+
+/* ---- special files through the library ---- */
+
+static const struct {
+  const char *name;
+  uint16_t mode;
+} specials[] = {
+    {"fifo", S_IFIFO | 0644},
+    {"sock", S_IFSOCK | 0755},
+    {"null", S_IFCHR | 0666},
+    {"sda", S_IFBLK | 0660},
+};
+
+/* The device number specials[i] is made with. */
+static uint64_t
+rdev_of (size_t i)
+{
+  if (i == 2)
+    return makedev (1, 3);
+  if (i == 3)
+    return makedev (259, 1048575); /* a 64-bit dev_t's large minor */
+  return 0;
+}
+
+START_TEST (test_special_nodes)
+{
+  struct img m;
+  struct cfs_attr a, d, b, to = {0};
+  size_t i;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_mkdir (m.fs, 1, "dev", 0755, 0, 0, &d), 0);
+  for (i = 0; i < sizeof specials / sizeof specials[0]; i++) {
+    ck_assert_int_eq (cfs_mknod (m.fs, d.ino, specials[i].name,
+                                 specials[i].mode, rdev_of (i), 10, 20, &a),
+                      0);
+    ck_assert_uint_eq (a.mode, specials[i].mode);
+    ck_assert_uint_eq (a.rdev, rdev_of (i));
+    ck_assert_uint_eq (a.size, 0);
+    ck_assert_uint_eq (a.blocks, 0);
+    ck_assert_uint_eq (a.uid, 10);
+    ck_assert_uint_eq (a.gid, 20);
+  }
+  /* mknod(2) ignores the device number of a fifo. */
+  ck_assert_int_eq (
+      cfs_mknod (m.fs, d.ino, "fifo2", S_IFIFO | 0600, 77, 0, 0, &a), 0);
+  ck_assert_uint_eq (a.rdev, 0);
+  /* A regular file by mknod; not a directory or a symlink. */
+  ck_assert_int_eq (cfs_mknod (m.fs, d.ino, "reg", S_IFREG | 0600, 0, 0, 0, &a),
+                    0);
+  ck_assert_int_eq (cfs_mknod (m.fs, d.ino, "dir", S_IFDIR | 0700, 0, 0, 0, &a),
+                    -EINVAL);
+  ck_assert_int_eq (cfs_mknod (m.fs, d.ino, "lnk", S_IFLNK | 0777, 0, 0, 0, &a),
+                    -EINVAL);
+  ck_assert_int_eq (
+      cfs_mknod (m.fs, d.ino, "fifo", S_IFIFO | 0600, 0, 0, 0, &a), -EEXIST);
+  ck_assert_int_eq (cfs_create (m.fs, d.ino, "x", S_IFIFO | 0600, 0, 0, &a),
+                    -EINVAL);
+  /* chmod and chown keep the type and the device number; no size. */
+  ck_assert_int_eq (cfs_lookup (m.fs, d.ino, "null", &a), 0);
+  to.mode = 0600;
+  to.uid = 5;
+  to.gid = 6;
+  ck_assert_int_eq (cfs_setattr (m.fs, a.ino,
+                                 CFS_SET_MODE | CFS_SET_UID | CFS_SET_GID, &to,
+                                 &b),
+                    0);
+  ck_assert_uint_eq (b.mode, S_IFCHR | 0600);
+  ck_assert_uint_eq (b.rdev, makedev (1, 3));
+  ck_assert_uint_eq (b.uid, 5);
+  to.size = 10;
+  ck_assert_int_eq (cfs_setattr (m.fs, a.ino, CFS_SET_SIZE, &to, &b), -EINVAL);
+  /* Hard link (in another directory), rename, unlink. */
+  ck_assert_int_eq (cfs_link (m.fs, a.ino, 1, "null-link", &b), 0);
+  ck_assert_uint_eq (b.links, 2);
+  ck_assert_int_eq (cfs_rename (m.fs, d.ino, "sda", 1, "disk", 0), 0);
+  ck_assert_int_eq (cfs_rename (m.fs, d.ino, "sock", d.ino, "fifo2", 0), 0);
+  ck_assert_int_eq (cfs_unlink (m.fs, d.ino, "fifo"), 0);
+  ck_assert_int_eq (cfs_lookup (m.fs, d.ino, "fifo", &b), -ENOENT);
+  img_unmount (&m);
+  check_clean (m.path);
+
+  /* Everything as it was left, after a remount. */
+  img_mount (&m);
+  ck_assert_int_eq (cfs_lookup (m.fs, 1, "null-link", &a), 0);
+  ck_assert_uint_eq (a.mode, S_IFCHR | 0600);
+  ck_assert_uint_eq (a.rdev, makedev (1, 3));
+  ck_assert_uint_eq (a.links, 2);
+  ck_assert_int_eq (cfs_lookup (m.fs, 1, "disk", &a), 0);
+  ck_assert_uint_eq (a.mode, S_IFBLK | 0660);
+  ck_assert_uint_eq (a.rdev, makedev (259, 1048575));
+  ck_assert_int_eq (cfs_lookup (m.fs, d.ino, "fifo2", &a), 0);
+  ck_assert_uint_eq (a.mode, S_IFSOCK | 0755);
+  ck_assert_uint_eq (a.rdev, 0);
+  ck_assert_int_eq (cfs_unlink (m.fs, 1, "null-link"), 0);
+  ck_assert_int_eq (cfs_unlink (m.fs, d.ino, "null"), 0);
+  img_unmount (&m);
+  check_clean (m.path);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* ---- damage to special inodes ---- */
+
+/* Rewrite byte `at` of inode `ref`'s slot to v, its checksum made good
+ * again (so only the checker's field checks can see it).
+ */
+static void
+poke_inode (const char *path, uint64_t ref, uint32_t at, uint8_t v)
+{
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, true, &err);
+  unsigned char blk[CFS_BLOCK], *slot;
+  struct cfs_super s;
+  struct cfs_geometry g;
+  uint32_t i = (uint32_t)ref;
+  uint64_t abs;
+
+  ck_assert_ptr_nonnull (io);
+  ck_assert_int_eq (cfs_read (io, 0, 1, blk, &err), 0);
+  ck_assert_int_eq (cfs_super_decode (blk, &s, &err), 0);
+  cfs_geometry (&s, &g);
+  abs = cfs_block (&s, (uint32_t)(ref >> 32),
+                   g.inode_table + i / CFS_INODES_PER_BLOCK);
+  ck_assert_int_eq (cfs_read (io, abs, 1, blk, &err), 0);
+  slot = blk + i % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE;
+  slot[at] = v;
+  cfs_put32 (slot + 252, cfs_meta_crc (s.uuid, slot, 252));
+  ck_assert_int_eq (cfs_write (io, abs, 1, blk, true, &err), 0);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+}
+
+/* Damage (one byte of an inode, or of an entry's type) the check must
+ * name by its problem code, then repair so that a second check is clean.
+ */
+static void
+damage_found_and_fixed (const char *name, uint32_t at, uint8_t v, uint32_t code)
+{
+  struct img m;
+  struct cfs_attr a;
+  struct cfs_check_result r;
+  char tag[16], *said;
+  size_t i;
+
+  img_make (&m);
+  for (i = 0; i < sizeof specials / sizeof specials[0]; i++)
+    ck_assert_int_eq (cfs_mknod (m.fs, 1, specials[i].name, specials[i].mode,
+                                 rdev_of (i), 0, 0, &a),
+                      0);
+  ck_assert_int_eq (cfs_lookup (m.fs, 1, name, &a), 0);
+  img_unmount (&m);
+  poke_inode (m.path, a.ino, at, v);
+  snprintf (tag, sizeof tag, "[%06X]", code);
+  r = check (m.path, CFS_CHECK_NO, &said);
+  ck_assert_msg (r.exit & CFS_EXIT_UNCORRECTED && strstr (said, tag),
+                 "%s byte %u = %u: want %s, exit %u:\n%s", name, at, v, tag,
+                 r.exit, said);
+  free (said);
+  r = check (m.path, CFS_CHECK_YES, &said);
+  ck_assert_msg (r.exit == CFS_EXIT_CORRECTED && strstr (said, tag),
+                 "repair exit %u:\n%s", r.exit, said);
+  free (said);
+  check_clean (m.path);
+  /* The file is still there, its type and device number intact. */
+  img_mount (&m);
+  ck_assert_int_eq (cfs_lookup (m.fs, 1, name, &a), 0);
+  ck_assert_uint_eq (a.size, 0);
+  ck_assert_uint_eq (a.blocks, 0);
+  for (i = 0; strcmp (specials[i].name, name); i++)
+    ;
+  ck_assert_uint_eq (a.mode, specials[i].mode);
+  ck_assert_uint_eq (a.rdev, rdev_of (i));
+  img_cleanup (&m);
+}
+
+START_TEST (test_special_damage)
+{
+  /* Size (offset 16), mapped bytes (80), the block map past rdev (100,
+   * 140), continuation links (72), flags (2), a fifo's or socket's
+   * device number (88, 95).
+   */
+  damage_found_and_fixed ("fifo", 16, 1, PR_1_SPECIAL_SIZE);
+  damage_found_and_fixed ("null", 17, 3, PR_1_SPECIAL_SIZE);
+  damage_found_and_fixed ("sda", 80, 16, PR_1_SPECIAL_MAP);
+  damage_found_and_fixed ("sock", 100, 9, PR_1_SPECIAL_MAP);
+  damage_found_and_fixed ("null", 140, 9, PR_1_SPECIAL_MAP);
+  damage_found_and_fixed ("fifo", 72, 2, PR_1_SPECIAL_MAP);
+  damage_found_and_fixed ("sda", 2, CFS_INODE_HAS_CONT, PR_1_SPECIAL_MAP);
+  damage_found_and_fixed ("fifo", 88, 1, PR_1_SPECIAL_RDEV);
+  damage_found_and_fixed ("sock", 95, 0x80, PR_1_SPECIAL_RDEV);
+}
+END_TEST
+
+/* A special file's type changed under its entry (mode byte 1: the type
+ * bits): the entry's type no longer matches, and -y makes it match.
+ */
+START_TEST (test_special_entry_type)
+{
+  struct img m;
+  struct cfs_attr a;
+  struct cfs_check_result r;
+  char *said;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_mknod (m.fs, 1, "fifo", S_IFIFO | 0644, 0, 0, 0, &a),
+                    0);
+  img_unmount (&m);
+  poke_inode (m.path, a.ino, 1, (S_IFSOCK | 0644) >> 8);
+  r = check (m.path, CFS_CHECK_NO, &said);
+  ck_assert_msg (strstr (said, "[020004]"), "exit %u:\n%s", r.exit, said);
+  free (said);
+  r = check (m.path, CFS_CHECK_YES, NULL);
+  ck_assert_uint_eq (r.exit, CFS_EXIT_CORRECTED);
+  check_clean (m.path);
+  img_cleanup (&m);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"special_nodes", test_special_nodes},
+      {"special_damage", test_special_damage},
+      {"special_entry_type", test_special_entry_type},
+  };
+
+  return fd_check_main ("special", cases, sizeof cases / sizeof cases[0]);
+}
