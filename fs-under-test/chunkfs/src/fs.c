@@ -560,6 +560,60 @@ is_ancestor (struct cfs_fs *fs, uint64_t anc, uint64_t d)
   return cfs_fs_eio (fs, "directory parents loop");
 }
 
+/* A directory moving from parent `from` to `to`: its ".." goes with it. */
+static void
+move_dir (struct ino *n, struct ino *from, struct ino *to)
+{
+  if (!S_ISDIR (n->in.mode) || from == to)
+    return;
+  from->in.links--;
+  to->in.links++;
+  n->in.offset = cfs_ref (to->c, to->i);
+}
+
+/* RENAME_EXCHANGE: name in d1 and newname in d2 (d2 == d1 in one
+ * directory) swap their inodes.  Each entry is retargeted in place, so
+ * the back-references follow (dir.c); a directory changing parents
+ * takes its ".." (the parents' link counts) and its parent field along.
+ */
+static int
+exchange (struct cfs_fs *fs, struct ino *d1, const char *name, struct ino *d2,
+          const char *newname)
+{
+  struct dirent_loc al, bl;
+  struct ino a, b;
+  uint64_t now = cfs_now_ns ();
+  int r;
+
+  if ((r = cfs_dir_find (fs, d1, name, &al)) < 0 ||
+      (r = get_file (fs, al.target, &a)) < 0 ||
+      (r = cfs_dir_find (fs, d2, newname, &bl)) < 0 ||
+      (r = get_file (fs, bl.target, &b)) < 0)
+    return r;
+  if (al.target == bl.target)
+    return 0; /* two names of one file */
+  /* Neither directory may end up inside itself. */
+  if (d1 != d2 && S_ISDIR (a.in.mode) &&
+      (r = is_ancestor (fs, al.target, cfs_ref (d2->c, d2->i))) != 0)
+    return r < 0 ? r : -EINVAL;
+  if (d1 != d2 && S_ISDIR (b.in.mode) &&
+      (r = is_ancestor (fs, bl.target, cfs_ref (d1->c, d1->i))) != 0)
+    return r < 0 ? r : -EINVAL;
+  if ((r = cfs_dir_retarget (fs, d2, newname, al.target, a.in.generation,
+                             al.type)) < 0 ||
+      (r = cfs_dir_retarget (fs, d1, name, bl.target, b.in.generation,
+                             bl.type)) < 0)
+    return r;
+  move_dir (&a, d1, d2);
+  move_dir (&b, d2, d1);
+  d1->in.mtime = d1->in.ctime = d2->in.mtime = d2->in.ctime = now;
+  a.in.ctime = b.in.ctime = now;
+  if ((r = cfs_iput (fs, d1)) < 0 ||
+      (d2 != d1 && (r = cfs_iput (fs, d2)) < 0) || (r = cfs_iput (fs, &a)) < 0)
+    return r;
+  return cfs_iput (fs, &b);
+}
+
 int
 cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
             const char *newname, unsigned flags)
@@ -570,7 +624,8 @@ cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
   uint64_t now = cfs_now_ns ();
   int r;
 
-  if (flags & CFS_RENAME_EXCHANGE || flags & ~CFS_RENAME_NOREPLACE)
+  if (flags & ~(CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE) ||
+      flags == (CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE))
     return -EINVAL;
   if ((r = get_dir (fs, dir, &d1)) < 0 || (r = get_dir (fs, newdir, &d2)) < 0 ||
       (r = check_name (name)) < 0 || (r = check_name (newname)) < 0)
@@ -578,6 +633,8 @@ cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
   if (!fs->writable)
     return -EROFS;
   nd = same_dir ? &d1 : &d2;
+  if (flags & CFS_RENAME_EXCHANGE)
+    return exchange (fs, &d1, name, nd, newname);
   if ((r = cfs_dir_find (fs, &d1, name, &sloc)) < 0 ||
       (r = get_file (fs, sloc.target, &src)) < 0)
     return r;

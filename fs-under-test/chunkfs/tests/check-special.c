@@ -346,6 +346,200 @@ START_TEST (test_special_entry_type)
 }
 END_TEST
 
+/* ---- rename ---- */
+
+static uint64_t
+ino_of (struct img *m, uint64_t dir, const char *name)
+{
+  struct cfs_attr a;
+
+  ck_assert_int_eq (cfs_lookup (m->fs, dir, name, &a), 0);
+  return a.ino;
+}
+
+static uint32_t
+links_of (struct img *m, uint64_t ino)
+{
+  struct cfs_attr a;
+
+  ck_assert_int_eq (cfs_getattr (m->fs, ino, &a), 0);
+  return a.links;
+}
+
+/* Two top-level directories in different chunks (their chunk is picked
+ * by a hash of the name): *a and *b.
+ */
+static void
+two_chunks (struct img *m, struct cfs_attr *a, struct cfs_attr *b)
+{
+  char name[16];
+  int i;
+
+  ck_assert_int_eq (cfs_mkdir (m->fs, 1, "a", 0755, 0, 0, a), 0);
+  for (i = 0;; i++) {
+    ck_assert_int_lt (i, 100);
+    snprintf (name, sizeof name, "b%d", i);
+    ck_assert_int_eq (cfs_mkdir (m->fs, 1, name, 0755, 0, 0, b), 0);
+    if (b->ino >> 32 != a->ino >> 32)
+      break;
+  }
+}
+
+START_TEST (test_exchange)
+{
+  struct img m;
+  struct cfs_attr a, b, x, y, s1, s2;
+  uint64_t fa, fb;
+
+  img_make (&m);
+  two_chunks (&m, &a, &b);
+  ck_assert_int_eq (cfs_create (m.fs, a.ino, "f", 0100644, 0, 0, &x), 0);
+  ck_assert_int_eq (cfs_pwrite (m.fs, x.ino, "aaaa", 4, 0), 4);
+  ck_assert_int_eq (cfs_mknod (m.fs, b.ino, "g", S_IFIFO | 0600, 0, 0, 0, &y),
+                    0);
+  fa = x.ino;
+  fb = y.ino;
+  /* Files across chunks: the entries swap, back-references follow. */
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "f", b.ino, "g", CFS_RENAME_EXCHANGE), 0);
+  ck_assert_uint_eq (ino_of (&m, a.ino, "f"), fb);
+  ck_assert_uint_eq (ino_of (&m, b.ino, "g"), fa);
+  ck_assert_int_eq (cfs_getattr (m.fs, fa, &x), 0);
+  ck_assert_uint_eq (x.size, 4);
+  /* A directory and a file with different parents: the parents' link
+   * counts move with the directory's "..".
+   */
+  ck_assert_int_eq (cfs_mkdir (m.fs, a.ino, "sub", 0755, 0, 0, &s1), 0);
+  ck_assert_int_eq (cfs_create (m.fs, s1.ino, "inside", 0100644, 0, 0, &x), 0);
+  ck_assert_uint_eq (links_of (&m, a.ino), 3);
+  ck_assert_uint_eq (links_of (&m, b.ino), 2);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "sub", b.ino, "g", CFS_RENAME_EXCHANGE), 0);
+  ck_assert_uint_eq (links_of (&m, a.ino), 2);
+  ck_assert_uint_eq (links_of (&m, b.ino), 3);
+  ck_assert_uint_eq (ino_of (&m, b.ino, "g"), s1.ino);
+  ck_assert_uint_eq (ino_of (&m, a.ino, "sub"), fa);
+  /* Two directories in different parents. */
+  ck_assert_int_eq (cfs_mkdir (m.fs, a.ino, "d2", 0700, 0, 0, &s2), 0);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "d2", b.ino, "g", CFS_RENAME_EXCHANGE), 0);
+  ck_assert_uint_eq (ino_of (&m, a.ino, "d2"), s1.ino);
+  ck_assert_uint_eq (ino_of (&m, b.ino, "g"), s2.ino);
+  ck_assert_uint_eq (links_of (&m, a.ino), 3);
+  ck_assert_uint_eq (links_of (&m, b.ino), 3);
+  /* In one directory. */
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "d2", a.ino, "sub", CFS_RENAME_EXCHANGE), 0);
+  ck_assert_uint_eq (ino_of (&m, a.ino, "sub"), s1.ino);
+  /* Refused: a directory into its own subtree (either way round), a
+   * missing name, both flags, an unknown flag.
+   */
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "sub", s1.ino, "inside", CFS_RENAME_EXCHANGE),
+      -EINVAL);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, s1.ino, "inside", a.ino, "sub", CFS_RENAME_EXCHANGE),
+      -EINVAL);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "nope", b.ino, "g", CFS_RENAME_EXCHANGE),
+      -ENOENT);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "sub", b.ino, "nope", CFS_RENAME_EXCHANGE),
+      -ENOENT);
+  ck_assert_int_eq (cfs_rename (m.fs, a.ino, "sub", b.ino, "g",
+                                CFS_RENAME_EXCHANGE | CFS_RENAME_NOREPLACE),
+                    -EINVAL);
+  ck_assert_int_eq (cfs_rename (m.fs, a.ino, "sub", b.ino, "g", 0x100),
+                    -EINVAL);
+  /* Two names of one file: nothing happens. */
+  ck_assert_int_eq (cfs_link (m.fs, fb, b.ino, "fifo2", &y), 0);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "f", b.ino, "fifo2", CFS_RENAME_EXCHANGE), 0);
+  img_unmount (&m);
+  check_clean (m.path);
+  img_cleanup (&m);
+}
+END_TEST
+
+START_TEST (test_rename_over_dir)
+{
+  struct img m;
+  struct cfs_attr a, b, x, e;
+
+  img_make (&m);
+  two_chunks (&m, &a, &b);
+  ck_assert_int_eq (cfs_mkdir (m.fs, a.ino, "src", 0755, 0, 0, &x), 0);
+  ck_assert_int_eq (cfs_create (m.fs, x.ino, "file", 0100644, 0, 0, &x), 0);
+  ck_assert_int_eq (cfs_mkdir (m.fs, b.ino, "empty", 0755, 0, 0, &e), 0);
+  ck_assert_int_eq (cfs_mkdir (m.fs, b.ino, "full", 0755, 0, 0, &x), 0);
+  ck_assert_int_eq (
+      cfs_mknod (m.fs, x.ino, "sock", S_IFSOCK | 0600, 0, 0, 0, &x), 0);
+  ck_assert_int_eq (cfs_create (m.fs, b.ino, "plain", 0100644, 0, 0, &x), 0);
+  /* Not empty; a directory over a file; a file over a directory; a
+   * directory into itself; NOREPLACE.
+   */
+  ck_assert_int_eq (cfs_rename (m.fs, a.ino, "src", b.ino, "full", 0),
+                    -ENOTEMPTY);
+  ck_assert_int_eq (cfs_rename (m.fs, a.ino, "src", b.ino, "plain", 0),
+                    -ENOTDIR);
+  ck_assert_int_eq (cfs_rename (m.fs, b.ino, "plain", b.ino, "empty", 0),
+                    -EISDIR);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, 1, "a", ino_of (&m, a.ino, "src"), "in", 0), -EINVAL);
+  ck_assert_int_eq (
+      cfs_rename (m.fs, a.ino, "src", b.ino, "empty", CFS_RENAME_NOREPLACE),
+      -EEXIST);
+  /* An empty directory replaced, across chunks: it is freed, and the
+   * parents' counts are those of one directory having moved.
+   */
+  ck_assert_int_eq (links_of (&m, a.ino), 3);
+  ck_assert_int_eq (links_of (&m, b.ino), 4);
+  ck_assert_int_eq (cfs_rename (m.fs, a.ino, "src", b.ino, "empty", 0), 0);
+  ck_assert_int_eq (cfs_getattr (m.fs, e.ino, &x), -ESTALE);
+  ck_assert_int_eq (links_of (&m, a.ino), 2);
+  ck_assert_int_eq (links_of (&m, b.ino), 4);
+  /* And within one directory. */
+  ck_assert_int_eq (cfs_mkdir (m.fs, b.ino, "e2", 0755, 0, 0, &e), 0);
+  ck_assert_int_eq (cfs_rename (m.fs, b.ino, "empty", b.ino, "e2", 0), 0);
+  ck_assert_int_eq (links_of (&m, b.ino), 4);
+  ck_assert_int_eq (cfs_lookup (m.fs, ino_of (&m, b.ino, "e2"), "file", &x), 0);
+  img_unmount (&m);
+  check_clean (m.path);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* ---- ownership ---- */
+
+START_TEST (test_setgid_dir)
+{
+  struct img m;
+  struct cfs_attr d, x;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_mkdir (m.fs, 1, "shared", 02775, 10, 50, &d), 0);
+  ck_assert_uint_eq (d.mode, S_IFDIR | 02775);
+  ck_assert_int_eq (cfs_create (m.fs, d.ino, "f", 0100644, 1, 2, &x), 0);
+  ck_assert_uint_eq (x.uid, 1);
+  ck_assert_uint_eq (x.gid, 50);
+  ck_assert_uint_eq (x.mode, 0100644);
+  ck_assert_int_eq (cfs_mknod (m.fs, d.ino, "p", S_IFIFO | 0644, 0, 1, 2, &x),
+                    0);
+  ck_assert_uint_eq (x.gid, 50);
+  ck_assert_int_eq (cfs_symlink (m.fs, d.ino, "l", "f", 1, 2, &x), 0);
+  ck_assert_uint_eq (x.gid, 50);
+  ck_assert_int_eq (cfs_mkdir (m.fs, d.ino, "sub", 0755, 1, 2, &x), 0);
+  ck_assert_uint_eq (x.gid, 50);
+  ck_assert_uint_eq (x.mode, S_IFDIR | 02755);
+  /* Not in an ordinary directory. */
+  ck_assert_int_eq (cfs_create (m.fs, 1, "g", 0100644, 1, 2, &x), 0);
+  ck_assert_uint_eq (x.gid, 2);
+  ck_assert_int_eq (cfs_mkdir (m.fs, 1, "h", 0755, 1, 2, &x), 0);
+  ck_assert_uint_eq (x.mode, S_IFDIR | 0755);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -353,6 +547,9 @@ main (void)
       {"special_nodes", test_special_nodes},
       {"special_damage", test_special_damage},
       {"special_entry_type", test_special_entry_type},
+      {"exchange", test_exchange},
+      {"rename_over_dir", test_rename_over_dir},
+      {"setgid_dir", test_setgid_dir},
   };
 
   return fd_check_main ("special", cases, sizeof cases / sizeof cases[0]);
