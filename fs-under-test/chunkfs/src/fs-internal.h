@@ -170,6 +170,15 @@ struct cfs_fs {
     uint32_t c, local;
   } * freed;
   size_t nfreed, afreed;
+  /* Atimes reads changed in chunks nothing else made dirty: written at
+   * the next sync (as lazytime does), so a read never leaves a clean
+   * chunk dirty for a crash to find.
+   */
+  struct lazy_atime {
+    uint64_t ino, atime;
+    uint32_t generation;
+  } * lazy;
+  size_t nlazy, alazy;
   char errmsg[256];
 };
 

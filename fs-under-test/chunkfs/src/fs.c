@@ -9,6 +9,8 @@
 
 #include "fs-internal.h"
 
+static int lazy_flush (struct cfs_fs *fs);
+
 int
 cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
 {
@@ -98,6 +100,8 @@ cfs_fs_sync (struct cfs_fs *fs, struct cfs_err *err)
 
   if (!fs->writable)
     return 0;
+  if (lazy_flush (fs) < 0)
+    r = -1;
   for (c = 0; c < fs->sb.chunks; c++) {
     int rc;
     if (fs->chunks[c].br_changed && (rc = cfs_backrefs_write (fs, c)) < 0) {
@@ -132,6 +136,7 @@ cfs_fs_abandon (struct cfs_fs *fs)
   free (fs->chunks);
   free (fs->open);
   free (fs->freed);
+  free (fs->lazy);
   free (fs);
 }
 
@@ -145,6 +150,53 @@ cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
 }
 
 /* ---- helpers ---- */
+
+#define LAZY_MAX 4096 /* atimes kept for the next sync at most */
+
+static struct lazy_atime *
+lazy_find (struct cfs_fs *fs, const struct ino *n)
+{
+  uint64_t ino = cfs_ref (n->c, n->i);
+  size_t i;
+
+  for (i = 0; i < fs->nlazy; i++)
+    if (fs->lazy[i].ino == ino && fs->lazy[i].generation == n->in.generation)
+      return &fs->lazy[i];
+  return NULL;
+}
+
+/* n's atime, one waiting for the sync included. */
+static uint64_t
+atime_of (struct cfs_fs *fs, const struct ino *n)
+{
+  const struct lazy_atime *l = lazy_find (fs, n);
+
+  return l && l->atime > n->in.atime ? l->atime : n->in.atime;
+}
+
+static int get_file (struct cfs_fs *fs, uint64_t ref, struct ino *n);
+
+/* The waiting atimes written (sync's first step); a file freed since is
+ * skipped (its generation changed).
+ */
+static int
+lazy_flush (struct cfs_fs *fs)
+{
+  int r = 0;
+  size_t i;
+
+  for (i = 0; i < fs->nlazy && r == 0; i++) {
+    const struct lazy_atime *l = &fs->lazy[i];
+    struct ino n;
+    if (get_file (fs, l->ino, &n) < 0 || n.in.generation != l->generation ||
+        n.in.atime >= l->atime)
+      continue;
+    n.in.atime = l->atime;
+    r = cfs_iput (fs, &n);
+  }
+  fs->nlazy = 0;
+  return r;
+}
 
 static uint32_t
 chunk_of (const struct cfs_fs *fs, uint64_t abs)
@@ -165,7 +217,7 @@ attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
   a->uid = n->in.uid;
   a->gid = n->in.gid;
   a->size = n->in.size;
-  a->atime = n->in.atime;
+  a->atime = atime_of (fs, n);
   a->mtime = n->in.mtime;
   a->ctime = n->in.ctime;
   a->rdev = n->in.rdev;
@@ -257,6 +309,41 @@ drop_link (struct cfs_fs *fs, struct ino *n)
   n->in.links--;
   n->in.ctime = cfs_now_ns ();
   return cfs_iput (fs, n);
+}
+
+/* A read of n: its atime as ext4's default relatime keeps it (the
+ * kernel leaves a FUSE file system's atime to it): updated when older
+ * than the last change or a day old, so a file read over and over is
+ * written once, not at every read.  In a chunk that is clean it waits
+ * for the next sync (fs->lazy).
+ */
+static int
+touch_atime (struct cfs_fs *fs, struct ino *n)
+{
+  uint64_t now = cfs_now_ns (), at = atime_of (fs, n);
+  struct lazy_atime *l;
+
+  if (!fs->writable || (at > n->in.mtime && at > n->in.ctime &&
+                        (int64_t)(now - at) < 86400 * (int64_t)1000000000))
+    return 0;
+  if (fs->chunks[n->c].touched || fs->nlazy >= LAZY_MAX) {
+    n->in.atime = now;
+    return cfs_iput (fs, n);
+  }
+  if ((l = lazy_find (fs, n)) == NULL) {
+    if (fs->nlazy == fs->alazy) {
+      size_t na = fs->alazy ? 2 * fs->alazy : 64;
+      struct lazy_atime *nl = realloc (fs->lazy, na * sizeof *nl);
+      if (nl == NULL)
+        return -ENOMEM;
+      fs->lazy = nl;
+      fs->alazy = na;
+    }
+    l = &fs->lazy[fs->nlazy++];
+    *l = (struct lazy_atime){cfs_ref (n->c, n->i), 0, n->in.generation};
+  }
+  l->atime = now;
+  return 0;
 }
 
 /* ---- operations ---- */
@@ -744,8 +831,12 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
     n.in.uid = to->uid;
   if (set & CFS_SET_GID)
     n.in.gid = to->gid;
-  if (set & CFS_SET_ATIME)
+  if (set & CFS_SET_ATIME) {
+    struct lazy_atime *l = lazy_find (fs, &n);
+    if (l)
+      l->atime = 0; /* the time set now wins */
     n.in.atime = to->atime;
+  }
   if (set & CFS_SET_MTIME)
     n.in.mtime = to->mtime;
   if (set) {
@@ -798,7 +889,7 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   if (S_ISDIR (h.in.mode))
     return -EISDIR;
   if (off >= h.in.size)
-    return 0;
+    return touch_atime (fs, &h);
   end = off + len < h.in.size ? off + len : h.in.size;
   for (pos = off; pos < end;) {
     uint64_t lblk = pos / CFS_BLOCK, abs;
@@ -832,7 +923,7 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
     }
     pos += n;
   }
-  if ((r = run_flush (fs, &run, false)) < 0)
+  if ((r = run_flush (fs, &run, false)) < 0 || (r = touch_atime (fs, &h)) < 0)
     return r;
   return (ssize_t)(end - off);
 }
@@ -987,6 +1078,8 @@ cfs_readdir (struct cfs_fs *fs, uint64_t dir, uint64_t cookie, cfs_dirent_fn fn,
   int r;
 
   if ((r = get_dir (fs, dir, &d)) < 0)
+    return r;
+  if (cookie == 0 && (r = touch_atime (fs, &d)) < 0)
     return r;
   return cfs_dir_iterate (fs, &d, cookie, fn, opaque);
 }

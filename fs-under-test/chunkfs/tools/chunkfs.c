@@ -121,6 +121,21 @@ reply_attr (fuse_req_t req, int r, const struct cfs_attr *a)
   fuse_reply_attr (req, &st, TTL);
 }
 
+/* Set-user-ID and set-group-ID bits are cleared by the kernel, not
+ * here: without FUSE_CAP_HANDLE_KILLPRIV it works out, as for ext4,
+ * whether a write, truncate or chown must clear them (a writer without
+ * CAP_FSETID; a chown always; set-group-ID only with group execute) and
+ * sends a setattr with the new mode.  libfuse turns the capability on
+ * by default, and with it (version 1 of it: FUSE_WRITE_KILL_SUIDGID is
+ * version 2's) the file system would have to clear them on every write,
+ * root's too, not knowing the writer's capabilities.
+ */
+static void
+op_init (void *userdata, struct fuse_conn_info *conn)
+{
+  conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+}
+
 static void
 op_destroy (void *userdata)
 {
@@ -480,6 +495,7 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
 }
 
 static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
     .destroy = op_destroy,
     .lookup = op_lookup,
     .getattr = op_getattr,

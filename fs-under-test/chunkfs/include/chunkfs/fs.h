@@ -110,7 +110,9 @@ extern int cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name,
 extern int cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
                         const struct cfs_attr *to, struct cfs_attr *a);
 
-/* Bytes read (short only at end of file), or a negative errno. */
+/* Bytes read (short only at end of file), or a negative errno.  Reads
+ * (and cfs_readdir from cookie 0) update atime as relatime does.
+ */
 extern ssize_t cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf,
                           size_t len, uint64_t off);
 extern ssize_t cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf,
