@@ -8,11 +8,14 @@ headers must all be clean after the unmount.  Small chunks (16 MiB) and a
 small inode ratio make files continue across chunks and directories
 name inodes in other chunks, which is where chunkfs is fragile.
 """
+import ctypes
 import errno
 import os
 import random
+import stat
 import struct
 import subprocess
+import time
 
 import pytest
 
@@ -20,6 +23,7 @@ from daemons import chunkfs_daemons, wait_gone
 
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 MOUNT = os.environ.get("CHUNKFS", "chunkfs")
+FSCK = os.environ.get("FSCK_CHUNKFS", "fsck.chunkfs")
 BLOCK = 4096
 
 
@@ -60,10 +64,21 @@ class Model:
                     walk(node["entries"], p)
                 elif node["type"] == "link":
                     out[p] = ("link", node["target"])
+                elif node["type"] == "special":
+                    out[p] = ("special", node["kind"], node["rdev"])
                 else:
                     out[p] = ("file", bytes(node["data"]))
         walk(self.root, ())
         return out
+
+
+SPECIAL_KINDS = {stat.S_IFIFO: "fifo", stat.S_IFCHR: "chr",
+                 stat.S_IFBLK: "blk", stat.S_IFSOCK: "sock"}
+
+
+def special_kind(path):
+    """"fifo", "chr", "blk", "sock", or None for anything else."""
+    return SPECIAL_KINDS.get(stat.S_IFMT(os.lstat(path).st_mode))
 
 
 def real_snapshot(top):
@@ -78,6 +93,8 @@ def real_snapshot(top):
                 continue
             if os.path.islink(p):
                 out[key] = ("link", os.readlink(p))
+            elif special_kind(p):
+                out[key] = ("special", special_kind(p), os.lstat(p).st_rdev)
             elif os.path.isdir(p):
                 out[key] = ("dir",)
             else:
@@ -116,6 +133,42 @@ def chunk_states(img):
             states.append(0 if h[:4] != b"CHKH" else
                           struct.unpack_from("<I", h, 12)[0])
     return states
+
+
+POSIX_SHARE = 0.15  # of the steps: the posix_step operations
+AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+UTIME_NOW = (1 << 30) - 1
+UTIME_OMIT = (1 << 30) - 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc):
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def renameat2(old, new, flags):
+    _check(_libc.renameat2(AT_FDCWD, os.fsencode(old), AT_FDCWD,
+                           os.fsencode(new), ctypes.c_uint(flags)))
+
+
+def utimensat(path, atime, mtime):
+    """Nanoseconds, UTIME_NOW or UTIME_OMIT each (not following a
+    symlink)."""
+    ts = (ctypes.c_long * 4)(*[x for v in (atime, mtime) for x in (
+        (0, v) if v in (UTIME_NOW, UTIME_OMIT) else divmod(v, 10**9))])
+    _check(_libc.utimensat(AT_FDCWD, os.fsencode(path), ts, 0x100))
+
+
+def assert_fsck_clean(img):
+    """`fsck.chunkfs -fn` (every chunk) finds nothing."""
+    p = subprocess.run([FSCK, "-fn", str(img)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and " 0 problems" in p.stdout, \
+        p.stdout + p.stderr
 
 
 @pytest.fixture
@@ -173,6 +226,8 @@ class Runner:
     # Each op: (model function, real function), compared.
     def step(self):
         r = self.rng
+        if r.random() < POSIX_SHARE:
+            return self.posix_step()
         op = r.choices(
             ["create", "write", "read", "truncate", "rename", "unlink",
              "link", "symlink", "mkdir", "rmdir", "readdir", "bad"],
@@ -372,6 +427,144 @@ class Runner:
                 os.stat(self.real(p + ("missing-name",)))
         return "bad", p, mf, rf
 
+    # ---- special files, RENAME_EXCHANGE, rename over a directory,
+    # ---- utimensat, chmod/chown with set-id bits (test_posix_edge.py
+    # ---- checks these against tmpfs; here they mix with the rest)
+
+    def posix_step(self):
+        op = self.rng.choices(["mknod", "exchange", "rename_dir", "utimens",
+                               "chmod_chown"], [4, 4, 3, 3, 3])[0]
+        return getattr(self, "op_" + op)()
+
+    def op_mknod(self):
+        r, m = self.rng, self.m
+        p = self.some_dir() + (self.new_name(),)
+        kind = r.choice(["fifo", "chr", "blk", "sock"])
+        rdev = os.makedev(r.randrange(1, 512), r.randrange(1 << 20)) \
+            if kind in ("chr", "blk") else 0
+        ifmt = {v: k for k, v in SPECIAL_KINDS.items()}[kind]
+
+        def mf():
+            ents = m.parent(p)
+            if p[-1] in ents:
+                raise OSError(errno.EEXIST, "")
+            ents[p[-1]] = {"type": "special", "kind": kind, "rdev": rdev}
+
+        def rf():
+            os.mknod(self.real(p), ifmt | 0o640, rdev)
+        return "mknod", (p, kind), mf, rf
+
+    def op_exchange(self):
+        m = self.m
+        names = self.paths() or [("none",)]
+        src, dst = self.rng.choice(names), self.rng.choice(names)
+
+        def mf():
+            a, b = m.lookup(src), m.lookup(dst)
+            if a is b:
+                return
+            # Neither may end up inside itself.
+            if dst[:len(src)] == src or src[:len(dst)] == dst:
+                raise OSError(errno.EINVAL, "")
+            sents, dents = m.parent(src), m.parent(dst)
+            sents[src[-1]], dents[dst[-1]] = b, a
+
+        def rf():
+            renameat2(self.real(src), self.real(dst), RENAME_EXCHANGE)
+        return "exchange", (src, dst), mf, rf
+
+    def op_rename_dir(self):
+        """A directory onto another, empty or not (replaced if empty)."""
+        m = self.m
+        dirs = self.paths("dir") or [("none",)]
+        src, dst = self.rng.choice(dirs), self.rng.choice(dirs)
+        if src[:len(dst)] == dst:
+            dst = dst[:-1] + (self.new_name(),)  # as in "rename"
+        noreplace = self.rng.randrange(4) == 0
+
+        def mf():
+            s = m.lookup(src)
+            sents, dents = m.parent(src), m.parent(dst)
+            d = dents.get(dst[-1])
+            if noreplace and d is not None:
+                raise OSError(errno.EEXIST, "")
+            if d is s:
+                return
+            if dst[:len(src)] == src:
+                raise OSError(errno.EINVAL, "")
+            if d is not None and d["entries"]:
+                raise OSError(errno.ENOTEMPTY, "")
+            dents[dst[-1]] = s
+            del sents[src[-1]]
+
+        def rf():
+            renameat2(self.real(src), self.real(dst),
+                      RENAME_NOREPLACE if noreplace else 0)
+        return "rename_dir", (src, dst, noreplace), mf, rf
+
+    def op_utimens(self):
+        """Each of atime, mtime: a time to the nanosecond, UTIME_NOW or
+        UTIME_OMIT; what stat says afterwards."""
+        r = self.rng
+        p = r.choice([q for q in self.paths() if self.m.lookup(q)["type"]
+                      != "link"] or [("none",)])
+        want = [r.choice([r.randrange(1 << 62), UTIME_NOW, UTIME_OMIT])
+                for _ in range(2)]
+
+        def expect(v):
+            return {UTIME_NOW: "now", UTIME_OMIT: "kept"}.get(v, v)
+
+        def mf():
+            self.m.lookup(p)
+            return [expect(v) for v in want]
+
+        def rf():
+            before = os.lstat(self.real(p))
+            utimensat(self.real(p), *want)
+            after = os.lstat(self.real(p))
+            got = []
+            for v, b, a in zip(want, (before.st_atime_ns, before.st_mtime_ns),
+                               (after.st_atime_ns, after.st_mtime_ns)):
+                if v == UTIME_NOW and abs(a - time.time_ns()) < 60 * 10**9:
+                    a = "now"
+                elif v == UTIME_OMIT and a == b:
+                    a = "kept"
+                got.append(a)
+            if after.st_ctime_ns == before.st_ctime_ns and want != [
+                    UTIME_OMIT] * 2:
+                got.append("ctime kept")
+            return got
+        return "utimens", (p, want), mf, rf
+
+    def op_chmod_chown(self):
+        """chmod with set-id bits, then (as root) maybe chown, which
+        clears set-user-ID and, with group execute, set-group-ID (not on
+        a directory)."""
+        r, m = self.rng, self.m
+        p = r.choice([q for q in self.paths() if self.m.lookup(q)["type"]
+                      != "link"] or [("none",)])
+        mode = r.randrange(0o10000)
+        owner = (r.choice([0, 1000, 1001]), r.choice([0, 50, 1000])) \
+            if r.randrange(2) else None
+
+        def mf():
+            n = m.lookup(p)
+            want = mode
+            if owner and n["type"] != "dir":
+                want &= ~stat.S_ISUID
+                if want & stat.S_IXGRP:
+                    want &= ~stat.S_ISGID
+            return want, owner
+
+        def rf():
+            os.chmod(self.real(p), mode)
+            if owner:
+                os.chown(self.real(p), *owner)
+            st = os.lstat(self.real(p))
+            return stat.S_IMODE(st.st_mode), \
+                (st.st_uid, st.st_gid) if owner else None
+        return "chmod_chown", (p, oct(mode), owner), mf, rf
+
     def run(self, n):
         for i in range(n):
             op, arg, mf, rf = self.step()
@@ -397,6 +590,7 @@ def test_random_operations_match_the_model(fs, seed):
     assert real_snapshot(mnt) == run.m.snapshot()
     umount(mnt)
     assert set(chunk_states(img)) <= {0, 1}
+    assert_fsck_clean(img)
 
 
 def test_many_files_in_one_directory(fs):
