@@ -11,6 +11,8 @@
  * (bit 0: -f, bit 1: -n only); 4 to 7 patch as 0 does and then seal the
  * block's checksums again, so the damage looks like valid metadata and
  * reaches the checker's deeper logic instead of its checksum test.
+ * The image has special files too (a fifo, a device node): inodes whose
+ * mapping area holds a device number instead of a map.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -188,6 +190,10 @@ make_image (void)
     }
   cfs_symlink (fs, d[0].ino, "s", "f1", 0, 0, &a);
   cfs_mkdir (fs, d[1].ino, "sub", 0755, 0, 0, &a);
+  /* Special files: no blocks, a device number in place of the map. */
+  if (cfs_mknod (fs, 1, "fifo", 010644, 0, 0, 0, &a) < 0 ||
+      cfs_mknod (fs, d[2].ino, "null", 020666, 0x103, 0, 0, &a) < 0)
+    abort ();
   /* One file larger than a chunk: it continues. */
   if (cfs_create (fs, 1, "big", 0100644, 0, 0, &a) < 0)
     abort ();

@@ -540,6 +540,64 @@ START_TEST (test_setgid_dir)
 }
 END_TEST
 
+/* ---- atime ---- */
+
+/* A read updates atime as relatime does; in a clean chunk the new atime
+ * waits for the next sync instead of making the chunk dirty, and an
+ * atime set explicitly since wins.
+ */
+START_TEST (test_lazy_atime)
+{
+  struct img m;
+  struct cfs_attr f, g, a, to = {0};
+  struct cfs_fsstat st;
+  struct cfs_err err;
+  char buf[8];
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &f), 0);
+  ck_assert_int_eq (cfs_pwrite (m.fs, f.ino, "data", 4, 0), 4);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "g", 0100644, 0, 0, &g), 0);
+  ck_assert_int_eq (cfs_getattr (m.fs, f.ino, &f), 0);
+  ck_assert_int_eq (cfs_fs_sync (m.fs, &err), 0);
+  cfs_statfs (m.fs, &st);
+  ck_assert_uint_eq (st.dirty_chunks, 0);
+  ck_assert_int_eq (cfs_pread (m.fs, f.ino, buf, sizeof buf, 0), 4);
+  ck_assert_int_eq (cfs_pread (m.fs, g.ino, buf, sizeof buf, 0), 0);
+  cfs_statfs (m.fs, &st);
+  ck_assert_uint_eq (st.dirty_chunks, 0); /* a read dirties nothing */
+  ck_assert_int_eq (cfs_getattr (m.fs, f.ino, &a), 0);
+  ck_assert_uint_gt (a.atime, f.mtime);
+  ck_assert_uint_eq (a.mtime, f.mtime);
+  ck_assert_uint_eq (a.ctime, f.ctime);
+  f = a;
+  /* A second read: atime is newer than mtime and ctime, so no update. */
+  ck_assert_int_eq (cfs_pread (m.fs, f.ino, buf, sizeof buf, 0), 4);
+  ck_assert_int_eq (cfs_getattr (m.fs, f.ino, &a), 0);
+  ck_assert_uint_eq (a.atime, f.atime);
+  /* g's read-time atime is overridden by utimensat. */
+  to.atime = 5;
+  ck_assert_int_eq (cfs_setattr (m.fs, g.ino, CFS_SET_ATIME, &to, &a), 0);
+  ck_assert_uint_eq (a.atime, 5);
+  img_unmount (&m);
+  img_mount (&m);
+  ck_assert_int_eq (cfs_getattr (m.fs, f.ino, &a), 0);
+  ck_assert_uint_eq (a.atime, f.atime); /* written by the unmount's sync */
+  ck_assert_int_eq (cfs_getattr (m.fs, g.ino, &a), 0);
+  ck_assert_uint_eq (a.atime, 5);
+  /* A file freed with an atime waiting: nothing is written for it. */
+  ck_assert_int_eq (cfs_fs_sync (m.fs, &err), 0);
+  to.atime = 1;
+  ck_assert_int_eq (cfs_setattr (m.fs, f.ino, CFS_SET_ATIME, &to, &a), 0);
+  ck_assert_int_eq (cfs_fs_sync (m.fs, &err), 0);
+  ck_assert_int_eq (cfs_pread (m.fs, f.ino, buf, sizeof buf, 0), 4);
+  ck_assert_int_eq (cfs_unlink (m.fs, 1, "f"), 0);
+  img_unmount (&m);
+  check_clean (m.path);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -550,6 +608,7 @@ main (void)
       {"exchange", test_exchange},
       {"rename_over_dir", test_rename_over_dir},
       {"setgid_dir", test_setgid_dir},
+      {"lazy_atime", test_lazy_atime},
   };
 
   return fd_check_main ("special", cases, sizeof cases / sizeof cases[0]);

@@ -125,10 +125,12 @@ reply_attr (fuse_req_t req, int r, const struct cfs_attr *a)
  * here: without FUSE_CAP_HANDLE_KILLPRIV it works out, as for ext4,
  * whether a write, truncate or chown must clear them (a writer without
  * CAP_FSETID; a chown always; set-group-ID only with group execute) and
- * sends a setattr with the new mode.  libfuse turns the capability on
- * by default, and with it (version 1 of it: FUSE_WRITE_KILL_SUIDGID is
- * version 2's) the file system would have to clear them on every write,
- * root's too, not knowing the writer's capabilities.
+ * sends a setattr with the new mode.  With the capability (version 1
+ * of it: FUSE_WRITE_KILL_SUIDGID is version 2's, which libfuse 3.14
+ * cannot ask for) the file system would have to clear them on every
+ * write, root's too, not knowing the writer's capabilities.  libfuse's
+ * documentation says it is on by default (3.14 leaves it off in fact):
+ * it is turned off here whatever a libfuse does.
  */
 static void
 op_init (void *userdata, struct fuse_conn_info *conn)
