@@ -320,7 +320,11 @@ cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
     cfs_put32 (p + 88 + 4 * i, in->direct[i]);
   cfs_put32 (p + 136, in->indirect);
   cfs_put32 (p + 140, in->dindirect);
-  memcpy (p + 144, in->symlink, sizeof in->symlink);
+  if (in->flags & CFS_INODE_INLINE)
+    memcpy (p + 144, in->symlink, sizeof in->symlink);
+  else
+    memcpy (p + 144, in->xattr, sizeof in->xattr);
+  cfs_put32 (p + 244, in->xattr_block);
   cfs_put32 (p + 252, cfs_meta_crc (uuid, p, 252));
 }
 
@@ -355,8 +359,12 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
     in->direct[i] = cfs_get32 (p + 88 + 4 * i);
   in->indirect = cfs_get32 (p + 136);
   in->dindirect = cfs_get32 (p + 140);
-  memcpy (in->symlink, p + 144, sizeof in->symlink);
-  in->symlink[sizeof in->symlink - 1] = '\0';
+  if (in->flags & CFS_INODE_INLINE) {
+    memcpy (in->symlink, p + 144, sizeof in->symlink);
+    in->symlink[sizeof in->symlink - 1] = '\0';
+  } else
+    memcpy (in->xattr, p + 144, sizeof in->xattr);
+  in->xattr_block = cfs_get32 (p + 244);
   if (in->chunk != chunk) {
     return cfs_fail (err, "inode: it is chunk %u's (a misdirected write)",
                      in->chunk);
