@@ -59,6 +59,11 @@ extern void ck_lose_backrefs (struct ck *k);
 extern void ck_pass1 (struct ck *k);
 /* Claim (or, with unclaim, release) every block inode i maps. */
 extern void ck_walk_blocks (struct ck *k, uint32_t i, bool unclaim);
+/* check-xattr.c: inode i's extended attributes checked (and repaired),
+ * its xattr block claimed; or that block released.
+ */
+extern void ck_xattr (struct ck *k, uint32_t i);
+extern void ck_xattr_release (struct ck *k, uint32_t i);
 extern void ck_pass2 (struct ck *k);
 extern void ck_pass3 (struct ck *k);
 extern void ck_pass4 (struct ck *k);

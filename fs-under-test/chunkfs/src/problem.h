@@ -26,6 +26,8 @@ enum {
   PR_1_CONT_ORPHAN = 0x010008,     /* continuation its head does not reach */
   PR_1_BACKREFS_BAD = 0x010009,    /* back-reference table unreadable */
   PR_1_DIR_SIZE = 0x01000A,        /* directory size not whole blocks */
+  PR_1_XATTR_AREA_BAD = 0x010101,  /* in-inode extended attributes */
+  PR_1_XATTR_BLOCK_BAD = 0x010102, /* xattr block unusable */
   PR_2_DIR_BLOCK_BAD = 0x020001,   /* directory block unreadable */
   PR_2_ENTRY_TARGET = 0x020002,    /* entry names no inode in use */
   PR_2_ENTRY_GEN = 0x020003,       /* entry names an older generation */

@@ -346,6 +346,295 @@ START_TEST (test_acl_inherit)
 }
 END_TEST
 
+/* ---- the checker ---- */
+
+/* Files with attributes for the checker: f0..f5 in a directory, the odd
+ * ones with a list in an xattr block, the even ones in the inode.
+ */
+static void
+build (struct img *m, uint64_t *ino)
+{
+  char big[1500], name[16];
+  struct cfs_attr a, d;
+  int i;
+
+  memset (big, 'b', sizeof big);
+  img_make (m);
+  ck_assert_int_eq (cfs_mkdir (m->fs, 1, "d", 0755, 0, 0, &d), 0);
+  for (i = 0; i < 6; i++) {
+    snprintf (name, sizeof name, "f%d", i);
+    ck_assert_int_eq (cfs_create (m->fs, d.ino, name, 0100644, 0, 0, &a), 0);
+    ino[i] = a.ino;
+    ck_assert_int_eq (cfs_setxattr (m->fs, a.ino, "user.k", "v", 1, 0), 0);
+    ck_assert_int_eq (cfs_setxattr (m->fs, a.ino, "trusted.x", big,
+                                    i % 2 ? sizeof big : 8, 0),
+                      0);
+  }
+  img_close (m);
+}
+
+/* A check of the image: the result, and whether problem `code` was
+ * reported.
+ */
+static struct cfs_check_result
+check (struct img *m, enum cfs_check_mode mode, uint32_t code, bool *seen)
+{
+  struct cfs_check_opts o = {
+      .mode = mode, .full = true, .progress_fd = -1, .name = m->path};
+  struct cfs_check_result r;
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (m->path, mode != CFS_CHECK_NO, &err);
+  char *text = NULL, tag[16];
+  size_t len = 0;
+
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  o.out = open_memstream (&text, &len);
+  cfs_check (io, &o, &r);
+  fclose (o.out);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  snprintf (tag, sizeof tag, "[%06X]", code);
+  if (seen)
+    *seen = strstr (text, tag) != NULL;
+  if (getenv ("FSCK_VERBOSE"))
+    fputs (text, stderr);
+  free (text);
+  return r;
+}
+
+/* The damage is found (-n), repaired (-y) with problem code, a second
+ * check finds nothing, and file ino lost the attributes the damage hit.
+ */
+static void
+repaired (struct img *m, uint32_t code, uint64_t ino)
+{
+  struct cfs_check_result r;
+  bool seen;
+  char buf[64];
+
+  r = check (m, CFS_CHECK_NO, code, &seen);
+  ck_assert_msg (seen && r.exit == CFS_EXIT_UNCORRECTED,
+                 "-n: exit %u, problem %06X %s", r.exit, code,
+                 seen ? "seen" : "not seen");
+  r = check (m, CFS_CHECK_YES, code, &seen);
+  ck_assert_msg (seen && r.exit == CFS_EXIT_CORRECTED, "-y: exit %u", r.exit);
+  r = check (m, CFS_CHECK_NO, code, &seen);
+  ck_assert_msg (r.exit == 0 && r.problems == 0,
+                 "after the repair: exit %u, %llu problems", r.exit,
+                 (unsigned long long)r.problems);
+  img_reopen (m);
+  ck_assert_int_eq (cfs_getxattr (m->fs, ino, "user.k", buf, sizeof buf),
+                    -ENODATA);
+  /* ...and can have new ones. */
+  ck_assert_int_eq (cfs_setxattr (m->fs, ino, "user.k", "w", 1, 0), 0);
+  img_close (m);
+  r = check (m, CFS_CHECK_NO, code, &seen);
+  ck_assert_uint_eq (r.problems, 0);
+}
+
+/* Inode ino of the image, to change: its decoded self, and where. */
+struct islot {
+  uint64_t blk;
+  uint32_t off;
+  struct cfs_inode in;
+  struct cfs_super sb;
+};
+
+static void
+islot_read (struct img *m, uint64_t ino, struct islot *s)
+{
+  unsigned char b[CFS_BLOCK];
+  struct cfs_err err;
+
+  img_reopen (m);
+  s->sb = *cfs_fs_super (m->fs);
+  ck_assert_int_eq (cfs_locate (m->fs, ino, CFS_AT_INODE, &s->blk), 0);
+  img_close (m);
+  s->off =
+      (uint32_t)(ino & 0xFFFFFFFFu) % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE;
+  m->io = cfs_open (m->path, true, &err);
+  ck_assert_int_eq (cfs_read (m->io, s->blk, 1, b, &err), 0);
+  ck_assert_int_eq (cfs_inode_decode (b + s->off, s->sb.uuid,
+                                      (uint32_t)(ino >> 32), &s->in, &err),
+                    0);
+  ck_assert_int_eq (cfs_close (m->io, &err), 0);
+  m->io = NULL;
+}
+
+/* Write s->in back, sealed as valid. */
+static void
+islot_write (struct img *m, const struct islot *s)
+{
+  unsigned char b[CFS_BLOCK];
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (m->path, true, &err);
+
+  ck_assert_int_eq (cfs_read (io, s->blk, 1, b, &err), 0);
+  cfs_inode_encode (s->sb.uuid, &s->in, b + s->off);
+  ck_assert_int_eq (cfs_write (io, s->blk, 1, b, false, &err), 0);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+}
+
+/* The xattr block of s's inode: read, changed by fn, resealed or not. */
+static void
+xblock_patch (struct img *m, const struct islot *s, uint32_t off,
+              const void *bytes, size_t len, bool reseal)
+{
+  uint64_t abs = cfs_block (&s->sb, s->in.chunk, s->in.xattr_block);
+  unsigned char b[CFS_BLOCK];
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (m->path, true, &err);
+
+  ck_assert_uint_ne (s->in.xattr_block, 0);
+  ck_assert_int_eq (cfs_read (io, abs, 1, b, &err), 0);
+  ck_assert_mem_eq (b, CFS_MAGIC_XATTR, 4);
+  memcpy (b + off, bytes, len);
+  if (reseal)
+    cfs_meta_seal (s->sb.uuid, b);
+  ck_assert_int_eq (cfs_write (io, abs, 1, b, false, &err), 0);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+}
+
+START_TEST (test_fsck_clean)
+{
+  struct cfs_check_result r;
+  uint64_t ino[6];
+  struct img m;
+
+  build (&m, ino);
+  r = check (&m, CFS_CHECK_NO, 0, NULL);
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems",
+                 r.exit, (unsigned long long)r.problems);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Each kind of damage to an xattr block: a flipped bit, and resealed as
+ * valid: another owner, an older owner's generation, a malformed entry,
+ * a name twice, another kind of block; then pointers out of the data and
+ * to another inode's block.
+ */
+START_TEST (test_fsck_block)
+{
+  static const struct {
+    uint32_t off;
+    unsigned char bytes[8];
+    size_t len;
+    bool reseal;
+  } dmg[] = {
+      {100, {0x10}, 1, false},                      /* checksum */
+      {CFS_HEADER_SIZE, {9}, 1, true},              /* owner */
+      {CFS_HEADER_SIZE + 4, {7}, 1, true},          /* owner's generation */
+      {CFS_XATTR_START + 1, {0}, 1, true},          /* user. with no name */
+      {CFS_XATTR_START, {9}, 1, true},              /* unknown namespace */
+      {CFS_XATTR_START + 2, {0xff, 0xff}, 2, true}, /* runs past the end */
+      {CFS_XATTR_START + 6, {1, 1, 0xDC, 0x05, 'k'}, 5, true}, /* twice */
+      {CFS_BLOCK - 100, {1}, 1, true},    /* bytes after the end */
+      {0, {'C', 'H', 'K', 'X'}, 4, true}, /* another kind */
+  };
+  uint64_t ino[6];
+  struct islot s;
+  struct img m;
+  size_t d;
+
+  for (d = 0; d < sizeof dmg / sizeof dmg[0]; d++) {
+    build (&m, ino);
+    islot_read (&m, ino[1], &s);
+    xblock_patch (&m, &s, dmg[d].off, dmg[d].bytes, dmg[d].len, dmg[d].reseal);
+    repaired (&m, PR_1_XATTR_BLOCK_BAD, ino[1]);
+    img_cleanup (&m);
+  }
+}
+END_TEST
+
+START_TEST (test_fsck_pointer)
+{
+  uint64_t ino[6];
+  struct islot s, t;
+  struct img m;
+
+  /* Outside the chunk's data. */
+  build (&m, ino);
+  islot_read (&m, ino[3], &s);
+  s.in.xattr_block = 3;
+  islot_write (&m, &s);
+  repaired (&m, PR_1_XATTR_BLOCK_BAD, ino[3]);
+  img_cleanup (&m);
+  /* Another inode's block (f1's): f3's pointer goes, f1 keeps its own
+   * and f3's old block is freed by the bitmap.
+   */
+  build (&m, ino);
+  islot_read (&m, ino[1], &s);
+  islot_read (&m, ino[3], &t);
+  t.in.xattr_block = s.in.xattr_block;
+  islot_write (&m, &t);
+  repaired (&m, PR_1_XATTR_BLOCK_BAD, ino[3]);
+  img_reopen (&m);
+  {
+    char buf[2000];
+    ck_assert_int_eq (cfs_getxattr (m.fs, ino[1], "trusted.x", buf, sizeof buf),
+                      1500);
+  }
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Damage to the in-inode area, sealed in a valid inode. */
+START_TEST (test_fsck_area)
+{
+  uint64_t ino[6];
+  struct islot s;
+  struct img m;
+  int d;
+
+  for (d = 0; d < 4; d++) {
+    build (&m, ino);
+    islot_read (&m, ino[2], &s);
+    ck_assert_uint_eq (s.in.xattr_block, 0);
+    ck_assert_uint_eq (s.in.xattr[0], 1); /* user.k first */
+    if (d == 0)
+      s.in.xattr[1] = 0; /* no name */
+    else if (d == 1)
+      s.in.xattr[3] = 1; /* a value past the end */
+    else if (d == 2)
+      s.in.xattr[99] = 1; /* after the last entry */
+    else
+      memcpy (s.in.xattr + 19, s.in.xattr, 6); /* user.k twice */
+    islot_write (&m, &s);
+    repaired (&m, PR_1_XATTR_AREA_BAD, ino[2]);
+    img_cleanup (&m);
+  }
+}
+END_TEST
+
+/* A file with an xattr block unlinked while open, then a crash: pass 4
+ * frees the inode, and its xattr block with it.
+ */
+START_TEST (test_fsck_unlinked)
+{
+  struct cfs_check_result r;
+  struct cfs_err err;
+  struct cfs_attr d;
+  uint64_t ino[6];
+  struct img m;
+  bool seen;
+
+  build (&m, ino);
+  img_reopen (&m);
+  ck_assert_int_eq (cfs_lookup (m.fs, 1, "d", &d), 0);
+  cfs_open_ref (m.fs, ino[5]);
+  ck_assert_int_eq (cfs_unlink (m.fs, d.ino, "f5"), 0);
+  ck_assert_int_eq (cfs_fs_sync (m.fs, &err), 0);
+  cfs_fs_abandon (m.fs);
+  m.fs = NULL;
+  r = check (&m, CFS_CHECK_YES, PR_4_UNLINKED, &seen);
+  ck_assert_msg (seen && r.exit == CFS_EXIT_CORRECTED, "exit %u", r.exit);
+  r = check (&m, CFS_CHECK_NO, 0, NULL);
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems",
+                 r.exit, (unsigned long long)r.problems);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -354,6 +643,11 @@ main (void)
       {"block", test_block},
       {"acl", test_acl},
       {"acl_inherit", test_acl_inherit},
+      {"fsck_clean", test_fsck_clean},
+      {"fsck_block", test_fsck_block},
+      {"fsck_pointer", test_fsck_pointer},
+      {"fsck_area", test_fsck_area},
+      {"fsck_unlinked", test_fsck_unlinked},
   };
 
   return fd_check_main ("xattr", cases, sizeof cases / sizeof cases[0]);
