@@ -181,7 +181,8 @@ store (struct cfs_fs *fs, struct ino *n, const struct xlist *x)
   uint32_t local;
   int r;
 
-  if (x->len <= sizeof n->in.xattr && !(n->in.flags & CFS_INODE_INLINE)) {
+  if (x->len == 0 ||
+      (x->len <= sizeof n->in.xattr && !(n->in.flags & CFS_INODE_INLINE))) {
     memset (n->in.xattr, 0, sizeof n->in.xattr);
     memcpy (n->in.xattr, x->b, x->len);
     if (n->in.xattr_block &&

@@ -215,6 +215,10 @@ START_TEST (test_block)
     ck_assert_int_ge (cfs_readlink (m.fs, s, t, sizeof t), 0);
     ck_assert_str_eq (t, "f");
   }
+  /* Its last attribute gone, so is the block. */
+  ck_assert_int_eq (cfs_removexattr (m.fs, s, "trusted.x"), 0);
+  ck_assert_uint_eq (blocks_of (&m, s), 0);
+  ck_assert_int_eq (cfs_setxattr (m.fs, s, "trusted.x", "y", 1, 0), 0);
   /* Freed with their inodes. */
   ck_assert_int_eq (cfs_setxattr (m.fs, f, "user.big", big, 2000, 0), 0);
   ck_assert_uint_eq (free_blocks (&m), before - 2);
