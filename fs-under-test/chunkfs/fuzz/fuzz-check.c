@@ -6,7 +6,8 @@
  * Input: records of [kind u8][block u32][offset u16][length u8][bytes];
  * kind 0 patches bytes into a metadata block (superblock, dirty map,
  * chunk headers, bitmaps, inode tables, the first data blocks where
- * directories, indirect blocks and back-reference tables live), 1 zeroes
+ * directories, indirect blocks and back-reference tables live, then the
+ * xattr blocks), 1 zeroes
  * the block, 2 fills it with the bytes repeated, 3 says how to check
  * (bit 0: -f, bit 1: -n only); 4 to 7 patch as 0 does and then seal the
  * block's checksums again, so the damage looks like valid metadata and
@@ -142,6 +143,31 @@ reseal (uint32_t b, unsigned char *blk)
   cfs_meta_seal (sb.uuid, blk);
 }
 
+/* Extended attributes, last so the blocks above stay where they were:
+ * in the inode (f5 of each directory), in an xattr block (f6, and the
+ * symlink, whose inode has no room).
+ */
+static void
+add_xattrs (struct cfs_fs *fs, const struct cfs_attr *d)
+{
+  static char v[1200];
+  struct cfs_attr a;
+  int i;
+
+  memset (v, 'a', sizeof v);
+  for (i = 0; i < 3; i++) {
+    if (cfs_lookup (fs, d[i].ino, "f5", &a) < 0 ||
+        cfs_setxattr (fs, a.ino, "user.k", "v", 1, 0) < 0 ||
+        cfs_lookup (fs, d[i].ino, "f6", &a) < 0 ||
+        cfs_setxattr (fs, a.ino, "user.k", "v", 1, 0) < 0 ||
+        cfs_setxattr (fs, a.ino, "trusted.big", v, sizeof v, 0) < 0)
+      abort ();
+  }
+  if (cfs_lookup (fs, d[0].ino, "s", &a) < 0 ||
+      cfs_setxattr (fs, a.ino, "security.s", "x", 1, 0) < 0)
+    abort ();
+}
+
 static void
 make_image (void)
 {
@@ -200,6 +226,7 @@ make_image (void)
   for (i = 0; i < 20; i++)
     if (cfs_pwrite (fs, a.ino, buf, sizeof buf, (uint64_t)i << 20) < 0)
       abort ();
+  add_xattrs (fs, d);
   if (cfs_fs_close (fs, &err) == -1)
     abort ();
   memcpy (img.clean, img.data, (size_t)NBLOCKS * CFS_BLOCK);
@@ -213,6 +240,13 @@ make_image (void)
   for (c = 0; c < s.chunks; c++)
     for (b = 0; b < g.first_data + 48; b++)
       meta[nmeta++] = (uint32_t)cfs_block (&s, c, b);
+  /* The xattr blocks, wherever they are (after the rest, so that the
+   * inputs above keep their blocks).
+   */
+  for (b = CFS_FIRST_CHUNK; b < NBLOCKS; b++)
+    if (!memcmp (img.data + (size_t)b * CFS_BLOCK, CFS_MAGIC_XATTR, 4) &&
+        (b - CFS_FIRST_CHUNK) % CHUNK_BLOCKS >= g.first_data + 48)
+      meta[nmeta++] = b;
 }
 
 static void

@@ -443,6 +443,7 @@ ck_pass1 (struct ck *k)
   for (i = 1; i < k->g.inodes; i++)
     if (k->ino[i].used) {
       ck_walk_blocks (k, i, false);
+      ck_xattr (k, i);
       if (S_ISDIR (k->ino[i].in.mode))
         dir_layout (k, i);
       if (!(k->ino[i].in.flags & CFS_INODE_CONT))

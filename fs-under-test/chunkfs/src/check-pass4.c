@@ -29,6 +29,7 @@ ck_pass4 (struct ck *k)
         if (n->in.links == 0) {
           if (ck_fix (k, PR_4_UNLINKED, k->c, i)) {
             ck_walk_blocks (k, i, true);
+            ck_xattr_release (k, i);
             if (n->in.flags & CFS_INODE_HAS_CONT)
               ck_touch_other (k, ref_chunk (n->in.next));
             ck_free_slot (k, i);

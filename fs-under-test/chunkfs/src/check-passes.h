@@ -61,6 +61,11 @@ extern void ck_pass1 (struct ck *k);
 extern void ck_walk_blocks (struct ck *k, uint32_t i, bool unclaim);
 /* check-special.c: special file i (slot: its inode as read) checked. */
 extern void ck_special (struct ck *k, uint32_t i, const unsigned char *slot);
+/* check-xattr.c: inode i's extended attributes checked (and repaired),
+ * its xattr block claimed; or that block released.
+ */
+extern void ck_xattr (struct ck *k, uint32_t i);
+extern void ck_xattr_release (struct ck *k, uint32_t i);
 extern void ck_pass2 (struct ck *k);
 extern void ck_pass3 (struct ck *k);
 extern void ck_pass4 (struct ck *k);

@@ -273,6 +273,40 @@ extern int cfs_truncate_blocks (struct cfs_fs *fs, struct ino *h,
 extern int cfs_count_blocks (struct cfs_fs *fs, struct ino *h,
                              uint64_t *blocks);
 
+/* ---- xattr.c ---- */
+/* The namespaces of entries (FORMAT.md, "Extended attributes"). */
+enum {
+  CFS_XATTR_USER = 1,
+  CFS_XATTR_TRUSTED = 2,
+  CFS_XATTR_SECURITY = 3,
+  CFS_XATTR_ACL_ACCESS = 4,
+  CFS_XATTR_ACL_DEFAULT = 5,
+};
+#define CFS_XATTR_START       (CFS_HEADER_SIZE + 8) /* entries in an xattr block */
+#define CFS_XATTR_END         (CFS_BLOCK - 4)
+#define CFS_XATTR_MAX_ENTRIES ((CFS_XATTR_END - CFS_XATTR_START) / 5)
+
+struct cfs_xent {
+  uint8_t ns, nlen;
+  uint16_t vlen;
+  const unsigned char *name, *value;
+};
+/* The entries of an area (in-inode or an xattr block's), checked: well
+ * formed, within it, names valid and unique, zero after the last.  0
+ * with ents[*n], or -1 with why.
+ */
+extern int cfs_xattr_scan (const unsigned char *area, size_t len,
+                           struct cfs_xent *ents, size_t max, size_t *n,
+                           const char **why);
+/* Bytes the entries of a (scanned) area take. */
+extern size_t cfs_xattr_list_len (const unsigned char *area, size_t len);
+/* n's access ACL (if any) rewritten to its mode after a chmod; the
+ * caller writes n.
+ */
+extern int cfs_acl_chmod (struct cfs_fs *fs, struct ino *n);
+/* n's attributes gone and its xattr block freed; the caller writes n. */
+extern int cfs_xattr_free (struct cfs_fs *fs, struct ino *n);
+
 /* ---- dir.c ---- */
 struct dirent_loc {
   uint64_t abs; /* the directory block */

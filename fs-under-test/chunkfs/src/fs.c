@@ -223,6 +223,7 @@ attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
   a->rdev = n->in.rdev;
   if ((r = cfs_count_blocks (fs, n, &a->blocks)) < 0)
     return r;
+  a->blocks += n->in.xattr_block != 0;
   return 0;
 }
 
@@ -282,7 +283,8 @@ free_file (struct cfs_fs *fs, struct ino *n)
   uint32_t gen = n->in.generation;
   int r;
 
-  if ((r = cfs_truncate_blocks (fs, n, 0)) < 0)
+  if ((r = cfs_truncate_blocks (fs, n, 0)) < 0 ||
+      (r = cfs_xattr_free (fs, n)) < 0)
     return r;
   memset (&n->in, 0, sizeof n->in);
   n->in.generation = gen;
@@ -825,8 +827,11 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
     n.in.size = to->size;
     n.in.mtime = cfs_now_ns ();
   }
-  if (set & CFS_SET_MODE)
+  if (set & CFS_SET_MODE) {
     n.in.mode = (uint16_t)((n.in.mode & S_IFMT) | (to->mode & 07777));
+    if ((r = cfs_acl_chmod (fs, &n)) < 0)
+      return r;
+  }
   if (set & CFS_SET_UID)
     n.in.uid = to->uid;
   if (set & CFS_SET_GID)

@@ -62,6 +62,14 @@ const struct cfs_problem cfs_problems[] = {
      PR_PREEN_OK},
     {PR_1_SPECIAL_RDEV, "Fifo or socket (%u, %u) has device number %#llx.",
      "Clear it", PR_PREEN_OK},
+    {PR_1_XATTR_AREA_BAD,
+     "Inode (%u, %u): its in-inode extended attributes are "
+     "corrupt (%s).",
+     "Clear them", 0},
+    {PR_1_XATTR_BLOCK_BAD,
+     "Inode (%u, %u): xattr block %u is unusable (%s): its "
+     "extended attributes are lost.",
+     "Clear the pointer", 0},
     {PR_2_DIR_BLOCK_BAD,
      "Directory (%u, %u): block %u is unreadable or "
      "corrupt (%s).",

@@ -29,6 +29,8 @@ enum {
   PR_1_SPECIAL_MAP = 0x010030,     /* special file maps or continues */
   PR_1_SPECIAL_SIZE = 0x010031,    /* special file with a size */
   PR_1_SPECIAL_RDEV = 0x010032,    /* fifo or socket with a device number */
+  PR_1_XATTR_AREA_BAD = 0x010101,  /* in-inode extended attributes */
+  PR_1_XATTR_BLOCK_BAD = 0x010102, /* xattr block unusable */
   PR_2_DIR_BLOCK_BAD = 0x020001,   /* directory block unreadable */
   PR_2_ENTRY_TARGET = 0x020002,    /* entry names no inode in use */
   PR_2_ENTRY_GEN = 0x020003,       /* entry names an older generation */

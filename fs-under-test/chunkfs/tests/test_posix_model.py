@@ -32,6 +32,7 @@ class Model:
 
     def __init__(self):
         self.root = {}  # name -> node
+        self.root_xattrs = {}  # the root directory's extended attributes
 
     @staticmethod
     def new_file(data=b""):
@@ -228,6 +229,8 @@ class Runner:
         r = self.rng
         if r.random() < POSIX_SHARE:
             return self.posix_step()
+        if r.random() < self.xattr_share:
+            return self.xattr_step()
         op = r.choices(
             ["create", "write", "read", "truncate", "rename", "unlink",
              "link", "symlink", "mkdir", "rmdir", "readdir", "bad"],
@@ -564,6 +567,98 @@ class Runner:
             return stat.S_IMODE(st.st_mode), \
                 (st.st_uid, st.st_gid) if owner else None
         return "chmod_chown", (p, oct(mode), owner), mf, rf
+    # Extended attributes: set (with the flags), get, list and remove on
+    # files and directories, the model keeping each inode's attributes
+    # and the room one xattr block gives them (FORMAT.md).
+    xattr_share = 0.08
+    XATTR_NAMES = ["user.a", "user.b", "trusted.t",
+                   "user." + "long" * 40, "trusted.x" * 3]
+    XATTR_ROOM = 4060  # bytes of entries an xattr block holds
+
+    @staticmethod
+    def xattr_entry_size(name, value):
+        prefix = "user." if name.startswith("user.") else "trusted."
+        return 4 + len(name) - len(prefix) + len(value)
+
+    def xattr_step(self):
+        r = self.rng
+        p = r.choice([()] + self.paths("file") + self.paths("dir"))
+        name = r.choice(self.XATTR_NAMES)
+        m = self.m
+
+        def attrs():
+            if not p:
+                return m.root_xattrs
+            return m.lookup(p).setdefault("xattrs", {})
+        op = r.choices(["setxattr", "getxattr", "listxattr", "removexattr"],
+                       [5, 3, 2, 2])[0]
+        if op == "setxattr":
+            value = r.randbytes(r.choice([0, 1, 40, 90, 300, 1500, 3000,
+                                          5000]))
+            flags = r.choice([0, 0, os.XATTR_CREATE, os.XATTR_REPLACE])
+
+            def mf():
+                a = attrs()
+                if len(value) > self.XATTR_ROOM:
+                    raise OSError(errno.ENOSPC, "")
+                if flags == os.XATTR_CREATE and name in a:
+                    raise OSError(errno.EEXIST, "")
+                if flags == os.XATTR_REPLACE and name not in a:
+                    raise OSError(errno.ENODATA, "")
+                room = sum(self.xattr_entry_size(k, v)
+                           for k, v in a.items() if k != name)
+                if room + self.xattr_entry_size(name, value) > \
+                        self.XATTR_ROOM:
+                    raise OSError(errno.ENOSPC, "")
+                a[name] = value
+
+            def rf():
+                os.setxattr(self.real(p), name, value, flags)
+            return op, (p, name, len(value), flags), mf, rf
+        if op == "getxattr":
+            def mf():
+                a = attrs()
+                if name not in a:
+                    raise OSError(errno.ENODATA, "")
+                return a[name]
+
+            def rf():
+                return os.getxattr(self.real(p), name)
+            return op, (p, name), mf, rf
+        if op == "listxattr":
+            def mf():
+                return sorted(attrs())
+
+            def rf():
+                return sorted(os.listxattr(self.real(p)))
+            return op, p, mf, rf
+
+        def mf():
+            a = attrs()
+            if name not in a:
+                raise OSError(errno.ENODATA, "")
+            del a[name]
+
+        def rf():
+            os.removexattr(self.real(p), name)
+        return op, (p, name), mf, rf
+
+    def xattr_snapshot(self):
+        """Every path's attributes in the model (root's under ())."""
+        out = {(): dict(self.m.root_xattrs)} if self.m.root_xattrs else {}
+        for p in self.paths("file") + self.paths("dir"):
+            a = self.m.lookup(p).get("xattrs")
+            if a:
+                out[p] = dict(a)
+        return out
+
+    def real_xattr_snapshot(self):
+        out = {}
+        for p in [()] + self.paths("file") + self.paths("dir"):
+            names = os.listxattr(self.real(p))
+            if names:
+                out[p] = {n: os.getxattr(self.real(p), n) for n in names}
+        return out
 
     def run(self, n):
         for i in range(n):
@@ -591,6 +686,25 @@ def test_random_operations_match_the_model(fs, seed):
     umount(mnt)
     assert set(chunk_states(img)) <= {0, 1}
     assert_fsck_clean(img)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_random_xattr_operations_match_the_model(fs, seed):
+    """Mostly extended attributes (lists moving between inodes and
+    blocks, files with them unlinked, renamed and linked), compared call
+    by call and whole after a remount and a full fsck."""
+    img, mnt = fs
+    run = Runner(mnt, seed)
+    run.xattr_share = 0.5
+    run.run(600)
+    assert run.real_xattr_snapshot() == run.xattr_snapshot()
+    umount(mnt)
+    p = subprocess.run([FSCK, "-fn", str(img)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    mount(img, mnt)
+    assert run.real_xattr_snapshot() == run.xattr_snapshot()
+    assert real_snapshot(mnt) == run.m.snapshot()
 
 
 def test_many_files_in_one_directory(fs):

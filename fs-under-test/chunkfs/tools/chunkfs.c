@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,6 +217,17 @@ op_readlink (fuse_req_t req, fuse_ino_t ino)
     fuse_reply_readlink (req, buf);
 }
 
+/* After a create: the directory's default ACL, or the umask (r is the
+ * create's result).
+ */
+static int
+inherit (fuse_req_t req, fuse_ino_t parent, int r, struct cfs_attr *a)
+{
+  if (r < 0)
+    return r;
+  return cfs_acl_inherit (fs, parent, a->ino, fuse_req_ctx (req)->umask, a);
+}
+
 static void
 op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
           dev_t rdev)
@@ -224,8 +236,10 @@ op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   struct cfs_attr a;
 
   reply_entry (req,
-               cfs_mknod (fs, parent, name, (uint16_t)mode, (uint64_t)rdev,
-                          ctx->uid, ctx->gid, &a),
+               inherit (req, parent,
+                        cfs_mknod (fs, parent, name, (uint16_t)mode,
+                                   (uint64_t)rdev, ctx->uid, ctx->gid, &a),
+                        &a),
                &a);
 }
 
@@ -235,9 +249,12 @@ op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
   const struct fuse_ctx *ctx = fuse_req_ctx (req);
   struct cfs_attr a;
 
-  reply_entry (
-      req, cfs_mkdir (fs, parent, name, (uint16_t)mode, ctx->uid, ctx->gid, &a),
-      &a);
+  reply_entry (req,
+               inherit (req, parent,
+                        cfs_mkdir (fs, parent, name, (uint16_t)mode, ctx->uid,
+                                   ctx->gid, &a),
+                        &a),
+               &a);
 }
 
 static void
@@ -322,7 +339,10 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   const struct fuse_ctx *ctx = fuse_req_ctx (req);
   struct fuse_entry_param e;
   struct cfs_attr a;
-  int r = cfs_create (fs, parent, name, (uint16_t)mode, ctx->uid, ctx->gid, &a);
+  int r = inherit (
+      req, parent,
+      cfs_create (fs, parent, name, (uint16_t)mode, ctx->uid, ctx->gid, &a),
+      &a);
 
   if (r < 0) {
     fail (req, r);
@@ -496,6 +516,85 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
                                     mode & FALLOC_FL_KEEP_SIZE));
 }
 
+static void
+op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name,
+             const char *value, size_t size, int flags)
+{
+  unsigned f = 0;
+
+  if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
+    fuse_reply_err (req, EINVAL);
+    return;
+  }
+  if (flags & XATTR_CREATE)
+    f |= CFS_XATTR_CREATE;
+  if (flags & XATTR_REPLACE)
+    f |= CFS_XATTR_REPLACE;
+  reply_status (req, cfs_setxattr (fs, ino, name, value, size, f));
+}
+
+/* A value or list of up to size bytes (0: only its size), from get. */
+static void
+reply_xattr (fuse_req_t req, size_t size, ssize_t n, const char *buf)
+{
+  if (n < 0)
+    fail (req, (int)n);
+  else if (size == 0)
+    fuse_reply_xattr (req, (size_t)n);
+  else
+    fuse_reply_buf (req, buf, (size_t)n);
+}
+
+static void
+op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+  char *buf = malloc (size ? size : 1);
+
+  if (buf == NULL) {
+    fuse_reply_err (req, ENOMEM);
+    return;
+  }
+  reply_xattr (req, size, cfs_getxattr (fs, ino, name, buf, size), buf);
+  free (buf);
+}
+
+static void
+op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+  char *buf = malloc (size ? size : 1);
+
+  if (buf == NULL) {
+    fuse_reply_err (req, ENOMEM);
+    return;
+  }
+  reply_xattr (req, size, cfs_listxattr (fs, ino, buf, size), buf);
+  free (buf);
+}
+
+static void
+op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+  reply_status (req, cfs_removexattr (fs, ino, name));
+}
+
+/* ACLs: with FUSE_POSIX_ACL the kernel reads system.posix_acl_* through
+ * getxattr, caches them, and (default_permissions being on) checks every
+ * access against them as it checks the mode for ext4.  It leaves the rest
+ * to the file system: the library keeps the mode in step with the access
+ * ACL and the ACL with chmod, and op_create/op_mkdir/op_mknod give a new
+ * inode its directory's default ACL.  For that the kernel must not apply
+ * the umask itself (FUSE_DONT_MASK): a default ACL replaces the umask,
+ * and inherit() applies it when there is none.
+ */
+static void
+op_init (void *userdata, struct fuse_conn_info *conn)
+{
+  (void)userdata;
+  if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
+      (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
+    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+}
+
 static const struct fuse_lowlevel_ops ops = {
     .init = op_init,
     .destroy = op_destroy,
@@ -523,6 +622,10 @@ static const struct fuse_lowlevel_ops ops = {
     .statfs = op_statfs,
     .create = op_create,
     .fallocate = op_fallocate,
+    .setxattr = op_setxattr,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+    .removexattr = op_removexattr,
 };
 
 /* fuse_session_loop, with a sync every `commit` seconds while the file

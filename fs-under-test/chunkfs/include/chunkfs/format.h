@@ -36,6 +36,7 @@
 #define CFS_MAGIC_DIR      "CHKD"
 #define CFS_MAGIC_BACKREF  "CHKB"
 #define CFS_MAGIC_MAP      "CHKY"
+#define CFS_MAGIC_XATTR    "CHKA"
 
 enum cfs_chunk_state {
   CFS_UNINIT = 0,
@@ -64,9 +65,10 @@ struct cfs_chunk_header {
 };
 
 /* Inode flags. */
-#define CFS_INODE_CONT     1u /* a continuation */
-#define CFS_INODE_HAS_CONT 2u /* continues in another chunk */
-#define CFS_INODE_INLINE   4u /* an inline symlink */
+#define CFS_INODE_CONT     1u  /* a continuation */
+#define CFS_INODE_HAS_CONT 2u  /* continues in another chunk */
+#define CFS_INODE_INLINE   4u  /* an inline symlink */
+#define CFS_XATTR_INODE    100 /* bytes of in-inode extended attributes */
 
 struct cfs_inode {
   uint16_t mode, flags;
@@ -78,6 +80,11 @@ struct cfs_inode {
   uint32_t direct[CFS_NDIRECT], indirect, dindirect;
   uint64_t rdev;     /* a special file's: its mapping area holds it instead */
   char symlink[100]; /* inline target, NUL-terminated (99 bytes at most) */
+  /* Extended attributes in the inode (not an inline symlink's), as
+   * entries (xattr.c), and the block holding them when they do not fit.
+   */
+  unsigned char xattr[CFS_XATTR_INODE];
+  uint32_t xattr_block; /* chunk-local, 0: none */
 };
 
 /* A fifo, socket or device node: it has no blocks, size 0, and its

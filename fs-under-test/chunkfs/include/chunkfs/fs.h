@@ -136,6 +136,32 @@ extern int cfs_release (struct cfs_fs *fs, uint64_t ino);
 
 extern void cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st);
 
+/* Extended attributes (user., trusted., security.) and POSIX ACLs
+ * (system.posix_acl_access, system.posix_acl_default, in the kernel's
+ * xattr form), as getxattr(2) and friends: with len 0 only the size is
+ * returned; -ERANGE when len is too small, -ENODATA when absent,
+ * -EOPNOTSUPP for another namespace, -ENOSPC when the inode's
+ * attributes would outgrow one block.  Setting the access ACL sets the
+ * mode's permission bits (and keeps no ACL the mode says all of).
+ */
+#define CFS_XATTR_CREATE  1u /* fail with -EEXIST if it exists */
+#define CFS_XATTR_REPLACE 2u /* fail with -ENODATA unless it exists */
+extern ssize_t cfs_getxattr (struct cfs_fs *fs, uint64_t ino, const char *name,
+                             void *buf, size_t len);
+extern int cfs_setxattr (struct cfs_fs *fs, uint64_t ino, const char *name,
+                         const void *value, size_t len, unsigned flags);
+/* The names, each NUL-terminated. */
+extern ssize_t cfs_listxattr (struct cfs_fs *fs, uint64_t ino, char *buf,
+                              size_t len);
+extern int cfs_removexattr (struct cfs_fs *fs, uint64_t ino, const char *name);
+/* A new inode ino in dir (created with the mode asked for, unmasked):
+ * dir's default ACL inherited as POSIX says (a directory's default too,
+ * the mode narrowed by it), or without one the umask applied.  *a is
+ * the new attributes.
+ */
+extern int cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino,
+                            uint32_t umask, struct cfs_attr *a);
+
 /* Where an inode's structures are on the device (the harness's block-type
  * map aims faults with it): the absolute block of its inode-table block,
  * its first data block, its (single) indirect block, and its chunk's
