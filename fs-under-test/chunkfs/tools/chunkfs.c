@@ -132,11 +132,23 @@ reply_attr (fuse_req_t req, int r, const struct cfs_attr *a)
  * write, root's too, not knowing the writer's capabilities.  libfuse's
  * documentation says it is on by default (3.14 leaves it off in fact):
  * it is turned off here whatever a libfuse does.
+ *
+ * ACLs: with FUSE_POSIX_ACL the kernel reads system.posix_acl_* through
+ * getxattr, caches them, and (default_permissions being on) checks every
+ * access against them as it checks the mode for ext4.  It leaves the rest
+ * to the file system: the library keeps the mode in step with the access
+ * ACL and the ACL with chmod, and op_create/op_mkdir/op_mknod give a new
+ * inode its directory's default ACL.  For that the kernel must not apply
+ * the umask itself (FUSE_DONT_MASK): a default ACL replaces the umask,
+ * and inherit() applies it when there is none.
  */
 static void
 op_init (void *userdata, struct fuse_conn_info *conn)
 {
   conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+  if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
+      (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
+    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 }
 
 static void
@@ -575,24 +587,6 @@ static void
 op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
 {
   reply_status (req, cfs_removexattr (fs, ino, name));
-}
-
-/* ACLs: with FUSE_POSIX_ACL the kernel reads system.posix_acl_* through
- * getxattr, caches them, and (default_permissions being on) checks every
- * access against them as it checks the mode for ext4.  It leaves the rest
- * to the file system: the library keeps the mode in step with the access
- * ACL and the ACL with chmod, and op_create/op_mkdir/op_mknod give a new
- * inode its directory's default ACL.  For that the kernel must not apply
- * the umask itself (FUSE_DONT_MASK): a default ACL replaces the umask,
- * and inherit() applies it when there is none.
- */
-static void
-op_init (void *userdata, struct fuse_conn_info *conn)
-{
-  (void)userdata;
-  if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
-      (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
-    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 }
 
 static const struct fuse_lowlevel_ops ops = {
