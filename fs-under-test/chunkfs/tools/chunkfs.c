@@ -527,6 +527,10 @@ reply_xattr (fuse_req_t req, size_t size, ssize_t n, const char *buf)
     fuse_reply_buf (req, buf, (size_t)n);
 }
 
+/* With a getxattr to ask, the kernel asks for security.capability before
+ * every write(2) of a regular file (to drop file capabilities, which FUSE
+ * does not let it mark as absent): one request more per write call.
+ */
 static void
 op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
