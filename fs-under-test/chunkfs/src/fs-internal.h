@@ -292,7 +292,8 @@ struct cfs_xent {
   const unsigned char *name, *value;
 };
 /* The entries of an area (in-inode or an xattr block's), checked: well
- * formed, within it, names valid and unique, zero after the last.  0
+ * formed, within it, names valid and unique, ACLs valid, zero after the
+ * last.  0
  * with ents[*n], or -1 with why.
  */
 extern int cfs_xattr_scan (const unsigned char *area, size_t len,

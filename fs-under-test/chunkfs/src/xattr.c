@@ -31,6 +31,8 @@ static const struct {
 };
 #define NS_COUNT (sizeof ns_tab / sizeof ns_tab[0])
 
+static bool acl_valid (const unsigned char *v, size_t len);
+
 int
 cfs_xattr_scan (const unsigned char *area, size_t len, struct cfs_xent *ents,
                 size_t max, size_t *n, const char **why)
@@ -51,6 +53,8 @@ cfs_xattr_scan (const unsigned char *area, size_t len, struct cfs_xent *ents,
     if (strlen (ns_tab[e.ns].prefix) + e.nlen > 255)
       return *why = "name longer than 255 bytes", -1;
     e.value = e.name + e.nlen;
+    if (ns_tab[e.ns].whole && !acl_valid (e.value, e.vlen))
+      return *why = "an invalid ACL", -1;
     for (j = 0; j < k; j++)
       if (ents[j].ns == e.ns && ents[j].nlen == e.nlen &&
           !memcmp (ents[j].name, e.name, e.nlen))
@@ -309,6 +313,14 @@ acl_decode (const unsigned char *v, size_t len, struct acl *a)
       ((seen & (ACL_USER | ACL_GROUP)) && !(seen & ACL_MASK)))
     return -EINVAL;
   return 0;
+}
+
+static bool
+acl_valid (const unsigned char *v, size_t len)
+{
+  struct acl a;
+
+  return acl_decode (v, len, &a) == 0;
 }
 
 static size_t

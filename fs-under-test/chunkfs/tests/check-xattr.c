@@ -590,7 +590,7 @@ START_TEST (test_fsck_area)
   struct img m;
   int d;
 
-  for (d = 0; d < 4; d++) {
+  for (d = 0; d < 5; d++) {
     build (&m, ino);
     islot_read (&m, ino[2], &s);
     ck_assert_uint_eq (s.in.xattr_block, 0);
@@ -601,8 +601,14 @@ START_TEST (test_fsck_area)
       s.in.xattr[3] = 1; /* a value past the end */
     else if (d == 2)
       s.in.xattr[99] = 1; /* after the last entry */
-    else
+    else if (d == 3)
       memcpy (s.in.xattr + 19, s.in.xattr, 6); /* user.k twice */
+    else {
+      /* An access ACL of version 1 and no entries. */
+      static const unsigned char bad[] = {4, 0, 4, 0, 1, 0, 0, 0};
+      memset (s.in.xattr, 0, sizeof s.in.xattr);
+      memcpy (s.in.xattr, bad, sizeof bad);
+    }
     islot_write (&m, &s);
     repaired (&m, PR_1_XATTR_AREA_BAD, ino[2]);
     img_cleanup (&m);

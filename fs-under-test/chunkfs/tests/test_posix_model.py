@@ -575,10 +575,59 @@ class Runner:
                    "user." + "long" * 40, "trusted.x" * 3]
     XATTR_ROOM = 4060  # bytes of entries an xattr block holds
 
+    ACL = "system.posix_acl_access"
+
     @staticmethod
     def xattr_entry_size(name, value):
-        prefix = "user." if name.startswith("user.") else "trusted."
+        prefix = "user." if name.startswith("user.") else \
+            "trusted." if name.startswith("trusted.") else name
         return 4 + len(name) - len(prefix) + len(value)
+
+    def random_acl(self):
+        """An access ACL in the kernel's xattr form, and the permission
+        bits it gives the mode."""
+        r = self.rng
+        perm = [r.randrange(8) for _ in range(5)]
+        users = sorted(r.sample(range(1000, 1010), r.randrange(3)))
+        groups = sorted(r.sample(range(2000, 2010), r.randrange(2)))
+        none = 0xFFFFFFFF  # the id the kernel gives unnamed entries
+        ents = [(0x01, perm[0], none)]
+        ents += [(0x02, r.randrange(8), u) for u in users]
+        ents += [(0x04, perm[1], none)]
+        ents += [(0x08, r.randrange(8), g) for g in groups]
+        mask = bool(users or groups) or r.randrange(2)
+        if mask:
+            ents.append((0x10, perm[2], none))
+        ents.append((0x20, perm[3], none))
+        value = struct.pack("<I", 2) + b"".join(
+            struct.pack("<HHI", *e) for e in ents)
+        mode = perm[0] << 6 | (perm[2] if mask else perm[1]) << 3 | perm[3]
+        return value, mode, len(ents) > 3
+
+    def setacl_step(self, p):
+        """An access ACL set: the mode follows it, and only an ACL the
+        mode cannot say is kept."""
+        value, mode, kept = self.random_acl()
+        m = self.m
+
+        def mf():
+            a = m.root_xattrs if not p else \
+                m.lookup(p).setdefault("xattrs", {})
+            room = sum(self.xattr_entry_size(k, v)
+                       for k, v in a.items() if k != self.ACL)
+            if kept and room + self.xattr_entry_size(self.ACL, value) > \
+                    self.XATTR_ROOM:
+                raise OSError(errno.ENOSPC, "")
+            if kept:
+                a[self.ACL] = value
+            else:
+                a.pop(self.ACL, None)
+            return oct(mode)
+
+        def rf():
+            os.setxattr(self.real(p), self.ACL, value)
+            return oct(os.stat(self.real(p)).st_mode & 0o777)
+        return "setacl", (p, value.hex()), mf, rf
 
     def xattr_step(self):
         r = self.rng
@@ -590,8 +639,10 @@ class Runner:
             if not p:
                 return m.root_xattrs
             return m.lookup(p).setdefault("xattrs", {})
-        op = r.choices(["setxattr", "getxattr", "listxattr", "removexattr"],
-                       [5, 3, 2, 2])[0]
+        op = r.choices(["setxattr", "getxattr", "listxattr", "removexattr",
+                        "setacl"], [5, 3, 2, 2, 2])[0]
+        if op == "setacl":
+            return self.setacl_step(p)
         if op == "setxattr":
             value = r.randbytes(r.choice([0, 1, 40, 90, 300, 1500, 3000,
                                           5000]))

@@ -557,6 +557,10 @@ reply_xattr (fuse_req_t req, size_t size, ssize_t n, const char *buf)
     fuse_reply_buf (req, buf, (size_t)n);
 }
 
+/* With a getxattr to ask, the kernel asks for security.capability before
+ * every write(2) of a regular file (to drop file capabilities, which FUSE
+ * does not let it mark as absent): one request more per write call.
+ */
 static void
 op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
@@ -570,16 +574,48 @@ op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
   free (buf);
 }
 
+/* The names of list[0..n) but trusted.*: the new length. */
+static size_t
+drop_trusted (char *list, size_t n)
+{
+  size_t in = 0, out = 0;
+
+  while (in < n) {
+    size_t len = strlen (list + in) + 1;
+    if (strncmp (list + in, "trusted.", 8) != 0) {
+      memmove (list + out, list + in, len);
+      out += len;
+    }
+    in += len;
+  }
+  return out;
+}
+
+/* trusted.* is listed to root only, as ext4 lists it only to a caller
+ * with CAP_SYS_ADMIN (the kernel refuses anyone else its values, and
+ * rsync -X or getfattr -m - would stumble on them); uid 0 stands for the
+ * capability here.
+ */
 static void
 op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-  char *buf = malloc (size ? size : 1);
+  ssize_t n = cfs_listxattr (fs, ino, NULL, 0);
+  char *buf;
 
-  if (buf == NULL) {
+  if (n < 0) {
+    fail (req, (int)n);
+    return;
+  }
+  if ((buf = malloc (n ? (size_t)n : 1)) == NULL) {
     fuse_reply_err (req, ENOMEM);
     return;
   }
-  reply_xattr (req, size, cfs_listxattr (fs, ino, buf, size), buf);
+  n = cfs_listxattr (fs, ino, buf, (size_t)n);
+  if (n > 0 && fuse_req_ctx (req)->uid != 0)
+    n = (ssize_t)drop_trusted (buf, (size_t)n);
+  if (n > 0 && size && (size_t)n > size)
+    n = -ERANGE;
+  reply_xattr (req, size, n, buf);
   free (buf);
 }
 
