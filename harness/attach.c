@@ -8,12 +8,16 @@
  * if it was done.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -28,6 +32,19 @@
 
 #define TOOL_TIMEOUT 120 /* seconds for losetup, mount, umount ... */
 #define NBD_TRIES    16  /* nbd devices tried when others take them first */
+/* Seconds from a SIGTERM (or SIGINT, SIGHUP) to aborting the FUSE
+ * connections still up: a healthy teardown (the running command killed,
+ * umount with the daemon's last sync, losetup -d) takes well under a
+ * second on an emulated disk, while a request the disk holds (time=real
+ * on a slow model, a stopped server) may never be answered, and umount,
+ * losetup -d, fusermount3 and even the killed command wait for it in
+ * the kernel, where no signal reaches.  An interrupted trial is not
+ * recorded, so what an abort loses (the daemon's last sync) was going to
+ * be thrown away anyway.
+ */
+#define ABORT_GRACE_S 5
+#define FUSE_CONNS    16 /* FUSE connections watched at once */
+#define FUSECTL       "/sys/fs/fuse/connections"
 
 struct fd_disk {
   char dir[PATH_MAX];
@@ -40,6 +57,7 @@ struct fd_disk {
   char fstype[32];
   char mount_opts[64];
   pid_t nbdkit_pid, nbdfuse_pid;
+  unsigned fuse_conn, fs_conn; /* nbdfuse's, a FUSE file system's (or 0) */
   bool nbd; /* dev is a kernel nbd device, else a loop device */
   bool fuse_mounted, mounted;
 };
@@ -186,15 +204,17 @@ gone (pid_t pid)
   return kill (pid, 0) == -1 && errno == ESRCH;
 }
 
-/* Signal a process and wait until it is gone (escalating to SIGKILL). */
+/* Signal a process and wait until it is gone (escalating to SIGKILL
+ * after grace_s seconds).
+ */
 static void
-stop_pid (pid_t pid, int sig)
+stop_pid (pid_t pid, int sig, int grace_s)
 {
   int i;
 
   if (pid <= 0 || kill (pid, sig) == -1)
     return;
-  for (i = 0; i < 30 * 50; i++) {
+  for (i = 0; i < grace_s * 50; i++) {
     if (gone (pid))
       return;
     sleep_ms (20);
@@ -240,6 +260,177 @@ is_named (pid_t pid, const char *name)
   fclose (fp);
   comm[strcspn (comm, "\n")] = '\0';
   return strcmp (comm, name) == 0;
+}
+
+/* ---- the FUSE watchdog ----
+ *
+ * After an interrupt, the FUSE connections of the disks still attached
+ * (nbdfuse's, and a FUSE file system's such as chunkfs) are aborted
+ * through fusectl once ABORT_GRACE_S have passed: every request of the
+ * connection then fails at once, so nothing waits on a daemon that does
+ * not answer.  A thread does it, since the process's own thread may be
+ * the one waiting.  The table is lock-free (a fork may copy it in any
+ * state); each process that forks and attaches starts its own thread.
+ */
+static _Atomic unsigned watched[FUSE_CONNS];
+static _Atomic pid_t watchdog_pid;
+
+/* A mountinfo field as it is: its \ooo escapes (space, tab, newline,
+ * backslash) decoded in place.
+ */
+static void
+unescape_octal (char *s)
+{
+  char *out = s;
+
+  for (; *s; s++)
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+      s += 3;
+    } else
+      *out++ = *s;
+  *out = '\0';
+}
+
+/* The kernel's id of the FUSE connection mounted on `path` (its
+ * superblock's dev_t in the kernel's encoding, MAJOR << 20 | MINOR: a
+ * fuseblk mount's is its block device's), from /proc/self/mountinfo,
+ * since stat would ask the daemon; 0 if none.
+ */
+static unsigned
+fuse_conn_of (const char *path)
+{
+  FILE *fp = fopen ("/proc/self/mountinfo", "r");
+  char line[PATH_MAX * 2 + 512], at[PATH_MAX], type[64];
+  unsigned maj, min, id = 0;
+
+  if (fp == NULL)
+    return 0;
+  while (fgets (line, sizeof line, fp)) {
+    const char *dash = strstr (line, " - ");
+    if (sscanf (line, "%*u %*u %u:%u %*s %4095s", &maj, &min, at) != 3 ||
+        dash == NULL || sscanf (dash, " - %63s", type) != 1)
+      continue;
+    unescape_octal (at);
+    if (strcmp (at, path) == 0 && strncmp (type, "fuse", 4) == 0)
+      id = maj << 20 | min; /* the last mount on path is the one seen */
+  }
+  fclose (fp);
+  return id;
+}
+
+static void
+abort_conn (unsigned id)
+{
+  char path[64];
+  int fd;
+
+  snprintf (path, sizeof path, FUSECTL "/%u/abort", id);
+  if ((fd = open (path, O_WRONLY)) == -1) {
+    fprintf (stderr, "futuredisk: %s: %s\n", path, fd_strerror (errno));
+    return;
+  }
+  if (write (fd, "1", 1) == 1)
+    fprintf (stderr,
+             "futuredisk: FUSE connection %u aborted: still up %d s after "
+             "the signal\n",
+             id, ABORT_GRACE_S);
+  close (fd);
+}
+
+/* Is SIGINT, SIGTERM or SIGHUP pending for the process?  Its handler
+ * (which sets fd_interrupted) runs only when the thread it went to
+ * leaves the kernel, and that thread may be the one a FUSE request
+ * holds: the signal then waits in the process's shared queue.
+ */
+static bool
+signal_pending (void)
+{
+  FILE *fp = fopen ("/proc/self/status", "r");
+  char line[256];
+  unsigned long long pend = 0;
+
+  if (fp == NULL)
+    return false;
+  while (fgets (line, sizeof line, fp))
+    if (sscanf (line, "ShdPnd: %llx", &pend) == 1)
+      break;
+  fclose (fp);
+  return pend &
+         (1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1) | 1ull << (SIGHUP - 1));
+}
+
+static void *
+watchdog (void *unused)
+{
+  double since = 0;
+
+  for (;;) {
+    sleep_ms (100);
+    if (!fd_interrupted && !signal_pending ()) {
+      since = 0;
+      continue;
+    }
+    if (since == 0)
+      since = fd_now_s ();
+    if (fd_now_s () - since < ABORT_GRACE_S)
+      continue;
+    for (int i = 0; i < FUSE_CONNS; i++) {
+      unsigned id = atomic_exchange (&watched[i], 0);
+      if (id)
+        abort_conn (id);
+    }
+  }
+  return unused;
+}
+
+/* Watch the FUSE connection on mount point `path`: its id, or 0. */
+static unsigned
+watch_fuse (const char *path)
+{
+  unsigned id = fuse_conn_of (path);
+  sigset_t all, old;
+  pthread_t t;
+
+  if (id == 0)
+    return 0;
+  /* fusectl, where the abort files are, is mounted by systemd on most
+   * machines but not in a container.
+   */
+  {
+    char dir[64];
+    snprintf (dir, sizeof dir, FUSECTL "/%u", id);
+    if (access (dir, F_OK) != 0)
+      mount ("fusectl", FUSECTL, "fusectl", 0, NULL);
+  }
+  for (int i = 0; i < FUSE_CONNS; i++) {
+    unsigned none = 0;
+    if (atomic_compare_exchange_strong (&watched[i], &none, id))
+      break;
+  }
+  if (atomic_load (&watchdog_pid) == getpid ())
+    return id;
+  /* Signals go to the thread they are meant to interrupt, not to this. */
+  sigfillset (&all);
+  pthread_sigmask (SIG_BLOCK, &all, &old);
+  if (pthread_create (&t, NULL, watchdog, NULL) == 0) {
+    pthread_detach (t);
+    atomic_store (&watchdog_pid, getpid ());
+  }
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  return id;
+}
+
+/* The connection is gone (unmounted): no longer watched. */
+static void
+unwatch_fuse (unsigned *id)
+{
+  for (int i = 0; *id && i < FUSE_CONNS; i++) {
+    unsigned mine = *id;
+    atomic_compare_exchange_strong (&watched[i], &mine, 0);
+  }
+  *id = 0;
 }
 
 static int
@@ -334,6 +525,7 @@ start_nbdfuse (struct fd_disk *d, struct fm_err *err)
   if (stat (d->fusefile, &st) == -1) {
     return fm_fail (err, "nbdfuse: %s: %s", d->fusefile, fd_strerror (errno));
   }
+  d->fuse_conn = watch_fuse (d->fusedir);
   return 0;
 }
 
@@ -511,12 +703,14 @@ fd_disk_mount (struct fd_disk *d, struct fm_err *err)
       if (fd_run_ok (cmd, TOOL_TIMEOUT, err) == -1)
         return -1;
       d->mounted = true;
+      d->fs_conn = watch_fuse (d->mount);
       return 0;
     }
   }
   if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1)
     return -1;
   d->mounted = true;
+  d->fs_conn = watch_fuse (d->mount);
   return 0;
 }
 
@@ -532,6 +726,7 @@ fd_disk_unmount (struct fd_disk *d, struct fm_err *err)
   for (i = 0; i < 10; i++) {
     if (fd_run_ok (argv, TOOL_TIMEOUT, err) == 0) {
       d->mounted = false;
+      unwatch_fuse (&d->fs_conn);
       return 0;
     }
     sleep_ms (200);
@@ -753,14 +948,22 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
     *err = e;
     ret = -1;
   }
+  if (!is_mount_point (d->fusedir))
+    unwatch_fuse (&d->fuse_conn);
   /* nbdfuse exits once unmounted; make sure, then stop the server (its
    * cleanup writes the stats file and destages the cache).  A pid from a
    * state file may be stale: only signal what is still ours.
    */
+  /* Interrupted, nbdfuse may still wait for a reply the server holds
+   * (its connection aborted, it has nothing left to do): no grace.
+   */
   if (is_named (d->nbdfuse_pid, "nbdfuse"))
-    stop_pid (d->nbdfuse_pid, SIGTERM);
+    stop_pid (d->nbdfuse_pid, fd_interrupted ? SIGKILL : SIGTERM, 30);
+  /* A server holding requests may take long to stop: interrupted, it
+   * gets the grace the FUSE connections got.
+   */
   if (is_named (d->nbdkit_pid, "nbdkit"))
-    stop_pid (d->nbdkit_pid, SIGTERM);
+    stop_pid (d->nbdkit_pid, SIGTERM, fd_interrupted ? ABORT_GRACE_S : 30);
   rmdir (d->fusedir);
   unlink (d->pidfile);
   unlink (d->fusepid);

@@ -14,8 +14,7 @@ Then:
   * ext4: `e2fsck -fn`, the full check a crash or an error calls for.
 
 Times are the plugin's virtual seconds between two `stats` replies.
-Also: sequential write and read throughput (wall MB/s) through the
-chunkfs FUSE mount and through ext4, on an ideal disk in virtual time.
+(Throughput against ext4 is bench_throughput.py's.)
 
 usage: bench_chunkfs.py BUILD-DIR [--quick]   (run as root)
 """
@@ -197,64 +196,14 @@ def bench_ext4(profile, size):
     return res
 
 
-def throughput(fs):
-    """Sequential 1 MiB writes then reads of one file, wall MB/s."""
-    mib = 128 if QUICK else 512
-    disk = Disk("ideal", "4G")
-    mnt = tempfile.mkdtemp(prefix="bench-mnt.")
-    try:
-        if fs == "chunkfs":
-            subprocess.run([f"{TOOLS}/mkfs.chunkfs", "-q", disk.uri],
-                           check=True)
-            mount_chunkfs(disk, mnt)
-        else:
-            dev = disk.block_device()
-            subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
-            subprocess.run(["mount", dev, mnt], check=True)
-        buf = os.urandom(1 << 20)
-        path = os.path.join(mnt, "f")
-        t = time.monotonic()
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
-        for _ in range(mib):
-            os.write(fd, buf)
-        os.fsync(fd)
-        os.close(fd)
-        w = mib / (time.monotonic() - t)
-        # Cold read: unmount and mount again, so no page cache helps.
-        if fs == "chunkfs":
-            umount_chunkfs(disk, mnt)
-            mount_chunkfs(disk, mnt)
-        else:
-            subprocess.run(["umount", mnt], check=True)
-            subprocess.run(["mount", disk.loop, mnt], check=True)
-        t = time.monotonic()
-        fd = os.open(path, os.O_RDONLY)
-        while os.read(fd, 1 << 20):
-            pass
-        os.close(fd)
-        r = mib / (time.monotonic() - t)
-        log(f"{fs} throughput: write {w:.0f} MB/s, read {r:.0f} MB/s")
-        return {"write_MBps": w, "read_MBps": r}
-    finally:
-        if fs == "chunkfs":
-            if chunkfs_daemons(disk.uri):
-                umount_chunkfs(disk, mnt)
-        else:
-            subprocess.run(["umount", mnt], capture_output=True)
-        disk.close()
-        os.rmdir(mnt)
-
-
 def main():
     # Each roadmap disk at its own capacity: 500 GB and 8 TB.
     disks = [("roadmap-2006", None), ("roadmap-2013", None)]
-    out = {"chunkfs": [], "ext4": [], "throughput": {}}
+    out = {"chunkfs": [], "ext4": []}
     t0 = time.monotonic()
     for profile, size in disks:
         out["chunkfs"].append(bench_chunkfs(profile, size))
         out["ext4"].append(bench_ext4(profile, size))
-    for fs in ("chunkfs", "ext4"):
-        out["throughput"][fs] = throughput(fs)
     small, big = out["chunkfs"]
     e_small, e_big = out["ext4"]
     out["ratios"] = {

@@ -6,10 +6,14 @@
 
 /* ---- crc32c ---- */
 
+/* Slicing by 8 (eight bytes a step through eight tables): every inode
+ * read or written is checked or sealed, on the hot path of each file
+ * block, and byte at a time was most of the FUSE daemon's CPU time.
+ */
 uint32_t
 cfs_crc32c (uint32_t crc, const void *buf, size_t len)
 {
-  static uint32_t table[256];
+  static uint32_t t[8][256];
   static int ready;
   const unsigned char *p = buf;
 
@@ -19,12 +23,21 @@ cfs_crc32c (uint32_t crc, const void *buf, size_t len)
       uint32_t c = i;
       for (int k = 0; k < 8; k++)
         c = c & 1 ? 0x82F63B78u ^ (c >> 1) : c >> 1;
-      table[i] = c;
+      t[0][i] = c;
     }
+    for (int k = 1; k < 8; k++)
+      for (int i = 0; i < 256; i++)
+        t[k][i] = t[0][t[k - 1][i] & 0xff] ^ (t[k - 1][i] >> 8);
     ready = 1;
   }
+  for (; len >= 8; len -= 8, p += 8) {
+    uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                         (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^
+          t[4][lo >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+  }
   while (len--)
-    crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
   return crc;
 }
 

@@ -64,6 +64,20 @@ START_TEST (test_crc32c)
     unsigned char z[32] = {0};
     ck_assert_uint_eq (~cfs_crc32c (~0u, z, 32), 0x8A9136AAu);
   }
+  /* RFC 3720's other examples: 32 bytes of 0xFF, and 0, 1, ... 31 --
+   * fed in pieces of every length, so the eight-byte steps and the byte
+   * tail meet at every alignment.
+   */
+  {
+    unsigned char ff[32], inc[32];
+    for (int i = 0; i < 32; i++)
+      ff[i] = 0xFF, inc[i] = (unsigned char)i;
+    ck_assert_uint_eq (~cfs_crc32c (~0u, ff, 32), 0x62A8AB43u);
+    for (size_t cut = 0; cut <= 32; cut++)
+      ck_assert_uint_eq (
+          ~cfs_crc32c (cfs_crc32c (~0u, inc, cut), inc + cut, 32 - cut),
+          0x46DD794Eu);
+  }
   /* The seed is the UUID: the same bytes check differently elsewhere. */
   ck_assert_uint_ne (cfs_meta_crc (uuid_a, "x", 1),
                      cfs_meta_crc (uuid_b, "x", 1));

@@ -1,15 +1,19 @@
 /* chunkfs — the FUSE mount: `chunkfs [-o OPTS] DEVICE|URI MOUNTPOINT`.
  *
- * libfuse's low-level API, single-threaded: chunkfs names inodes itself
- * (chunk, inode), which is what the low-level API wants, and the file
- * system underneath serialises its callers.
+ * libfuse's low-level API: chunkfs names inodes itself (chunk, inode),
+ * which is what the low-level API wants.  Several threads take requests
+ * from the kernel (reading a 1 MiB write off /dev/fuse is a copy worth
+ * overlapping), but libchunkfs is single-threaded: every request is
+ * processed holding fs_lock, taken in one place (serve_requests), so an
+ * operation added to `ops` needs no locking of its own.
  */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +21,17 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
 
-#define TTL 1.0 /* seconds the kernel may cache names and attributes */
+#define TTL           1.0 /* seconds the kernel may cache names and attributes */
+#define WORKERS       4   /* threads taking requests */
+#define MAX_WRITE     (1u << 20)
+#define READ_AHEAD_KB 1024
 
 struct options {
   char *device;
@@ -32,6 +40,7 @@ struct options {
 };
 
 static struct cfs_fs *fs;
+static pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *progname = "chunkfs";
 
 static void
@@ -145,6 +154,7 @@ reply_attr (fuse_req_t req, int r, const struct cfs_attr *a)
 static void
 op_init (void *userdata, struct fuse_conn_info *conn)
 {
+  conn->max_write = MAX_WRITE; /* whole 1 MiB writes, one request each */
   conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
   if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
       (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
@@ -401,12 +411,6 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 }
 
 static void
-op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-  fuse_reply_err (req, 0); /* nothing is held per open file */
-}
-
-static void
 op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   int r = cfs_release (fs, ino);
@@ -625,6 +629,10 @@ op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
   reply_status (req, cfs_removexattr (fs, ino, name));
 }
 
+/* No flush: nothing is held per open file, and without the op libfuse
+ * answers ENOSYS, after which the kernel stops sending FLUSH -- one
+ * round trip less on every close.
+ */
 static const struct fuse_lowlevel_ops ops = {
     .init = op_init,
     .destroy = op_destroy,
@@ -642,7 +650,6 @@ static const struct fuse_lowlevel_ops ops = {
     .open = op_open,
     .read = op_read,
     .write = op_write,
-    .flush = op_flush,
     .release = op_release,
     .fsync = op_fsync,
     .opendir = op_opendir,
@@ -658,51 +665,146 @@ static const struct fuse_lowlevel_ops ops = {
     .removexattr = op_removexattr,
 };
 
-/* fuse_session_loop, with a sync every `commit` seconds while the file
- * system has changes: the commit interval bounds what a crash loses, and
- * how many chunks it leaves dirty.
- */
-static int
-serve (struct fuse_session *se, int commit)
+struct server {
+  struct fuse_session *se;
+  sem_t stopped; /* posted by each worker that stops */
+  pthread_t workers[WORKERS];
+  int nworkers;
+};
+
+static void
+free_buf (void *opaque)
 {
+  free (((struct fuse_buf *)opaque)->mem);
+}
+
+/* A worker: take requests (cancellable only while waiting for one) and
+ * process each holding fs_lock, until the file system is unmounted or
+ * the session told to exit.
+ */
+static void *
+serve_requests (void *opaque)
+{
+  struct server *sv = opaque;
   struct fuse_buf buf = {0};
-  struct pollfd p = {.fd = fuse_session_fd (se), .events = POLLIN};
-  double last = (double)now_ns () / 1e9;
-  int r = 0;
+  int r;
 
-  while (!fuse_session_exited (se)) {
-    double now;
-    int n = poll (&p, 1, commit > 0 ? 500 : -1);
-
-    if (n < 0 && errno != EINTR) {
-      r = -errno;
+  pthread_setcancelstate (PTHREAD_CANCEL_DISABLE, NULL);
+  pthread_cleanup_push (free_buf, &buf);
+  while (!fuse_session_exited (sv->se)) {
+    pthread_setcancelstate (PTHREAD_CANCEL_ENABLE, NULL);
+    r = fuse_session_receive_buf (sv->se, &buf);
+    pthread_setcancelstate (PTHREAD_CANCEL_DISABLE, NULL);
+    if (r == -EINTR || r == -EAGAIN)
+      continue;
+    if (r <= 0) {
+      if (r < 0 && r != -ENODEV) /* ENODEV: unmounted */
+        fprintf (stderr, "%s: reading a request: %s\n", progname,
+                 strerror (-r));
+      fuse_session_exit (sv->se);
       break;
     }
-    if (n > 0) {
-      r = fuse_session_receive_buf (se, &buf);
-      if (r == -EINTR)
-        continue;
-      if (r <= 0) {
-        if (r == -ENODEV)
-          r = 0; /* unmounted */
-        break;
-      }
-      fuse_session_process_buf (se, &buf);
-      r = 0;
-    }
-    now = (double)now_ns () / 1e9;
-    if (commit > 0 && now - last >= commit) {
-      struct cfs_err err;
-      struct cfs_fsstat st;
-      cfs_statfs (fs, &st);
-      if (st.dirty_chunks && cfs_fs_sync (fs, &err) == -1)
-        fprintf (stderr, "%s: %s\n", progname, err.msg);
-      last = now;
-    }
+    pthread_mutex_lock (&fs_lock);
+    fuse_session_process_buf (sv->se, &buf);
+    pthread_mutex_unlock (&fs_lock);
   }
-  free (buf.mem);
+  pthread_cleanup_pop (1);
+  sem_post (&sv->stopped);
+  return NULL;
+}
+
+/* Sync if `commit` seconds passed since the last one and there are
+ * changes: the commit interval bounds what a crash loses, and how many
+ * chunks it leaves dirty.
+ */
+static void
+commit_if_due (int commit, double *last)
+{
+  double now = (double)now_ns () / 1e9;
+  struct cfs_err err;
+  struct cfs_fsstat st;
+
+  if (commit <= 0 || now - *last < commit)
+    return;
+  pthread_mutex_lock (&fs_lock);
+  cfs_statfs (fs, &st);
+  if (st.dirty_chunks && cfs_fs_sync (fs, &err) == -1)
+    fprintf (stderr, "%s: %s\n", progname, err.msg);
+  pthread_mutex_unlock (&fs_lock);
+  *last = now;
+}
+
+/* A larger read-ahead for the mount's own backing device info: the
+ * kernel reads ahead 128 KiB at a time by default, one request (and one
+ * NBD round trip) each, and the INIT reply can only lower that.  The
+ * stat waits for INIT, served by the workers; when it returns the
+ * kernel has its limits and the setting sticks.  Unprivileged, or with
+ * no sysfs, the default stays: this is speed, not behaviour.
+ */
+static void
+read_ahead (const char *mountpoint)
+{
+  char path[128];
+  struct stat st;
+  FILE *fp;
+
+  if (stat (mountpoint, &st) == -1)
+    return;
+  /* fuseblk's is "MAJ:MIN-fuseblk"; a plain FUSE mount's, on an
+   * anonymous device (major 0), "0:MIN".
+   */
+  snprintf (path, sizeof path, "/sys/class/bdi/%u:%u-fuseblk/read_ahead_kb",
+            major (st.st_dev), minor (st.st_dev));
+  if (access (path, W_OK) != 0) {
+    if (major (st.st_dev) != 0)
+      return;
+    snprintf (path, sizeof path, "/sys/class/bdi/0:%u/read_ahead_kb",
+              minor (st.st_dev));
+  }
+  if ((fp = fopen (path, "w")) != NULL) {
+    fprintf (fp, "%d\n", READ_AHEAD_KB);
+    fclose (fp);
+  }
+}
+
+/* The workers serve until unmounted (or a signal); this thread commits
+ * meanwhile.  0, or -1 if no worker could start.
+ */
+static int
+serve (struct fuse_session *se, const char *mountpoint, int commit)
+{
+  struct server sv = {.se = se};
+  double last = (double)now_ns () / 1e9;
+  int i;
+
+  sem_init (&sv.stopped, 0, 0);
+  for (i = 0; i < WORKERS; i++)
+    if (pthread_create (&sv.workers[sv.nworkers], NULL, serve_requests, &sv) ==
+        0)
+      sv.nworkers++;
+  if (sv.nworkers == 0) {
+    fprintf (stderr, "%s: no thread to serve requests\n", progname);
+    sem_destroy (&sv.stopped);
+    return -1;
+  }
+  read_ahead (mountpoint);
+  while (!fuse_session_exited (se)) {
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 500000000;
+    ts.tv_sec += ts.tv_nsec / 1000000000, ts.tv_nsec %= 1000000000;
+    if (sem_timedwait (&sv.stopped, &ts) == 0)
+      sem_post (&sv.stopped); /* one stopped: the loop sees the exit */
+    commit_if_due (commit, &last);
+  }
+  /* The others may still wait for a request that never comes. */
+  for (i = 0; i < sv.nworkers; i++)
+    pthread_cancel (sv.workers[i]);
+  for (i = 0; i < sv.nworkers; i++)
+    pthread_join (sv.workers[i], NULL);
+  sem_destroy (&sv.stopped);
   fuse_session_reset (se);
-  return r < 0 ? -1 : 0;
+  return 0;
 }
 
 enum {
@@ -800,7 +902,7 @@ mount_and_serve (struct fuse_args *args, const struct fuse_cmdline_opts *co,
   if (fuse_set_signal_handlers (se) == 0) {
     if (fuse_session_mount (se, co->mountpoint) == 0) {
       fuse_daemonize (co->foreground);
-      ret = serve (se, commit) != 0;
+      ret = serve (se, co->mountpoint, commit) != 0;
       fuse_session_unmount (se);
     }
     fuse_remove_signal_handlers (se);
