@@ -418,6 +418,106 @@ START_TEST (test_random_damage)
 }
 END_TEST
 
+/* cfs_file_runs: what it gives is where the file's bytes are. */
+struct runs {
+  int fd;
+  uint64_t blocks, next, calls;
+  struct cfs_fs *fs;
+  uint64_t ino;
+};
+
+static int
+one_run (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  struct runs *x = opaque;
+  char dev[CFS_BLOCK], file[CFS_BLOCK];
+  uint64_t k;
+
+  ck_assert_uint_ge (lblk, x->next); /* in file order, not overlapping */
+  ck_assert_uint_gt (count, 0);
+  for (k = 0; k < count; k++) {
+    ck_assert_int_eq (
+        pread (x->fd, dev, sizeof dev, (off_t)((abs + k) * CFS_BLOCK)),
+        CFS_BLOCK);
+    memset (file, 0, sizeof file);
+    ck_assert_int_ge (
+        cfs_pread (x->fs, x->ino, file, sizeof file, (lblk + k) * CFS_BLOCK),
+        1);
+    ck_assert_msg (memcmp (dev, file, sizeof dev) == 0,
+                   "file block %llu is not at device block %llu",
+                   (unsigned long long)(lblk + k),
+                   (unsigned long long)(abs + k));
+  }
+  x->next = lblk + count;
+  x->blocks += count;
+  x->calls++;
+  return 0;
+}
+
+static struct runs
+runs_of (struct cfs_fs *fs, int fd, const char *dir, const char *name)
+{
+  struct runs x = {.fd = fd, .fs = fs};
+  struct cfs_attr a;
+  uint64_t at = 1;
+
+  if (dir) {
+    ck_assert_int_eq (cfs_lookup (fs, 1, dir, &a), 0);
+    at = a.ino;
+  }
+  ck_assert_int_eq (cfs_lookup (fs, at, name, &a), 0);
+  x.ino = a.ino;
+  ck_assert_int_eq (cfs_file_runs (fs, a.ino, one_run, &x), 0);
+  return x;
+}
+
+static int
+stop_run (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  (void)lblk, (void)abs, (void)count;
+  ++*(int *)opaque;
+  return 7;
+}
+
+START_TEST (test_file_runs)
+{
+  struct img m;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_attr a;
+  struct runs x;
+  int fd, calls = 0;
+
+  build (&m, 1);
+  io = cfs_open (m.path, false, &err);
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  fs = open_fs (io, 0);
+  fd = open (m.path, O_RDONLY);
+  ck_assert_int_ge (fd, 0);
+  /* 40 MiB over 16 MiB chunks: continuations in other chunks, so more
+   * than one run, and every block found.
+   */
+  x = runs_of (fs, fd, NULL, "big");
+  ck_assert_uint_eq (x.blocks, (40 << 20) / CFS_BLOCK);
+  ck_assert_uint_gt (x.calls, 2);
+  /* One byte at 100 MiB: one block, the hole before it left out. */
+  x = runs_of (fs, fd, "dir2", "sparse");
+  ck_assert_uint_eq (x.blocks, 1);
+  ck_assert_uint_eq (x.next, (100 << 20) / CFS_BLOCK + 1);
+  /* An inline symlink has no data blocks; a stop is passed back. */
+  x = runs_of (fs, fd, "dir0", "sym");
+  ck_assert_uint_eq (x.blocks, 0);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "big", &a), 0);
+  ck_assert_int_eq (cfs_file_runs (fs, a.ino, stop_run, &calls), 7);
+  ck_assert_int_eq (calls, 1);
+  close (fd);
+  cfs_fs_abandon (fs);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -428,6 +528,7 @@ main (void)
       {"bad_inode", test_bad_inode},
       {"broken_chain", test_broken_chain},
       {"random_damage", test_random_damage},
+      {"file_runs", test_file_runs},
   };
 
   return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);
