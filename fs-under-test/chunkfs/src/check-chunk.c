@@ -137,6 +137,7 @@ ck_chunk (struct ck *k, uint32_t c)
     ck_map_set (k, c, false);
     return;
   }
+  ck_in_use (k, c);
   if (chunk_alloc (k) == -1)
     k->res->exit |= CFS_EXIT_ERROR;
   else {

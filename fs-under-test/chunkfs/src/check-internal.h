@@ -48,6 +48,11 @@ struct ck {
   bool write; /* the mode may change the disk */
   unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK];
   bool map_dirty[CFS_MAP_BLOCKS];
+  /* The initialised-chunks map (FORMAT.md): a clear bit lets -f skip the
+   * chunk unread; a block that did not check is rebuilt from headers.
+   */
+  unsigned char imap[CFS_MAP_BLOCKS / 2][CFS_BLOCK];
+  bool imap_ok[CFS_MAP_BLOCKS / 2], imap_dirty[CFS_MAP_BLOCKS / 2];
   uint8_t *queued; /* per chunk: 0x80 waiting on the work list; the low
                     * bits count the checks (a chunk is rechecked when a
                     * repair elsewhere changes it, four times at most)
@@ -85,6 +90,11 @@ extern int ck_read (struct ck *k, uint64_t abs, void *buf);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
+/* Chunk c is in use: its bit in the initialised-chunks map must be set
+ * (a problem if the map was read and says otherwise; under -f the chunk,
+ * skipped for it, is queued).
+ */
+extern void ck_in_use (struct ck *k, uint32_t c);
 /* A chunk's header (cached); -1 if unreadable or uninitialised. */
 extern int ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h);
 extern void ck_header_forget (struct ck *k, uint32_t c);

@@ -172,6 +172,34 @@ ck_map_set (struct ck *k, uint32_t c, bool on)
   k->map_dirty[c / CFS_BITS_PER_BITMAP] = true;
 }
 
+static bool
+imap_bit (const struct ck *k, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return k->imap[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >>
+             bit % 8 &
+         1;
+}
+
+void
+ck_in_use (struct ck *k, uint32_t c)
+{
+  uint32_t j = c / CFS_BITS_PER_BITMAP, bit = c % CFS_BITS_PER_BITMAP;
+  bool fix = true;
+
+  if (c >= k->sb.chunks || imap_bit (k, c))
+    return;
+  /* A block being rebuilt was reported once, as a whole. */
+  if (k->imap_ok[j])
+    fix = ck_fix (k, PR_0_INITMAP_STALE, c);
+  /* Set in memory either way, so it is reported once. */
+  k->imap[j][CFS_HEADER_SIZE + bit / 8] |= (unsigned char)(1u << bit % 8);
+  k->imap_dirty[j] |= fix;
+  if (k->o->full)
+    ck_queue (k, c); /* -f skipped it: check it now */
+}
+
 int
 ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
 {
@@ -192,6 +220,9 @@ ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
     e->ok = ck_read (k, cfs_block (&k->sb, c, 0), blk) == 0 &&
             cfs_header_decode (blk, k->sb.uuid, c, &e->h, &err) == 0 &&
             e->h.state != CFS_UNINIT;
+    /* A reference led here: a chunk in use -f would have skipped. */
+    if (e->ok)
+      ck_in_use (k, c);
   }
   *h = e->h;
   return e->ok ? 0 : -1;
@@ -606,30 +637,68 @@ read_super (struct ck *k)
   return 0;
 }
 
+/* The dirty map and the initialised-chunks map after it, in one read
+ * (per block if that fails, so one bad block costs only itself); a block
+ * that does not check is reported and rebuilt.
+ */
+static void
+read_maps (struct ck *k, bool map_ok[])
+{
+  uint32_t j, nmap = cfs_map_blocks (&k->sb);
+  unsigned char *buf = malloc ((size_t)2 * nmap * CFS_BLOCK);
+  struct cfs_err err;
+  bool all = buf && cfs_read (k->io, CFS_MAP_BLOCK, 2 * nmap, buf, &err) == 0;
+
+  for (j = 0; j < 2 * nmap; j++) {
+    unsigned char *b = j < nmap ? k->map[j] : k->imap[j - nmap];
+    bool ok;
+    k->errmsg[0] = '\0';
+    if (all)
+      memcpy (b, buf + (size_t)j * CFS_BLOCK, CFS_BLOCK);
+    ok = (all || ck_read (k, CFS_MAP_BLOCK + j, b) == 0) &&
+         cfs_meta_check (b, k->sb.uuid,
+                         j < nmap ? CFS_MAGIC_MAP : CFS_MAGIC_INITMAP,
+                         CFS_NO_CHUNK, 0, &err) == 0;
+    if (j < nmap)
+      map_ok[j] = ok;
+    else
+      k->imap_ok[j - nmap] = ok;
+    if (ok)
+      continue;
+    ck_fix (k, j < nmap ? PR_0_MAP_BAD : PR_0_INITMAP_BAD, j % nmap,
+            k->errmsg[0] ? k->errmsg : err.msg);
+    cfs_meta_begin (b, j < nmap ? CFS_MAGIC_MAP : CFS_MAGIC_INITMAP, 0,
+                    CFS_NO_CHUNK, 0);
+    memset (b + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    if (j < nmap)
+      k->map_dirty[j] = true;
+    else
+      k->imap_dirty[j - nmap] = true;
+  }
+  free (buf);
+}
+
 static void
 choose_chunks (struct ck *k)
 {
-  uint32_t c, j, nmap = cfs_map_blocks (&k->sb);
+  uint32_t c;
   struct cfs_err err;
   bool map_ok[CFS_MAP_BLOCKS];
 
-  for (j = 0; j < nmap; j++) {
-    map_ok[j] = ck_read (k, CFS_MAP_BLOCK + j, k->map[j]) == 0 &&
-                cfs_meta_check (k->map[j], k->sb.uuid, CFS_MAGIC_MAP,
-                                CFS_NO_CHUNK, 0, &err) == 0;
-    if (!map_ok[j]) {
-      ck_fix (k, PR_0_MAP_BAD, j, k->errmsg[0] ? k->errmsg : err.msg);
-      cfs_meta_begin (k->map[j], CFS_MAGIC_MAP, 0, CFS_NO_CHUNK, 0);
-      memset (k->map[j] + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
-      k->map_dirty[j] = true;
-    }
-  }
+  read_maps (k, map_ok);
   for (c = 0; c < k->sb.chunks; c++) {
     struct cfs_chunk_header h;
     unsigned char blk[CFS_BLOCK];
-    bool covered_bad = !map_ok[c / CFS_BITS_PER_BITMAP];
+    uint32_t j = c / CFS_BITS_PER_BITMAP;
+    bool covered_bad = !map_ok[j];
 
     if (!k->o->full && !covered_bad && !map_bit (k, c))
+      continue;
+    /* Never initialised (the bit is durable before the chunk is): -f
+     * has nothing to read there.  Chunk 0 (the root's) always is.
+     */
+    if (k->o->full && c > 0 && !covered_bad && !map_bit (k, c) &&
+        k->imap_ok[j] && !imap_bit (k, c))
       continue;
     /* A header that cannot be read is checked (pass 1 says so). */
     if (ck_read (k, cfs_block (&k->sb, c, 0), blk) == -1 ||
@@ -637,6 +706,8 @@ choose_chunks (struct ck *k)
       ck_queue (k, c);
       continue;
     }
+    if (h.state != CFS_UNINIT)
+      ck_in_use (k, c);
     if (h.state == CFS_DIRTY || h.state == CFS_DAMAGED ||
         (k->o->full && h.state == CFS_CLEAN))
       ck_queue (k, c);
@@ -695,11 +766,16 @@ cfs_check (struct cfs_io *io, const struct cfs_check_opts *o,
                o->name);
   }
   ck_pass (k, 0);
-  for (j = 0; j < cfs_map_blocks (&k->sb); j++)
+  for (j = 0; j < cfs_map_blocks (&k->sb); j++) {
     if (k->map_dirty[j] && k->write) {
       cfs_meta_seal (k->sb.uuid, k->map[j]);
       ck_write (k, CFS_MAP_BLOCK + j, k->map[j]);
     }
+    if (k->imap_dirty[j] && k->write) {
+      cfs_meta_seal (k->sb.uuid, k->imap[j]);
+      ck_write (k, cfs_initmap_block (&k->sb) + j, k->imap[j]);
+    }
+  }
   if (k->write && cfs_flush (io, &err) == -1) {
     if (o->out)
       fprintf (o->out, "%s: %s\n", o->name, err.msg);
