@@ -133,7 +133,10 @@ ck_chunk (struct ck *k, uint32_t c)
   k->nbr = 0;
   k->br_changed = false;
   ck_pass (k, 1);
+  /* Header, bitmaps and inode table lie together: one request. */
+  ck_prefetch (k, ck_abs (k, 0), k->g.first_data);
   if (read_header (k) == -1) {
+    ck_prefetch (k, 0, 0);
     ck_map_set (k, c, false);
     return;
   }
@@ -152,5 +155,6 @@ ck_chunk (struct ck *k, uint32_t c)
     ck_pass5 (k, fixed_before);
   }
   ck_header_forget (k, c); /* it may have been rewritten */
+  ck_prefetch (k, 0, 0);
   chunk_free (k);
 }

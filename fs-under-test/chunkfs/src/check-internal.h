@@ -62,6 +62,12 @@ struct ck {
   struct pending *pend;
   size_t npend, apend;
   struct hcache hc[CK_HCACHE];
+  /* The metadata of the chunk being checked (header, bitmaps, inode
+   * table: contiguous), read in one request; ck_read serves from it.
+   */
+  unsigned char *pf;
+  uint64_t pf_abs;
+  uint32_t pf_n;
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -87,6 +93,11 @@ struct ck {
 extern bool ck_fix (struct ck *k, uint32_t code, ...);
 extern void ck_pass (struct ck *k, int pass);
 extern int ck_read (struct ck *k, uint64_t abs, void *buf);
+/* Read blocks [abs, abs + n) in one request, for ck_read to serve; if
+ * the request fails, ck_read reads them one by one (so one bad block
+ * costs only itself).  n = 0 forgets them.
+ */
+extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);

@@ -96,10 +96,35 @@ ck_fix (struct ck *k, uint32_t code, ...)
   return yes;
 }
 
+void
+ck_prefetch (struct ck *k, uint64_t abs, uint32_t n)
+{
+  struct cfs_err err;
+
+  free (k->pf);
+  k->pf = NULL;
+  k->pf_n = 0;
+  if (n == 0 || abs >= k->sb.device_blocks || n > k->sb.device_blocks - abs ||
+      (k->pf = malloc ((size_t)n * CFS_BLOCK)) == NULL)
+    return;
+  if (cfs_read (k->io, abs, n, k->pf, &err) == -1) {
+    free (k->pf);
+    k->pf = NULL;
+    return;
+  }
+  k->pf_abs = abs;
+  k->pf_n = n;
+}
+
 int
 ck_read (struct ck *k, uint64_t abs, void *buf)
 {
   struct cfs_err err;
+
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n) {
+    memcpy (buf, k->pf + (abs - k->pf_abs) * CFS_BLOCK, CFS_BLOCK);
+    return 0;
+  }
 
   if (abs >= k->sb.device_blocks) {
     snprintf (k->errmsg, sizeof k->errmsg, "block %llu past the end",
@@ -120,6 +145,8 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
 
   if (!k->write)
     return -1;
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
+    memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
   if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {
     if (k->o->out)
       fprintf (k->o->out, "%s: %s\n", k->o->name, err.msg);
