@@ -122,7 +122,7 @@ chunk_free (struct ck *k)
   k->abr = k->nbr = 0;
 }
 
-void
+bool
 ck_chunk (struct ck *k, uint32_t c)
 {
   uint64_t fixed_before = k->res->fixed;
@@ -138,9 +138,9 @@ ck_chunk (struct ck *k, uint32_t c)
   if (read_header (k) == -1) {
     ck_prefetch (k, 0, 0);
     ck_map_set (k, c, false);
-    return;
+    return false;
   }
-  ck_in_use (k, c);
+  ck_in_use (k, c, false);
   if (chunk_alloc (k) == -1)
     k->res->exit |= CFS_EXIT_ERROR;
   else {
@@ -157,4 +157,5 @@ ck_chunk (struct ck *k, uint32_t c)
   ck_header_forget (k, c); /* it may have been rewritten */
   ck_prefetch (k, 0, 0);
   chunk_free (k);
+  return true;
 }

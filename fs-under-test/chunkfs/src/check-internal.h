@@ -102,10 +102,10 @@ extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
 /* Chunk c is in use: its bit in the initialised-chunks map must be set
- * (a problem if the map was read and says otherwise; under -f the chunk,
- * skipped for it, is queued).
+ * (a problem if the map was read and says otherwise).  With `queue`,
+ * under -f, the chunk (skipped for it) is queued to be checked.
  */
-extern void ck_in_use (struct ck *k, uint32_t c);
+extern void ck_in_use (struct ck *k, uint32_t c, bool queue);
 /* A chunk's header (cached); -1 if unreadable or uninitialised. */
 extern int ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h);
 extern void ck_header_forget (struct ck *k, uint32_t c);
@@ -136,6 +136,7 @@ extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
 
 /* ---- check-chunk.c ---- */
-extern void ck_chunk (struct ck *k, uint32_t c);
+/* Check chunk c: false if it is not in use (nothing was checked). */
+extern bool ck_chunk (struct ck *k, uint32_t c);
 
 #endif

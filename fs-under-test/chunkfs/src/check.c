@@ -210,7 +210,7 @@ imap_bit (const struct ck *k, uint32_t c)
 }
 
 void
-ck_in_use (struct ck *k, uint32_t c)
+ck_in_use (struct ck *k, uint32_t c, bool queue)
 {
   uint32_t j = c / CFS_BITS_PER_BITMAP, bit = c % CFS_BITS_PER_BITMAP;
   bool fix = true;
@@ -223,7 +223,7 @@ ck_in_use (struct ck *k, uint32_t c)
   /* Set in memory either way, so it is reported once. */
   k->imap[j][CFS_HEADER_SIZE + bit / 8] |= (unsigned char)(1u << bit % 8);
   k->imap_dirty[j] |= fix;
-  if (k->o->full)
+  if (queue && k->o->full)
     ck_queue (k, c); /* -f skipped it: check it now */
 }
 
@@ -249,7 +249,7 @@ ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
             e->h.state != CFS_UNINIT;
     /* A reference led here: a chunk in use -f would have skipped. */
     if (e->ok)
-      ck_in_use (k, c);
+      ck_in_use (k, c, true);
   }
   *h = e->h;
   return e->ok ? 0 : -1;
@@ -727,6 +727,13 @@ choose_chunks (struct ck *k)
     if (k->o->full && c > 0 && !covered_bad && !map_bit (k, c) &&
         k->imap_ok[j] && !imap_bit (k, c))
       continue;
+    /* Every chunk in use is checked: its header is read with the rest
+     * of its metadata then, in one request (ck_chunk).
+     */
+    if (k->o->full) {
+      ck_queue (k, c);
+      continue;
+    }
     /* A header that cannot be read is checked (pass 1 says so). */
     if (ck_read (k, cfs_block (&k->sb, c, 0), blk) == -1 ||
         cfs_header_decode (blk, k->sb.uuid, c, &h, &err) == -1) {
@@ -734,7 +741,7 @@ choose_chunks (struct ck *k)
       continue;
     }
     if (h.state != CFS_UNINIT)
-      ck_in_use (k, c);
+      ck_in_use (k, c, true);
     if (h.state == CFS_DIRTY || h.state == CFS_DAMAGED ||
         (k->o->full && h.state == CFS_CLEAN))
       ck_queue (k, c);
@@ -786,8 +793,7 @@ cfs_check (struct cfs_io *io, const struct cfs_check_opts *o,
     if (o->max_work && res->checked >= o->max_work)
       break;
     k->queued[c] = (uint8_t)((k->queued[c] & 0x7f) + 1);
-    ck_chunk (k, c);
-    res->checked++;
+    res->checked += ck_chunk (k, c);
     if (o->progress_fd >= 0)
       dprintf (o->progress_fd, "%d %zu %zu %s\n", 5, k->next, k->nwork,
                o->name);
