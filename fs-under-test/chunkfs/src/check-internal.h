@@ -15,6 +15,7 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
+#define CK_BCACHE         4096       /* blocks remembered (16 MiB) */
 
 /* An inode of the chunk being checked. */
 struct cino {
@@ -68,6 +69,14 @@ struct ck {
   unsigned char *pf;
   uint64_t pf_abs;
   uint32_t pf_n;
+  /* Blocks read before, by block number (direct-mapped; CK_BCACHE
+   * slots): the inodes, directory blocks and back-references that
+   * references into other chunks name are read again and again (every
+   * chunk's back-references name the root directory), each a seek.
+   * Kept up to date by ck_write, the checker's only write.
+   */
+  unsigned char (*bc)[CFS_BLOCK];
+  uint64_t *bc_abs; /* per slot: block + 1, 0 for empty */
   int pass;
   double pass_t0;
   char errmsg[256];

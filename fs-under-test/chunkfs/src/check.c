@@ -116,6 +116,27 @@ ck_prefetch (struct ck *k, uint64_t abs, uint32_t n)
   k->pf_n = n;
 }
 
+/* Remember block abs (buf), for ck_read. */
+static void
+bc_put (struct ck *k, uint64_t abs, const void *buf)
+{
+  size_t s = abs % CK_BCACHE;
+
+  if (k->bc == NULL) {
+    k->bc = malloc ((size_t)CK_BCACHE * CFS_BLOCK);
+    k->bc_abs = calloc (CK_BCACHE, sizeof *k->bc_abs);
+    if (k->bc == NULL || k->bc_abs == NULL) {
+      free (k->bc);
+      free (k->bc_abs);
+      k->bc = NULL;
+      k->bc_abs = NULL;
+      return; /* no cache: every read goes to the disk */
+    }
+  }
+  memcpy (k->bc[s], buf, CFS_BLOCK);
+  k->bc_abs[s] = abs + 1;
+}
+
 int
 ck_read (struct ck *k, uint64_t abs, void *buf)
 {
@@ -123,6 +144,10 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
 
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n) {
     memcpy (buf, k->pf + (abs - k->pf_abs) * CFS_BLOCK, CFS_BLOCK);
+    return 0;
+  }
+  if (k->bc && k->bc_abs[abs % CK_BCACHE] == abs + 1) {
+    memcpy (buf, k->bc[abs % CK_BCACHE], CFS_BLOCK);
     return 0;
   }
 
@@ -135,6 +160,7 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
     snprintf (k->errmsg, sizeof k->errmsg, "%s", err.msg);
     return -1;
   }
+  bc_put (k, abs, buf);
   return 0;
 }
 
@@ -147,6 +173,8 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
     return -1;
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
     memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
+  if (k->bc && k->bc_abs[abs % CK_BCACHE] == abs + 1)
+    memcpy (k->bc[abs % CK_BCACHE], buf, CFS_BLOCK);
   if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {
     if (k->o->out)
       fprintf (k->o->out, "%s: %s\n", k->o->name, err.msg);
@@ -819,5 +847,8 @@ out:
   free (k->queued);
   free (k->work);
   free (k->pend);
+  free (k->bc);
+  free (k->bc_abs);
+  free (k->pf);
   free (k);
 }
