@@ -15,7 +15,7 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
-#define CK_BCACHE         4096       /* blocks remembered (16 MiB) */
+#define CK_BCACHE         8192       /* blocks remembered (32 MiB) */
 
 /* An inode of the chunk being checked. */
 struct cino {
@@ -69,11 +69,12 @@ struct ck {
   unsigned char *pf;
   uint64_t pf_abs;
   uint32_t pf_n;
-  /* Blocks read before, by block number (direct-mapped; CK_BCACHE
-   * slots): the inodes, directory blocks and back-references that
-   * references into other chunks name are read again and again (every
-   * chunk's back-references name the root directory), each a seek.
-   * Kept up to date by ck_write, the checker's only write.
+  /* Blocks read before, by block number (direct-mapped, hashed;
+   * CK_BCACHE slots): the inodes, directory blocks and back-references
+   * that references into other chunks name are read again and again
+   * (every chunk's back-references name the root directory), each a
+   * seek.  A checked chunk leaves its header and the inode-table blocks
+   * in use here.  Kept up to date by ck_write, the checker's only write.
    */
   unsigned char (*bc)[CFS_BLOCK];
   uint64_t *bc_abs; /* per slot: block + 1, 0 for empty */
@@ -107,6 +108,8 @@ extern int ck_read (struct ck *k, uint64_t abs, void *buf);
  * costs only itself).  n = 0 forgets them.
  */
 extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
+/* Keep block abs of the prefetched blocks for later ck_reads. */
+extern void ck_remember (struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);

@@ -116,11 +116,20 @@ ck_prefetch (struct ck *k, uint64_t abs, uint32_t n)
   k->pf_n = n;
 }
 
+/* The cache slot of block abs: hashed, since chunks are aligned to
+ * powers of two and their blocks of one kind would share slots.
+ */
+static size_t
+bc_slot (uint64_t abs)
+{
+  return (size_t)((abs * 0x9E3779B97F4A7C15ull) >> 40) % CK_BCACHE;
+}
+
 /* Remember block abs (buf), for ck_read. */
 static void
 bc_put (struct ck *k, uint64_t abs, const void *buf)
 {
-  size_t s = abs % CK_BCACHE;
+  size_t s = bc_slot (abs);
 
   if (k->bc == NULL) {
     k->bc = malloc ((size_t)CK_BCACHE * CFS_BLOCK);
@@ -137,6 +146,13 @@ bc_put (struct ck *k, uint64_t abs, const void *buf)
   k->bc_abs[s] = abs + 1;
 }
 
+void
+ck_remember (struct ck *k, uint64_t abs)
+{
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
+    bc_put (k, abs, k->pf + (abs - k->pf_abs) * CFS_BLOCK);
+}
+
 int
 ck_read (struct ck *k, uint64_t abs, void *buf)
 {
@@ -146,8 +162,8 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
     memcpy (buf, k->pf + (abs - k->pf_abs) * CFS_BLOCK, CFS_BLOCK);
     return 0;
   }
-  if (k->bc && k->bc_abs[abs % CK_BCACHE] == abs + 1) {
-    memcpy (buf, k->bc[abs % CK_BCACHE], CFS_BLOCK);
+  if (k->bc && k->bc_abs[bc_slot (abs)] == abs + 1) {
+    memcpy (buf, k->bc[bc_slot (abs)], CFS_BLOCK);
     return 0;
   }
 
@@ -173,8 +189,8 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
     return -1;
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
     memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
-  if (k->bc && k->bc_abs[abs % CK_BCACHE] == abs + 1)
-    memcpy (k->bc[abs % CK_BCACHE], buf, CFS_BLOCK);
+  if (k->bc && k->bc_abs[bc_slot (abs)] == abs + 1)
+    memcpy (k->bc[bc_slot (abs)], buf, CFS_BLOCK);
   if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {
     if (k->o->out)
       fprintf (k->o->out, "%s: %s\n", k->o->name, err.msg);
@@ -759,7 +775,8 @@ choose_chunks (struct ck *k)
      * of its metadata then, in one request (ck_chunk).
      */
     if (k->o->full) {
-      ck_queue (k, c);
+      if (c > 0)
+        ck_queue (k, c);
       continue;
     }
     /* A header that cannot be read is checked (pass 1 says so). */
@@ -776,6 +793,13 @@ choose_chunks (struct ck *k)
     else if (map_bit (k, c))
       ck_map_set (k, c, false); /* a bit left over a clean chunk */
   }
+  /* Chunk 0 last: its root directory names inodes all over the disk,
+   * which by then were read with their chunks and remembered, while
+   * the root's blocks, named by every chunk's back-references, are
+   * remembered from the first of them.
+   */
+  if (k->o->full)
+    ck_queue (k, 0);
 }
 
 void
