@@ -763,7 +763,10 @@ choose_chunks (struct ck *k)
     uint32_t j = c / CFS_BITS_PER_BITMAP;
     bool covered_bad = !map_ok[j];
 
-    if (!k->o->full && !covered_bad && !map_bit (k, c))
+    /* An initialised-chunks map block being rebuilt needs the header of
+     * every chunk it covers, or -y would write bits missing.
+     */
+    if (!k->o->full && !covered_bad && k->imap_ok[j] && !map_bit (k, c))
       continue;
     /* Never initialised (the bit is durable before the chunk is): -f
      * has nothing to read there.  Chunk 0 (the root's) always is.

@@ -628,6 +628,16 @@ START_TEST (test_init_map)
   ck_assert_uint_eq (r.checked, inuse);
   repair_converges (m.path, true);
 
+  /* The incremental check rebuilds it whole too (all its headers). */
+  corrupt (m.path, imap, 40, 0x10);
+  r = check (m.path, CFS_CHECK_YES, false);
+  ck_assert_uint_eq (r.problems, 1);
+  ck_assert_uint_eq (r.checked, 0); /* nothing dirty: none checked */
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.problems == 0 && r.checked == inuse,
+                 "%llu problems, %u of %u checked",
+                 (unsigned long long)r.problems, r.checked, inuse);
+
   /* Stale but valid: the chunk is named from chunk 0's root, so the
    * full check finds it, and checks it: damage there is found too.
    */
