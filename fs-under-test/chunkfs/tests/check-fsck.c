@@ -567,6 +567,24 @@ clear_stale_bit (unsigned char *blk)
       (unsigned char)~(1u << stale_chunk % 8);
 }
 
+/* A chunk other than 0 that holds one of build's top directories. */
+static uint32_t
+dir_chunk (struct cfs_fs *fs)
+{
+  struct cfs_attr a;
+  uint32_t c = 0;
+  int i;
+
+  for (i = 0; i < 6 && c == 0; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "dir%d", i);
+    ck_assert_int_eq (cfs_lookup (fs, 1, name, &a), 0);
+    c = (uint32_t)(a.ino >> 32);
+  }
+  ck_assert_uint_gt (c, 0);
+  return c;
+}
+
 /* The initialised-chunks map: -f reads no chunk whose bit is clear; a
  * map block that does not check is rebuilt from the headers; a valid map
  * that calls a chunk in use uninitialised (a lost write of the map) is
@@ -582,23 +600,14 @@ START_TEST (test_init_map)
   struct cfs_err err;
   struct cfs_io *io;
   struct cfs_fs *fs;
-  struct cfs_attr a;
   uint64_t imap, uninit;
   uint32_t inuse;
-  int i;
 
   build (&m, 1);
   io = cfs_open (m.path, false, &err);
   fs = open_fs (io, 0);
   s = *cfs_fs_super (fs);
-  stale_chunk = 0;
-  for (i = 0; i < 6 && stale_chunk == 0; i++) {
-    char name[16];
-    snprintf (name, sizeof name, "dir%d", i);
-    ck_assert_int_eq (cfs_lookup (fs, 1, name, &a), 0);
-    stale_chunk = (uint32_t)(a.ino >> 32);
-  }
-  ck_assert_uint_gt (stale_chunk, 0);
+  stale_chunk = dir_chunk (fs);
   cfs_fs_abandon (fs);
   cfs_close (io, &err);
   cfs_geometry (&s, &g);
