@@ -59,6 +59,38 @@ fd_extents_of (const char *root, const char *path)
   return x;
 }
 
+static int
+add_range (void *opaque, uint64_t offset, uint64_t length)
+{
+  struct fd_extents *x = opaque;
+
+  if (x->n == MAX_EXTENTS)
+    return 1; /* as many as FIEMAP is asked for */
+  x->start[x->n] = offset;
+  x->len[x->n++] = length;
+  return 0;
+}
+
+struct fd_extents *
+fd_extents_from (const struct fd_fs *fs, const char *socket, const char *root,
+                 const char *path)
+{
+  struct fd_extents *x = calloc (1, sizeof *x);
+  char uri[PATH_MAX + 32];
+  struct fm_err err;
+
+  if (x == NULL)
+    return NULL;
+  snprintf (uri, sizeof uri, "nbd+unix:///?socket=%s", socket);
+  if (fs->file_ranges (uri, root, path, add_range, x, &err) == -1) {
+    fprintf (stderr, "%s: %s: blocks not found: %s\n", fd_progname, path,
+             err.msg);
+    free (x);
+    return NULL;
+  }
+  return x;
+}
+
 void
 fd_extents_map (struct fd_extents *x,
                 int (*map) (const char *dev, uint64_t addr, uint64_t *offset,

@@ -1,8 +1,9 @@
 /* futuredisk — harness: which logged faults explain which damaged files.
  *
  * While the file system is mounted, the physical extents of each damaged
- * file are read with FIEMAP; the fault log (the plugin's ground truth) is
- * then searched for faults overlapping them.  A file can only be
+ * file are read with FIEMAP (or, for a file system without it, from its
+ * own map of the device: fd_fs.file_ranges); the fault log (the plugin's ground
+ * truth) is then searched for faults overlapping them.  A file can only be
  * explained where its blocks can be found: a missing file stays
  * unexplained, and the record says so with an empty cause.  btrfs's
  * FIEMAP addresses are its own; its adapter maps them to the device.
@@ -14,12 +15,21 @@
 #include <stdint.h>
 
 #include "faultmodels/error.h"
+#include "fsadapter.h"
 
 struct fd_extents;
 
 /* The physical extents of root/path (NULL if it cannot be mapped). */
 extern struct fd_extents *fd_extents_of (const char *root, const char *path);
 extern void fd_extents_free (struct fd_extents *x);
+
+/* The same from a file system's own map (fd_fs.file_ranges), read from
+ * the disk's NBD server at socket, the file system mounted at root (NULL
+ * if it cannot be mapped; the reason on stderr).
+ */
+extern struct fd_extents *fd_extents_from (const struct fd_fs *fs,
+                                           const char *socket, const char *root,
+                                           const char *path);
 
 /* Translate each extent's start with map (a file system whose FIEMAP
  * addresses are its own); an extent it cannot map is dropped.

@@ -322,6 +322,11 @@ map_damaged (struct trial *t, struct fd_disk *d)
   size_t k;
 
   for (k = 0; k < t->ndamaged && k < 200; k++) {
+    if (t->fs->file_ranges) {
+      t->damaged[k].extents = fd_extents_from (t->fs, fd_disk_socket (d),
+                                               t->mnt, t->damaged[k].path);
+      continue;
+    }
     t->damaged[k].extents = fd_extents_of (t->mnt, t->damaged[k].path);
     if (t->fs->fiemap_to_device)
       fd_extents_map (t->damaged[k].extents, t->fs->fiemap_to_device,

@@ -8,12 +8,14 @@
  * fsck.chunkfs without -f (the chunkfs benchmark measures it).
  * fsck.chunkfs exits with e2fsck's bits; -t prints "Pass N: time S s".
  *
- * The block-type map reads the file system with libchunkfs itself.
+ * The block-type map, and where a damaged file's blocks are (FUSE has no
+ * FIEMAP), read the file system with libchunkfs itself.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chunkfs/fs.h"
 #include "fsadapter.h"
@@ -62,6 +64,33 @@ resolve (struct cfs_fs *fs, const char *path, uint64_t *ino, uint64_t *parent,
   return 0;
 }
 
+/* libchunkfs read-only on dev (a device, or the disk's NBD URI). */
+static struct cfs_fs *
+open_ro (const char *dev, struct cfs_io **io, struct fm_err *err)
+{
+  struct cfs_err e;
+  struct cfs_fs *fs;
+
+  if ((*io = cfs_open (dev, false, &e)) == NULL) {
+    fm_fail (err, "chunkfs: %s", e.msg);
+    return NULL;
+  }
+  if ((fs = cfs_fs_open (*io, 0, &e)) == NULL) {
+    fm_fail (err, "chunkfs: %s", e.msg);
+    cfs_close (*io, &e);
+  }
+  return fs;
+}
+
+static void
+close_ro (struct cfs_fs *fs, struct cfs_io *io)
+{
+  struct cfs_err e;
+
+  cfs_fs_abandon (fs);
+  cfs_close (io, &e);
+}
+
 static const struct {
   const char *type;
   enum cfs_where where;
@@ -81,7 +110,6 @@ static int
 chunkfs_locate (const char *dev, const char *type, const char *path,
                 uint64_t *offset, uint64_t *length, struct fm_err *err)
 {
-  struct cfs_err e;
   struct cfs_io *io;
   struct cfs_fs *fs;
   uint64_t ino, parent, abs = 0;
@@ -100,14 +128,8 @@ chunkfs_locate (const char *dev, const char *type, const char *path,
   if (i == sizeof kinds / sizeof kinds[0]) {
     return fm_fail (err, "chunkfs: no block type '%.32s'", type);
   }
-  if ((io = cfs_open (dev, false, &e)) == NULL) {
-    return fm_fail (err, "chunkfs: %s", e.msg);
-  }
-  if ((fs = cfs_fs_open (io, 0, &e)) == NULL) {
-    fm_fail (err, "chunkfs: %s", e.msg);
-    cfs_close (io, &e);
+  if ((fs = open_ro (dev, &io, err)) == NULL)
     return -1;
-  }
   if (resolve (fs, path, &ino, &parent, err) == 0) {
     int rc = cfs_locate (fs, kinds[i].of_parent ? parent : ino, kinds[i].where,
                          &abs);
@@ -119,9 +141,58 @@ chunkfs_locate (const char *dev, const char *type, const char *path,
       r = 0;
     }
   }
-  cfs_fs_abandon (fs);
-  cfs_close (io, &e);
+  close_ro (fs, io);
   return r;
+}
+
+/* Device byte ranges from cfs_file_runs's blocks. */
+struct ranges {
+  fd_range_fn *fn;
+  void *opaque;
+};
+
+static int
+to_bytes (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  struct ranges *x = opaque;
+
+  (void)lblk;
+  return x->fn (x->opaque, abs * CFS_BLOCK, count * CFS_BLOCK);
+}
+
+/* FUSE has no FIEMAP: libchunkfs reads the map off the disk, through
+ * its NBD server (fsadapter.h).  The mount's daemon may hold changes not
+ * yet written, but the audit only read, and the repaired file system it
+ * mounted was clean on the disk.  The inode comes from the mount
+ * (st_ino is chunkfs's inode reference); a stat that fails (a directory
+ * block unreadable) falls back to libchunkfs's own lookup.
+ */
+static int
+chunkfs_file_ranges (const char *uri, const char *root, const char *path,
+                     fd_range_fn *fn, void *opaque, struct fm_err *err)
+{
+  struct ranges x = {fn, opaque};
+  char full[4096];
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct stat st;
+  uint64_t ino, parent;
+  int r = 0, rc;
+
+  snprintf (full, sizeof full, "%s/%s", root, path);
+  if ((fs = open_ro (uri, &io, err)) == NULL)
+    return -1;
+  if (stat (full, &st) == 0)
+    ino = st.st_ino;
+  else if (resolve (fs, path, &ino, &parent, err) == -1) {
+    close_ro (fs, io);
+    return -1;
+  }
+  if ((rc = cfs_file_runs (fs, ino, to_bytes, &x)) < 0)
+    r = fm_fail (err, "chunkfs: %s: its blocks: %s (%s)", path, strerror (-rc),
+                 cfs_fs_error (fs));
+  close_ro (fs, io);
+  return r; /* a stop from fn is no error */
 }
 
 const struct fd_fs fd_fs_chunkfs = {
@@ -135,6 +206,7 @@ const struct fd_fs fd_fs_chunkfs = {
     .outcome = fd_outcome_e2fsck,
     .passes = chunkfs_passes,
     .locate = chunkfs_locate,
+    .file_ranges = chunkfs_file_ranges,
     .target_types = "data inode indirect dir header block-bitmap "
                     "inode-bitmap backrefs superblock dirty-map",
 };

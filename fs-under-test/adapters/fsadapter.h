@@ -44,6 +44,11 @@ extern enum fd_outcome fd_outcome_e2fsck (int status, int signal, bool repair);
 
 #define FD_ARGV_MAX 16
 
+/* For fd_fs.file_ranges: one byte range of a file's data on the device;
+ * non-zero stops the walk.
+ */
+typedef int fd_range_fn (void *opaque, uint64_t offset, uint64_t length);
+
 /* One pass of a checker and its elapsed seconds. */
 struct fd_pass {
   char name[32];
@@ -90,6 +95,16 @@ struct fd_fs {
    */
   int (*fiemap_to_device) (const char *dev, uint64_t addr, uint64_t *offset,
                            struct fm_err *err);
+  /* Where FIEMAP cannot say (a FUSE mount has no FIEMAP): the device byte
+   * ranges of the data of `path` (relative to root, the mount point),
+   * each given to fn in file order; -1 with err.  `uri` is the disk's
+   * NBD server (nbd+unix://): it is read there, block by block, while
+   * the file system is mounted and nothing writes (the audit's reads),
+   * not through the block device, whose read-ahead around a bad sector
+   * fails every block near it.  NULL: FIEMAP on the mounted file.
+   */
+  int (*file_ranges) (const char *uri, const char *root, const char *path,
+                      fd_range_fn *fn, void *opaque, struct fm_err *err);
   /* Two copies of one file system (the same UUID) cannot be mounted at
    * once: xfs refuses the second, and btrfs before Linux 6.7 takes them
    * for one file system's two devices.  Crash points check such copies

@@ -297,6 +297,34 @@ def test_known_damage_per_file_system(run, tmp_path, fs, rot_class):
         assert leftovers(str(d)) == []
 
 
+def test_chunkfs_losses_carry_their_cause(run, tmp_path):
+    """chunkfs has no FIEMAP (FUSE): its adapter finds a damaged file's
+    blocks with libchunkfs (file_ranges), so its loss is matched to the
+    fault on them like ext4's.  A flipped data bit: one file, silently
+    corrupted (no data checksums), cause rot.  An unreadable data block:
+    its file carries ure.  (Over loop on nbdfuse the failed read-ahead
+    around the bad sector also fails reads of neighbouring files; those
+    carry no cause, since no fault lies on their blocks.)"""
+    common = ["--fs", "chunkfs", "--size", "512M", "--fill", "15", "--seed",
+              "4", "--faults", "erc=50ms"]
+    for target in ("data:1:rot", "data:1"):
+        out = tmp_path / "c.jsonl"
+        d = tmp_path / target.replace(":", "_")
+        p = run("run", *common, "--target", target, "--dir", str(d),
+                "--json", str(out))
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        rec = json.loads(out.read_text().splitlines()[-1])
+        kind, _, path, _ = rec["targets_hit"].split(" ")
+        causes = {x["path"]: (x["class"], x["cause"]) for x in rec["damaged"]}
+        if kind == "rot":
+            assert causes == {path: ("corrupted", "rot")}, rec["damaged"]
+        else:
+            assert causes[path] == ("unreadable", "ure"), rec["damaged"]
+            assert all(c == "" for q, (_, c) in causes.items() if q != path)
+        assert phase(rec, "recheck")["outcome"] == "CLEAN"
+        assert leftovers(str(d)) == []
+
+
 def test_too_small_for_xfs(run):
     p = run("run", "--fs", "xfs", "--size", "64M", check=2)
     assert "xfs needs a disk of at least 300 MiB" in p.stderr

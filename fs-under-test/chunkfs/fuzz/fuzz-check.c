@@ -5,12 +5,12 @@
  *
  * Input: records of [kind u8][block u32][offset u16][length u8][bytes];
  * kind 0 patches bytes into a metadata block (superblock, dirty map,
- * chunk headers, bitmaps, inode tables, the first data blocks where
- * directories, indirect blocks and back-reference tables live, then the
- * xattr blocks), 1 zeroes
- * the block, 2 fills it with the bytes repeated, 3 says how to check
- * (bit 0: -f, bit 1: -n only); 4 to 7 patch as 0 does and then seal the
- * block's checksums again, so the damage looks like valid metadata and
+ * initialised-chunks map (block 2 here), chunk headers, bitmaps, inode
+ * tables, the first data blocks where directories, indirect blocks and
+ * back-reference tables live, then the xattr blocks), 1 zeroes the block,
+ * 2 fills it with the bytes repeated, 3 says how to check (bit 0: -f,
+ * bit 1: -n only); 4 to 7 patch as 0 does and then seal the block's
+ * checksums again, so the damage looks like valid metadata and
  * reaches the checker's deeper logic instead of its checksum test.
  * The image has special files too (a fifo, a device node): inodes whose
  * mapping area holds a device number instead of a map.

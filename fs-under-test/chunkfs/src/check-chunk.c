@@ -122,7 +122,24 @@ chunk_free (struct ck *k)
   k->abr = k->nbr = 0;
 }
 
-void
+/* What references from other chunks will read here: the header and the
+ * inode-table blocks in use (ck_read serves them from then on).
+ */
+static void
+remember_in_use (struct ck *k)
+{
+  uint32_t t, s;
+
+  ck_remember (k, ck_abs (k, 0));
+  for (t = 0; k->ino && t < k->g.inode_table_blocks; t++)
+    for (s = 0; s < CFS_INODES_PER_BLOCK; s++)
+      if (k->ino[t * CFS_INODES_PER_BLOCK + s].used) {
+        ck_remember (k, ck_abs (k, k->g.inode_table + t));
+        break;
+      }
+}
+
+bool
 ck_chunk (struct ck *k, uint32_t c)
 {
   uint64_t fixed_before = k->res->fixed;
@@ -133,10 +150,14 @@ ck_chunk (struct ck *k, uint32_t c)
   k->nbr = 0;
   k->br_changed = false;
   ck_pass (k, 1);
+  /* Header, bitmaps and inode table lie together: one request. */
+  ck_prefetch (k, ck_abs (k, 0), k->g.first_data);
   if (read_header (k) == -1) {
+    ck_prefetch (k, 0, 0);
     ck_map_set (k, c, false);
-    return;
+    return false;
   }
+  ck_in_use (k, c, false);
   if (chunk_alloc (k) == -1)
     k->res->exit |= CFS_EXIT_ERROR;
   else {
@@ -151,5 +172,8 @@ ck_chunk (struct ck *k, uint32_t c)
     ck_pass5 (k, fixed_before);
   }
   ck_header_forget (k, c); /* it may have been rewritten */
+  remember_in_use (k);
+  ck_prefetch (k, 0, 0);
   chunk_free (k);
+  return true;
 }

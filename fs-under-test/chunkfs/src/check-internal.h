@@ -15,6 +15,7 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
+#define CK_BCACHE         8192       /* blocks remembered (32 MiB) */
 
 /* An inode of the chunk being checked. */
 struct cino {
@@ -48,6 +49,11 @@ struct ck {
   bool write; /* the mode may change the disk */
   unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK];
   bool map_dirty[CFS_MAP_BLOCKS];
+  /* The initialised-chunks map (FORMAT.md): a clear bit lets -f skip the
+   * chunk unread; a block that did not check is rebuilt from headers.
+   */
+  unsigned char imap[CFS_MAP_BLOCKS / 2][CFS_BLOCK];
+  bool imap_ok[CFS_MAP_BLOCKS / 2], imap_dirty[CFS_MAP_BLOCKS / 2];
   uint8_t *queued; /* per chunk: 0x80 waiting on the work list; the low
                     * bits count the checks (a chunk is rechecked when a
                     * repair elsewhere changes it, four times at most)
@@ -57,6 +63,21 @@ struct ck {
   struct pending *pend;
   size_t npend, apend;
   struct hcache hc[CK_HCACHE];
+  /* The metadata of the chunk being checked (header, bitmaps, inode
+   * table: contiguous), read in one request; ck_read serves from it.
+   */
+  unsigned char *pf;
+  uint64_t pf_abs;
+  uint32_t pf_n;
+  /* Blocks read before, by block number (direct-mapped, hashed;
+   * CK_BCACHE slots): the inodes, directory blocks and back-references
+   * that references into other chunks name are read again and again
+   * (every chunk's back-references name the root directory), each a
+   * seek.  A checked chunk leaves its header and the inode-table blocks
+   * in use here.  Kept up to date by ck_write, the checker's only write.
+   */
+  unsigned char (*bc)[CFS_BLOCK];
+  uint64_t *bc_abs; /* per slot: block + 1, 0 for empty */
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -82,9 +103,21 @@ struct ck {
 extern bool ck_fix (struct ck *k, uint32_t code, ...);
 extern void ck_pass (struct ck *k, int pass);
 extern int ck_read (struct ck *k, uint64_t abs, void *buf);
+/* Read blocks [abs, abs + n) in one request, for ck_read to serve; if
+ * the request fails, ck_read reads them one by one (so one bad block
+ * costs only itself).  n = 0 forgets them.
+ */
+extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
+/* Keep block abs of the prefetched blocks for later ck_reads. */
+extern void ck_remember (struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
+/* Chunk c is in use: its bit in the initialised-chunks map must be set
+ * (a problem if the map was read and says otherwise).  With `queue`,
+ * under -f, the chunk (skipped for it) is queued to be checked.
+ */
+extern void ck_in_use (struct ck *k, uint32_t c, bool queue);
 /* A chunk's header (cached); -1 if unreadable or uninitialised. */
 extern int ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h);
 extern void ck_header_forget (struct ck *k, uint32_t c);
@@ -115,6 +148,7 @@ extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
 
 /* ---- check-chunk.c ---- */
-extern void ck_chunk (struct ck *k, uint32_t c);
+/* Check chunk c: false if it is not in use (nothing was checked). */
+extern bool ck_chunk (struct ck *k, uint32_t c);
 
 #endif

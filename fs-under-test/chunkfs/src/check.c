@@ -96,10 +96,76 @@ ck_fix (struct ck *k, uint32_t code, ...)
   return yes;
 }
 
+void
+ck_prefetch (struct ck *k, uint64_t abs, uint32_t n)
+{
+  struct cfs_err err;
+
+  free (k->pf);
+  k->pf = NULL;
+  k->pf_n = 0;
+  if (n == 0 || abs >= k->sb.device_blocks || n > k->sb.device_blocks - abs ||
+      (k->pf = malloc ((size_t)n * CFS_BLOCK)) == NULL)
+    return;
+  if (cfs_read (k->io, abs, n, k->pf, &err) == -1) {
+    free (k->pf);
+    k->pf = NULL;
+    return;
+  }
+  k->pf_abs = abs;
+  k->pf_n = n;
+}
+
+/* The cache slot of block abs: hashed, since chunks are aligned to
+ * powers of two and their blocks of one kind would share slots.
+ */
+static size_t
+bc_slot (uint64_t abs)
+{
+  return (size_t)((abs * 0x9E3779B97F4A7C15ull) >> 40) % CK_BCACHE;
+}
+
+/* Remember block abs (buf), for ck_read. */
+static void
+bc_put (struct ck *k, uint64_t abs, const void *buf)
+{
+  size_t s = bc_slot (abs);
+
+  if (k->bc == NULL) {
+    k->bc = malloc ((size_t)CK_BCACHE * CFS_BLOCK);
+    k->bc_abs = calloc (CK_BCACHE, sizeof *k->bc_abs);
+    if (k->bc == NULL || k->bc_abs == NULL) {
+      free (k->bc);
+      free (k->bc_abs);
+      k->bc = NULL;
+      k->bc_abs = NULL;
+      return; /* no cache: every read goes to the disk */
+    }
+  }
+  memcpy (k->bc[s], buf, CFS_BLOCK);
+  k->bc_abs[s] = abs + 1;
+}
+
+void
+ck_remember (struct ck *k, uint64_t abs)
+{
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
+    bc_put (k, abs, k->pf + (abs - k->pf_abs) * CFS_BLOCK);
+}
+
 int
 ck_read (struct ck *k, uint64_t abs, void *buf)
 {
   struct cfs_err err;
+
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n) {
+    memcpy (buf, k->pf + (abs - k->pf_abs) * CFS_BLOCK, CFS_BLOCK);
+    return 0;
+  }
+  if (k->bc && k->bc_abs[bc_slot (abs)] == abs + 1) {
+    memcpy (buf, k->bc[bc_slot (abs)], CFS_BLOCK);
+    return 0;
+  }
 
   if (abs >= k->sb.device_blocks) {
     snprintf (k->errmsg, sizeof k->errmsg, "block %llu past the end",
@@ -110,6 +176,7 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
     snprintf (k->errmsg, sizeof k->errmsg, "%s", err.msg);
     return -1;
   }
+  bc_put (k, abs, buf);
   return 0;
 }
 
@@ -120,6 +187,10 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
 
   if (!k->write)
     return -1;
+  if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
+    memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
+  if (k->bc && k->bc_abs[bc_slot (abs)] == abs + 1)
+    memcpy (k->bc[bc_slot (abs)], buf, CFS_BLOCK);
   if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {
     if (k->o->out)
       fprintf (k->o->out, "%s: %s\n", k->o->name, err.msg);
@@ -172,6 +243,34 @@ ck_map_set (struct ck *k, uint32_t c, bool on)
   k->map_dirty[c / CFS_BITS_PER_BITMAP] = true;
 }
 
+static bool
+imap_bit (const struct ck *k, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return k->imap[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >>
+             bit % 8 &
+         1;
+}
+
+void
+ck_in_use (struct ck *k, uint32_t c, bool queue)
+{
+  uint32_t j = c / CFS_BITS_PER_BITMAP, bit = c % CFS_BITS_PER_BITMAP;
+  bool fix = true;
+
+  if (c >= k->sb.chunks || imap_bit (k, c))
+    return;
+  /* A block being rebuilt was reported once, as a whole. */
+  if (k->imap_ok[j])
+    fix = ck_fix (k, PR_0_INITMAP_STALE, c);
+  /* Set in memory either way, so it is reported once. */
+  k->imap[j][CFS_HEADER_SIZE + bit / 8] |= (unsigned char)(1u << bit % 8);
+  k->imap_dirty[j] |= fix;
+  if (queue && k->o->full)
+    ck_queue (k, c); /* -f skipped it: check it now */
+}
+
 int
 ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
 {
@@ -192,6 +291,9 @@ ck_header (struct ck *k, uint32_t c, struct cfs_chunk_header *h)
     e->ok = ck_read (k, cfs_block (&k->sb, c, 0), blk) == 0 &&
             cfs_header_decode (blk, k->sb.uuid, c, &e->h, &err) == 0 &&
             e->h.state != CFS_UNINIT;
+    /* A reference led here: a chunk in use -f would have skipped. */
+    if (e->ok)
+      ck_in_use (k, c, true);
   }
   *h = e->h;
   return e->ok ? 0 : -1;
@@ -606,43 +708,101 @@ read_super (struct ck *k)
   return 0;
 }
 
+/* The dirty map and the initialised-chunks map after it, in one read
+ * (per block if that fails, so one bad block costs only itself); a block
+ * that does not check is reported and rebuilt.
+ */
+static void
+read_maps (struct ck *k, bool map_ok[])
+{
+  uint32_t j, nmap = cfs_map_blocks (&k->sb);
+  unsigned char *buf = malloc ((size_t)2 * nmap * CFS_BLOCK);
+  struct cfs_err err;
+  bool all = buf && cfs_read (k->io, CFS_MAP_BLOCK, 2 * nmap, buf, &err) == 0;
+
+  for (j = 0; j < 2 * nmap; j++) {
+    unsigned char *b = j < nmap ? k->map[j] : k->imap[j - nmap];
+    bool ok;
+    k->errmsg[0] = '\0';
+    if (all)
+      memcpy (b, buf + (size_t)j * CFS_BLOCK, CFS_BLOCK);
+    ok = (all || ck_read (k, CFS_MAP_BLOCK + j, b) == 0) &&
+         cfs_meta_check (b, k->sb.uuid,
+                         j < nmap ? CFS_MAGIC_MAP : CFS_MAGIC_INITMAP,
+                         CFS_NO_CHUNK, 0, &err) == 0;
+    if (j < nmap)
+      map_ok[j] = ok;
+    else
+      k->imap_ok[j - nmap] = ok;
+    if (ok)
+      continue;
+    ck_fix (k, j < nmap ? PR_0_MAP_BAD : PR_0_INITMAP_BAD, j % nmap,
+            k->errmsg[0] ? k->errmsg : err.msg);
+    cfs_meta_begin (b, j < nmap ? CFS_MAGIC_MAP : CFS_MAGIC_INITMAP, 0,
+                    CFS_NO_CHUNK, 0);
+    memset (b + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    if (j < nmap)
+      k->map_dirty[j] = true;
+    else
+      k->imap_dirty[j - nmap] = true;
+  }
+  free (buf);
+}
+
 static void
 choose_chunks (struct ck *k)
 {
-  uint32_t c, j, nmap = cfs_map_blocks (&k->sb);
+  uint32_t c;
   struct cfs_err err;
   bool map_ok[CFS_MAP_BLOCKS];
 
-  for (j = 0; j < nmap; j++) {
-    map_ok[j] = ck_read (k, CFS_MAP_BLOCK + j, k->map[j]) == 0 &&
-                cfs_meta_check (k->map[j], k->sb.uuid, CFS_MAGIC_MAP,
-                                CFS_NO_CHUNK, 0, &err) == 0;
-    if (!map_ok[j]) {
-      ck_fix (k, PR_0_MAP_BAD, j, k->errmsg[0] ? k->errmsg : err.msg);
-      cfs_meta_begin (k->map[j], CFS_MAGIC_MAP, 0, CFS_NO_CHUNK, 0);
-      memset (k->map[j] + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
-      k->map_dirty[j] = true;
-    }
-  }
+  read_maps (k, map_ok);
   for (c = 0; c < k->sb.chunks; c++) {
     struct cfs_chunk_header h;
     unsigned char blk[CFS_BLOCK];
-    bool covered_bad = !map_ok[c / CFS_BITS_PER_BITMAP];
+    uint32_t j = c / CFS_BITS_PER_BITMAP;
+    bool covered_bad = !map_ok[j];
 
-    if (!k->o->full && !covered_bad && !map_bit (k, c))
+    /* An initialised-chunks map block being rebuilt needs the header of
+     * every chunk it covers, or -y would write bits missing.
+     */
+    if (!k->o->full && !covered_bad && k->imap_ok[j] && !map_bit (k, c))
       continue;
+    /* Never initialised (the bit is durable before the chunk is): -f
+     * has nothing to read there.  Chunk 0 (the root's) always is.
+     */
+    if (k->o->full && c > 0 && !covered_bad && !map_bit (k, c) &&
+        k->imap_ok[j] && !imap_bit (k, c))
+      continue;
+    /* Every chunk in use is checked: its header is read with the rest
+     * of its metadata then, in one request (ck_chunk).
+     */
+    if (k->o->full) {
+      if (c > 0)
+        ck_queue (k, c);
+      continue;
+    }
     /* A header that cannot be read is checked (pass 1 says so). */
     if (ck_read (k, cfs_block (&k->sb, c, 0), blk) == -1 ||
         cfs_header_decode (blk, k->sb.uuid, c, &h, &err) == -1) {
       ck_queue (k, c);
       continue;
     }
+    if (h.state != CFS_UNINIT)
+      ck_in_use (k, c, true);
     if (h.state == CFS_DIRTY || h.state == CFS_DAMAGED ||
         (k->o->full && h.state == CFS_CLEAN))
       ck_queue (k, c);
     else if (map_bit (k, c))
       ck_map_set (k, c, false); /* a bit left over a clean chunk */
   }
+  /* Chunk 0 last: its root directory names inodes all over the disk,
+   * which by then were read with their chunks and remembered, while
+   * the root's blocks, named by every chunk's back-references, are
+   * remembered from the first of them.
+   */
+  if (k->o->full)
+    ck_queue (k, 0);
 }
 
 void
@@ -688,18 +848,22 @@ cfs_check (struct cfs_io *io, const struct cfs_check_opts *o,
     if (o->max_work && res->checked >= o->max_work)
       break;
     k->queued[c] = (uint8_t)((k->queued[c] & 0x7f) + 1);
-    ck_chunk (k, c);
-    res->checked++;
+    res->checked += ck_chunk (k, c);
     if (o->progress_fd >= 0)
       dprintf (o->progress_fd, "%d %zu %zu %s\n", 5, k->next, k->nwork,
                o->name);
   }
   ck_pass (k, 0);
-  for (j = 0; j < cfs_map_blocks (&k->sb); j++)
+  for (j = 0; j < cfs_map_blocks (&k->sb); j++) {
     if (k->map_dirty[j] && k->write) {
       cfs_meta_seal (k->sb.uuid, k->map[j]);
       ck_write (k, CFS_MAP_BLOCK + j, k->map[j]);
     }
+    if (k->imap_dirty[j] && k->write) {
+      cfs_meta_seal (k->sb.uuid, k->imap[j]);
+      ck_write (k, cfs_initmap_block (&k->sb) + j, k->imap[j]);
+    }
+  }
   if (k->write && cfs_flush (io, &err) == -1) {
     if (o->out)
       fprintf (o->out, "%s: %s\n", o->name, err.msg);
@@ -710,5 +874,8 @@ out:
   free (k->queued);
   free (k->work);
   free (k->pend);
+  free (k->bc);
+  free (k->bc_abs);
+  free (k->pf);
   free (k);
 }

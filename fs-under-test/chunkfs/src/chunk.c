@@ -59,6 +59,64 @@ write_map (struct cfs_fs *fs, uint32_t j, bool fua)
   return 0;
 }
 
+static bool
+imap_bit (const struct cfs_fs *fs, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return fs->imap[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >>
+             bit % 8 &
+         1;
+}
+
+static void
+set_imap_bit (struct cfs_fs *fs, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  if (imap_bit (fs, c))
+    return;
+  fs->imap[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] |=
+      (unsigned char)(1u << bit % 8);
+  fs->imap_changed[c / CFS_BITS_PER_BITMAP] = true;
+}
+
+static int
+write_imap (struct cfs_fs *fs, uint32_t j, bool fua)
+{
+  struct cfs_err err;
+
+  if (!fs->writable)
+    return 0;
+  cfs_meta_seal (fs->sb.uuid, fs->imap[j]);
+  if (cfs_write (fs->io, cfs_initmap_block (&fs->sb) + j, 1, fs->imap[j], fua,
+                 &err) == -1)
+    return cfs_fs_eio (fs, "initialised-chunks map: %s", err.msg);
+  fs->imap_changed[j] = false;
+  return 0;
+}
+
+/* The initialised-chunks map as on disk; a block that does not check is
+ * rebuilt from the headers (cfs_chunks_load sets the bits of the chunks
+ * in use) and written at the next sync.
+ */
+static void
+imap_load (struct cfs_fs *fs)
+{
+  struct cfs_err e;
+  uint32_t j;
+
+  for (j = 0; j < cfs_map_blocks (&fs->sb); j++)
+    if (cfs_read (fs->io, cfs_initmap_block (&fs->sb) + j, 1, fs->imap[j],
+                  &e) == -1 ||
+        cfs_meta_check (fs->imap[j], fs->sb.uuid, CFS_MAGIC_INITMAP,
+                        CFS_NO_CHUNK, 0, &e) == -1) {
+      cfs_meta_begin (fs->imap[j], CFS_MAGIC_INITMAP, 0, CFS_NO_CHUNK, 0);
+      memset (fs->imap[j] + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+      fs->imap_changed[j] = true;
+    }
+}
+
 int
 cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err)
 {
@@ -77,6 +135,7 @@ cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err)
       fs->map_changed[j] = true;
     }
   }
+  imap_load (fs);
   for (c = 0; c < fs->sb.chunks; c++) {
     struct chunk *k = &fs->chunks[c];
     struct cfs_err e;
@@ -90,6 +149,11 @@ cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err)
     }
     if (k->h.state == CFS_DIRTY || k->h.state == CFS_DAMAGED)
       set_map_bit (fs, c, true);
+    /* A chunk in use that the map calls uninitialised (a stale or
+     * rebuilt map): its bit, written at the next sync.
+     */
+    if (k->h.state != CFS_UNINIT)
+      set_imap_bit (fs, c);
     k->hint = 0;
   }
   return 0;
@@ -212,8 +276,15 @@ cfs_touch (struct cfs_fs *fs, uint32_t c)
     if (write_map (fs, j, true) < 0)
       return -EIO;
   }
-  if (k->h.state == CFS_UNINIT)
+  if (k->h.state == CFS_UNINIT) {
+    /* Its bit in the initialised-chunks map first, durable before the
+     * chunk is, so a full check never skips a chunk in use.
+     */
+    set_imap_bit (fs, c);
+    if (fs->imap_changed[j] && write_imap (fs, j, true) < 0)
+      return -EIO;
     return init_chunk (fs, c);
+  }
   if (k->h.state == CFS_CLEAN) {
     k->h.state = CFS_DIRTY;
     k->h.generation++;
@@ -470,9 +541,12 @@ cfs_chunks_clean (struct cfs_fs *fs)
   for (c = 0; c < fs->sb.chunks; c++)
     if (map_bit (fs, c) && fs->chunks[c].h.state == CFS_CLEAN)
       set_map_bit (fs, c, false);
-  for (j = 0; j < cfs_map_blocks (&fs->sb); j++)
+  for (j = 0; j < cfs_map_blocks (&fs->sb); j++) {
     if (fs->map_changed[j] && write_map (fs, j, false) < 0)
       r = -EIO;
+    if (fs->imap_changed[j] && write_imap (fs, j, false) < 0)
+      r = -EIO;
+  }
   if (cfs_flush (fs->io, &err) == -1)
     return cfs_fs_eio (fs, "%s", err.msg);
   return r;

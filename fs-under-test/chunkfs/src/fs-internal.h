@@ -157,6 +157,12 @@ struct cfs_fs {
   struct chunk *chunks;
   unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK]; /* the dirty map */
   bool map_changed[CFS_MAP_BLOCKS];
+  /* The initialised-chunks map: a bit set (durably) before its chunk is
+   * initialised, never cleared, so the checker skips the chunks whose bit
+   * is clear without reading them.
+   */
+  unsigned char imap[CFS_MAP_BLOCKS / 2][CFS_BLOCK];
+  bool imap_changed[CFS_MAP_BLOCKS / 2];
   uint32_t rotor; /* where the search for a chunk with room goes on */
   struct cblk **hash;
   size_t nhash, ncached;

@@ -1198,3 +1198,30 @@ cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
   }
   return -EINVAL;
 }
+
+int
+cfs_file_runs (struct cfs_fs *fs, uint64_t ino, cfs_run_fn fn, void *opaque)
+{
+  uint64_t lblk, nblk, first = 0, start = 0, count = 0, abs;
+  struct ino n;
+  bool fresh;
+  int r;
+
+  if ((r = get_file (fs, ino, &n)) < 0)
+    return r;
+  if (n.in.flags & CFS_INODE_INLINE)
+    return 0; /* the target is in the inode: no data blocks */
+  nblk = (n.in.size + CFS_BLOCK - 1) / CFS_BLOCK;
+  for (lblk = 0; lblk < nblk; lblk++) {
+    if ((r = cfs_file_block (fs, &n, lblk, false, &abs, &fresh)) < 0)
+      return r;
+    if (count && abs == start + count && lblk == first + count) {
+      count++;
+      continue;
+    }
+    if (count && (r = fn (opaque, first, start, count)) != 0)
+      return r;
+    first = lblk, start = abs, count = abs != 0;
+  }
+  return count ? fn (opaque, first, start, count) : 0;
+}

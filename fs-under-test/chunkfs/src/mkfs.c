@@ -75,7 +75,7 @@ plan (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   if ((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks > CFS_MAX_CHUNKS)
     return cfs_fail (
         err,
-        "%llu chunks of %llu MiB: at most %u fit the dirty map; use "
+        "%llu chunks of %llu MiB: at most %u fit the chunk maps; use "
         "bigger chunks",
         (unsigned long long)((blocks - CFS_FIRST_CHUNK) / s->chunk_blocks),
         (unsigned long long)(chunk_bytes >> 20), CFS_MAX_CHUNKS);
@@ -100,8 +100,8 @@ plan (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   return 0;
 }
 
-/* The dirty map, every chunk clean, and every chunk but 0 uninitialised
- * (a zero header).
+/* The dirty map, every chunk clean, the initialised-chunks map, and every
+ * chunk but 0 uninitialised (a zero header).
  */
 static int
 write_map (struct cfs_io *io, const struct cfs_super *s, unsigned char *blk,
@@ -114,6 +114,16 @@ write_map (struct cfs_io *io, const struct cfs_super *s, unsigned char *blk,
     memset (blk + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
     cfs_meta_seal (s->uuid, blk);
     if (cfs_write (io, CFS_MAP_BLOCK + i, 1, blk, false, err) == -1)
+      return -1;
+  }
+  /* The initialised-chunks map: chunk 0 only. */
+  for (i = 0; i < cfs_map_blocks (s); i++) {
+    cfs_meta_begin (blk, CFS_MAGIC_INITMAP, 0, CFS_NO_CHUNK, 0);
+    memset (blk + CFS_HEADER_SIZE, 0, CFS_BLOCK - CFS_HEADER_SIZE);
+    if (i == 0)
+      blk[CFS_HEADER_SIZE] = 1;
+    cfs_meta_seal (s->uuid, blk);
+    if (cfs_write (io, cfs_initmap_block (s) + i, 1, blk, false, err) == -1)
       return -1;
   }
   for (c = 1; c < s->chunks; c++)

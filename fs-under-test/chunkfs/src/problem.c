@@ -21,6 +21,14 @@ const struct cfs_problem cfs_problems[] = {
      "Chunk %u has no readable header or bitmap: its "
      "files cannot be recovered.",
      "Mark it unused", 0},
+    {PR_0_INITMAP_BAD,
+     "Initialised-chunks map block %u is unreadable (%s); reading the "
+     "headers of the chunks it covers.",
+     "Rewrite it", PR_PREEN_OK},
+    {PR_0_INITMAP_STALE,
+     "Chunk %u is in use, but the initialised-chunks map says it is not "
+     "(a full check would skip it).",
+     "Set its bit", PR_PREEN_OK},
     {PR_1_ITABLE_BAD,
      "Chunk %u: inode-table block %u is unreadable (%s): "
      "inodes %u..%u are lost.",

@@ -16,6 +16,8 @@ enum {
   PR_0_MAP_BAD = 0x000002,         /* a dirty-map block unreadable */
   PR_0_HEADER_BAD = 0x000003,      /* a chunk header unreadable */
   PR_0_CHUNK_LOST = 0x000004,      /* header and bitmaps unreadable */
+  PR_0_INITMAP_BAD = 0x000005,     /* an initialised-chunks map block */
+  PR_0_INITMAP_STALE = 0x000006,   /* a chunk in use the map calls unused */
   PR_1_ITABLE_BAD = 0x010001,      /* inode-table block unreadable */
   PR_1_INODE_BAD = 0x010002,       /* inode checksum or fields */
   PR_1_BLOCK_RANGE = 0x010003,     /* block pointer outside the data */

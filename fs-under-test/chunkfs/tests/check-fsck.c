@@ -418,6 +418,254 @@ START_TEST (test_random_damage)
 }
 END_TEST
 
+/* cfs_file_runs: what it gives is where the file's bytes are. */
+struct runs {
+  int fd;
+  uint64_t blocks, next, calls;
+  struct cfs_fs *fs;
+  uint64_t ino;
+};
+
+static int
+one_run (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  struct runs *x = opaque;
+  char dev[CFS_BLOCK], file[CFS_BLOCK];
+  uint64_t k;
+
+  ck_assert_uint_ge (lblk, x->next); /* in file order, not overlapping */
+  ck_assert_uint_gt (count, 0);
+  for (k = 0; k < count; k++) {
+    ck_assert_int_eq (
+        pread (x->fd, dev, sizeof dev, (off_t)((abs + k) * CFS_BLOCK)),
+        CFS_BLOCK);
+    memset (file, 0, sizeof file);
+    ck_assert_int_ge (
+        cfs_pread (x->fs, x->ino, file, sizeof file, (lblk + k) * CFS_BLOCK),
+        1);
+    ck_assert_msg (memcmp (dev, file, sizeof dev) == 0,
+                   "file block %llu is not at device block %llu",
+                   (unsigned long long)(lblk + k),
+                   (unsigned long long)(abs + k));
+  }
+  x->next = lblk + count;
+  x->blocks += count;
+  x->calls++;
+  return 0;
+}
+
+static struct runs
+runs_of (struct cfs_fs *fs, int fd, const char *dir, const char *name)
+{
+  struct runs x = {.fd = fd, .fs = fs};
+  struct cfs_attr a;
+  uint64_t at = 1;
+
+  if (dir) {
+    ck_assert_int_eq (cfs_lookup (fs, 1, dir, &a), 0);
+    at = a.ino;
+  }
+  ck_assert_int_eq (cfs_lookup (fs, at, name, &a), 0);
+  x.ino = a.ino;
+  ck_assert_int_eq (cfs_file_runs (fs, a.ino, one_run, &x), 0);
+  return x;
+}
+
+static int
+stop_run (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  (void)lblk, (void)abs, (void)count;
+  ++*(int *)opaque;
+  return 7;
+}
+
+START_TEST (test_file_runs)
+{
+  struct img m;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_attr a;
+  struct runs x;
+  int fd, calls = 0;
+
+  build (&m, 1);
+  io = cfs_open (m.path, false, &err);
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  fs = open_fs (io, 0);
+  fd = open (m.path, O_RDONLY);
+  ck_assert_int_ge (fd, 0);
+  /* 40 MiB over 16 MiB chunks: continuations in other chunks, so more
+   * than one run, and every block found.
+   */
+  x = runs_of (fs, fd, NULL, "big");
+  ck_assert_uint_eq (x.blocks, (40 << 20) / CFS_BLOCK);
+  ck_assert_uint_gt (x.calls, 2);
+  /* One byte at 100 MiB: one block, the hole before it left out. */
+  x = runs_of (fs, fd, "dir2", "sparse");
+  ck_assert_uint_eq (x.blocks, 1);
+  ck_assert_uint_eq (x.next, (100 << 20) / CFS_BLOCK + 1);
+  /* An inline symlink has no data blocks; a stop is passed back. */
+  x = runs_of (fs, fd, "dir0", "sym");
+  ck_assert_uint_eq (x.blocks, 0);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "big", &a), 0);
+  ck_assert_int_eq (cfs_file_runs (fs, a.ino, stop_run, &calls), 7);
+  ck_assert_int_eq (calls, 1);
+  close (fd);
+  cfs_fs_abandon (fs);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Block `block` of the image, changed by fn, sealed again (a valid but
+ * wrong block, as a lost or stale write leaves).
+ */
+static void
+reseal (const char *path, uint64_t block, void (*fn) (unsigned char *blk))
+{
+  unsigned char blk[CFS_BLOCK];
+  int fd = open (path, O_RDWR);
+
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (pread (fd, blk, sizeof blk, (off_t)(block * CFS_BLOCK)),
+                    CFS_BLOCK);
+  fn (blk);
+  cfs_meta_seal (uuid_a, blk);
+  ck_assert_int_eq (pwrite (fd, blk, sizeof blk, (off_t)(block * CFS_BLOCK)),
+                    CFS_BLOCK);
+  close (fd);
+}
+
+static uint32_t stale_chunk;
+
+/* A chunk never initialised (its header all zero). */
+static uint32_t
+uninitialised (const char *path, const struct cfs_super *s)
+{
+  unsigned char blk[CFS_BLOCK], zero[CFS_BLOCK] = {0};
+  int fd = open (path, O_RDONLY);
+  uint32_t c;
+
+  ck_assert_int_ge (fd, 0);
+  for (c = s->chunks - 1; c > 0; c--) {
+    ck_assert_int_eq (
+        pread (fd, blk, sizeof blk, (off_t)(cfs_block (s, c, 0) * CFS_BLOCK)),
+        CFS_BLOCK);
+    if (memcmp (blk, zero, sizeof blk) == 0)
+      break;
+  }
+  close (fd);
+  ck_assert_uint_gt (c, 0);
+  return c;
+}
+
+static void
+clear_stale_bit (unsigned char *blk)
+{
+  blk[CFS_HEADER_SIZE + stale_chunk / 8] &=
+      (unsigned char)~(1u << stale_chunk % 8);
+}
+
+/* A chunk other than 0 that holds one of build's top directories. */
+static uint32_t
+dir_chunk (struct cfs_fs *fs)
+{
+  struct cfs_attr a;
+  uint32_t c = 0;
+  int i;
+
+  for (i = 0; i < 6 && c == 0; i++) {
+    char name[16];
+    snprintf (name, sizeof name, "dir%d", i);
+    ck_assert_int_eq (cfs_lookup (fs, 1, name, &a), 0);
+    c = (uint32_t)(a.ino >> 32);
+  }
+  ck_assert_uint_gt (c, 0);
+  return c;
+}
+
+/* The initialised-chunks map: -f reads no chunk whose bit is clear; a
+ * map block that does not check is rebuilt from the headers; a valid map
+ * that calls a chunk in use uninitialised (a lost write of the map) is
+ * found when a reference leads into the chunk, which is then checked
+ * after all; -y leaves a map that checks clean.
+ */
+START_TEST (test_init_map)
+{
+  struct img m;
+  struct cfs_check_result r;
+  struct cfs_super s;
+  struct cfs_geometry g;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  uint64_t imap, uninit;
+  uint32_t inuse;
+
+  build (&m, 1);
+  io = cfs_open (m.path, false, &err);
+  fs = open_fs (io, 0);
+  s = *cfs_fs_super (fs);
+  stale_chunk = dir_chunk (fs);
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  cfs_geometry (&s, &g);
+  imap = cfs_initmap_block (&s);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.problems, 0);
+  inuse = r.checked;
+  ck_assert_uint_lt (inuse, s.chunks); /* some never initialised */
+
+  /* Garbage where an uninitialised chunk's header would be: never read
+   * (then the zeros back).
+   */
+  uninit = cfs_block (&s, uninitialised (m.path, &s), 0);
+  corrupt (m.path, uninit, 100, 0xff);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.problems == 0 && r.checked == inuse,
+                 "%llu problems, %u checked", (unsigned long long)r.problems,
+                 r.checked);
+  corrupt (m.path, uninit, 100, 0xff);
+
+  /* A map block that does not check: every header it covers is read,
+   * the map rebuilt.
+   */
+  corrupt (m.path, imap, 40, 0x10);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.problems, 1);
+  ck_assert_uint_eq (r.checked, inuse);
+  repair_converges (m.path, true);
+
+  /* The incremental check rebuilds it whole too (all its headers). */
+  corrupt (m.path, imap, 40, 0x10);
+  r = check (m.path, CFS_CHECK_YES, false);
+  ck_assert_uint_eq (r.problems, 1);
+  ck_assert_uint_eq (r.checked, 0); /* nothing dirty: none checked */
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.problems == 0 && r.checked == inuse,
+                 "%llu problems, %u of %u checked",
+                 (unsigned long long)r.problems, r.checked, inuse);
+
+  /* Stale but valid: the chunk is named from chunk 0's root, so the
+   * full check finds it, and checks it: damage there is found too.
+   */
+  reseal (m.path, imap, clear_stale_bit);
+  corrupt (m.path, cfs_block (&s, stale_chunk, g.block_bitmap), 60, 0x01);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.problems >= 2 && r.checked == inuse,
+                 "%llu problems, %u of %u checked",
+                 (unsigned long long)r.problems, r.checked, inuse);
+  repair_converges (m.path, true);
+  /* The incremental check meets the same through a dirty chunk. */
+  reseal (m.path, imap, clear_stale_bit);
+  r = check (m.path, CFS_CHECK_NO, false);
+  ck_assert_uint_eq (r.checked, 0); /* nothing dirty: nothing to read */
+  repair_converges (m.path, true);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -428,6 +676,8 @@ main (void)
       {"bad_inode", test_bad_inode},
       {"broken_chain", test_broken_chain},
       {"random_damage", test_random_damage},
+      {"file_runs", test_file_runs},
+      {"init_map", test_init_map},
   };
 
   return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);

@@ -25,8 +25,11 @@
 #define CFS_LOST_FOUND_INO   2
 #define CFS_MIN_CHUNK_BLOCKS 4096u    /* 16 MiB */
 #define CFS_MAX_CHUNK_BLOCKS 1048576u /* 4 GiB */
-#define CFS_MAX_CHUNKS       (CFS_MAP_BLOCKS * CFS_BITS_PER_BITMAP)
-#define CFS_NO_CHUNK         0xFFFFFFFFu /* the dirty map's chunk index */
+/* Blocks 1..15 hold the dirty map and, after it, as many blocks of the
+ * initialised-chunks map: at most 7 blocks of bits each.
+ */
+#define CFS_MAX_CHUNKS ((CFS_MAP_BLOCKS / 2) * CFS_BITS_PER_BITMAP)
+#define CFS_NO_CHUNK   0xFFFFFFFFu /* the dirty map's chunk index */
 
 /* Block kinds (the magic of their tag). */
 #define CFS_MAGIC_SUPER    "CHKS"
@@ -37,6 +40,7 @@
 #define CFS_MAGIC_BACKREF  "CHKB"
 #define CFS_MAGIC_MAP      "CHKY"
 #define CFS_MAGIC_XATTR    "CHKA"
+#define CFS_MAGIC_INITMAP  "CHKT"
 
 enum cfs_chunk_state {
   CFS_UNINIT = 0,
@@ -164,6 +168,15 @@ static inline uint32_t
 cfs_map_blocks (const struct cfs_super *s)
 {
   return (s->chunks + CFS_BITS_PER_BITMAP - 1) / CFS_BITS_PER_BITMAP;
+}
+
+/* The first block of the initialised-chunks map (as many blocks as the
+ * dirty map, right after it).
+ */
+static inline uint64_t
+cfs_initmap_block (const struct cfs_super *s)
+{
+  return CFS_MAP_BLOCK + cfs_map_blocks (s);
 }
 
 /* crc32c (Castagnoli), continuing from crc (start with ~0 and invert the

@@ -179,4 +179,16 @@ enum cfs_where {
 extern int cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
                        uint64_t *abs);
 
+/* Where a file's data lies on the device (the harness matches losses to
+ * the faults on these blocks): each run of blocks that follow each other
+ * both in the file and on the device, in file order, given to fn as
+ * (file block, absolute block, count); holes are left out.  fn returns
+ * non-zero to stop (cfs_file_runs returns it).  Every block up to the
+ * file's size is looked up, so the cost grows with the size.
+ */
+typedef int (*cfs_run_fn) (void *opaque, uint64_t lblk, uint64_t abs,
+                           uint64_t count);
+extern int cfs_file_runs (struct cfs_fs *fs, uint64_t ino, cfs_run_fn fn,
+                          void *opaque);
+
 #endif
