@@ -147,6 +147,9 @@ put_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool v)
   return 0;
 }
 
+static int put_range (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b,
+                      uint32_t n, bool v, uint32_t *changed);
+
 /* An uninitialised chunk becomes an empty one: inode table zeroed first
  * (so a crash never leaves a header over an old table), bitmaps with its
  * metadata marked, then the header, dirty.
@@ -183,9 +186,8 @@ init_chunk (struct cfs_fs *fs, uint32_t c)
     cfs_put16 (blk->d + 6, 1); /* flag: the inode bitmap */
     cfs_cache_dirty (fs, blk);
   }
-  for (b = 0; b < fs->g.first_data; b++)
-    if (put_bit (fs, c, false, b, true) < 0)
-      return -EIO;
+  if (put_range (fs, c, false, 0, fs->g.first_data, true, &b) < 0)
+    return -EIO;
   if (put_bit (fs, c, true, 0, true) < 0)
     return -EIO;
   k->touched = true;
@@ -276,30 +278,130 @@ cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir, uint32_t *out)
   return -ENOSPC;
 }
 
+/* Bits [b, b + n) of chunk c's block bitmap (or inode bitmap) set to v,
+ * a byte at a time where it can; *changed counts the bits that were not
+ * v already.
+ */
+static int
+put_range (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, uint32_t n,
+           bool v, uint32_t *changed)
+{
+  uint32_t end = b + n;
+
+  *changed = 0;
+  while (b < end) {
+    struct cblk *blk = bitmap_block (fs, c, inodes, b);
+    uint32_t base = b - b % CFS_BITS_PER_BITMAP;
+    uint32_t stop =
+        end - base < CFS_BITS_PER_BITMAP ? end : base + CFS_BITS_PER_BITMAP;
+    unsigned char *bits;
+
+    if (blk == NULL)
+      return -EIO;
+    bits = blk->d + CFS_HEADER_SIZE;
+    for (; b < stop; b++) {
+      uint32_t bit = b - base;
+      unsigned char *p = &bits[bit / 8];
+      if (bit % 8 == 0 && b + 8 <= stop) {
+        unsigned char want = v ? 0xff : 0x00;
+        *changed += (uint32_t)__builtin_popcount ((unsigned)(*p ^ want));
+        *p = want;
+        b += 7;
+        continue;
+      }
+      if ((bool)(*p >> bit % 8 & 1) != v) {
+        *p ^= (unsigned char)(1u << bit % 8);
+        ++*changed;
+      }
+    }
+    cfs_cache_dirty (fs, blk);
+  }
+  return 0;
+}
+
+/* The first bit in [from, limit) that is `set`: 1 with *out, 0 none
+ * (*out = limit).  Whole bytes of the other value are stepped over.
+ */
+static int
+find_bit (struct cfs_fs *fs, uint32_t c, bool inodes, bool set, uint32_t from,
+          uint32_t limit, uint32_t *out)
+{
+  const unsigned char skip = set ? 0x00 : 0xff;
+  uint32_t b = from;
+
+  while (b < limit) {
+    struct cblk *blk = bitmap_block (fs, c, inodes, b);
+    uint32_t base = b - b % CFS_BITS_PER_BITMAP;
+    uint32_t stop =
+        limit - base < CFS_BITS_PER_BITMAP ? limit : base + CFS_BITS_PER_BITMAP;
+    const unsigned char *bits;
+
+    if (blk == NULL)
+      return -EIO;
+    bits = blk->d + CFS_HEADER_SIZE;
+    while (b < stop) {
+      uint32_t bit = b - base;
+      if (bit % 8 == 0 && b + 8 <= stop && bits[bit / 8] == skip) {
+        b += 8;
+        continue;
+      }
+      if ((bool)(bits[bit / 8] >> bit % 8 & 1) == set) {
+        *out = b;
+        return 1;
+      }
+      b++;
+    }
+  }
+  *out = limit;
+  return 0;
+}
+
 static int
 find_free (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t from,
            uint32_t limit, uint32_t *out)
 {
-  uint32_t n = limit - from, i;
+  return find_bit (fs, c, inodes, false, from, limit, out);
+}
 
-  for (i = 0; i < n; i++) {
-    uint32_t b = from + i;
-    struct cblk *blk = bitmap_block (fs, c, inodes, b);
-    uint32_t bit = b % CFS_BITS_PER_BITMAP;
-    unsigned char byte;
+int
+cfs_alloc_extent (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
+                  bool meta, uint32_t *first, uint32_t *got)
+{
+  struct chunk *k = &fs->chunks[c];
+  uint32_t lo = fs->g.first_data, hi = fs->g.chunk_blocks, reserve, b = 0, e;
+  uint32_t changed;
+  int r;
 
-    if (blk == NULL)
-      return -EIO;
-    byte = blk->d[CFS_HEADER_SIZE + bit / 8];
-    if (byte == 0xff && bit % 8 == 0 && i + 8 <= n) {
-      i += 7; /* a full byte */
-      continue;
-    }
-    if (!(byte >> bit % 8 & 1)) {
-      *out = b;
-      return 1;
-    }
+  *first = *got = 0;
+  /* File data stops short of the last blocks: directories and the
+   * back-reference table must still find room in a full chunk.
+   */
+  reserve = meta ? 0 : CFS_META_RESERVE;
+  if (k->h.state != CFS_UNINIT && k->h.free_blocks <= reserve)
+    return 0;
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  if (want > k->h.free_blocks - reserve)
+    want = k->h.free_blocks - reserve;
+  if (goal < lo || goal >= hi)
+    goal = k->hint >= lo && k->hint < hi ? k->hint : lo;
+  if ((r = find_free (fs, c, false, goal, hi, &b)) == 0)
+    r = find_free (fs, c, false, lo, goal, &b);
+  if (r < 0)
+    return r;
+  if (r == 0 || want == 0) {
+    k->h.free_blocks = 0; /* the count was wrong: trust the bitmap */
+    return 0;
   }
+  if ((r = find_bit (fs, c, false, true, b, hi - b < want ? hi : b + want,
+                     &e)) < 0 ||
+      (r = put_range (fs, c, false, b, e - b, true, &changed)) < 0)
+    return r;
+  k->h.free_blocks -= changed;
+  k->hint = e;
+  cfs_cache_drop_range (fs, cfs_block (&fs->sb, c, b), e - b);
+  *first = b;
+  *got = e - b;
   return 0;
 }
 
@@ -307,36 +409,9 @@ int
 cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal, bool meta,
                  uint32_t *local)
 {
-  struct chunk *k = &fs->chunks[c];
-  uint32_t first = fs->g.first_data, last = fs->g.chunk_blocks, b = 0;
-  int r;
+  uint32_t got;
 
-  *local = 0;
-  /* File data stops short of the last blocks: directories and the
-   * back-reference table must still find room in a full chunk.
-   */
-  if (k->h.state != CFS_UNINIT &&
-      k->h.free_blocks <= (meta ? 0 : CFS_META_RESERVE))
-    return 0;
-  if ((r = cfs_touch (fs, c)) < 0)
-    return r;
-  if (goal < first || goal >= last)
-    goal = k->hint >= first && k->hint < last ? k->hint : first;
-  if ((r = find_free (fs, c, false, goal, last, &b)) == 0)
-    r = find_free (fs, c, false, first, goal, &b);
-  if (r < 0)
-    return r;
-  if (r == 0) {
-    k->h.free_blocks = 0; /* the count was wrong: trust the bitmap */
-    return 0;
-  }
-  if ((r = put_bit (fs, c, false, b, true)) < 0)
-    return r;
-  k->h.free_blocks--;
-  k->hint = b + 1;
-  cfs_cache_drop (fs, cfs_block (&fs->sb, c, b));
-  *local = b;
-  return 0;
+  return cfs_alloc_extent (fs, c, goal, 1, meta, local, &got);
 }
 
 int
@@ -366,20 +441,19 @@ cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count, uint32_t *first)
 }
 
 int
-cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
+cfs_free_extent (struct cfs_fs *fs, uint32_t c, uint32_t local, uint32_t count)
 {
-  bool used;
   int r;
 
-  if (local < fs->g.first_data || local >= fs->g.chunk_blocks)
-    return cfs_fs_eio (fs, "chunk %u: freeing block %u outside its data", c,
-                       local);
-  if ((r = cfs_touch (fs, c)) < 0 ||
-      (r = get_bit (fs, c, false, local, &used)) < 0)
-    return r;
-  if (!used)
+  if (count == 0)
     return 0;
-  cfs_cache_drop (fs, cfs_block (&fs->sb, c, local));
+  if (local < fs->g.first_data || local >= fs->g.chunk_blocks ||
+      count > fs->g.chunk_blocks - local)
+    return cfs_fs_eio (fs, "chunk %u: freeing blocks %u+%u outside its data", c,
+                       local, count);
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  cfs_cache_drop_range (fs, cfs_block (&fs->sb, c, local), count);
   if (fs->nfreed == fs->afreed) {
     size_t na = fs->afreed ? 2 * fs->afreed : 256;
     struct freed *nf = realloc (fs->freed, na * sizeof *nf);
@@ -388,8 +462,14 @@ cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
     fs->freed = nf;
     fs->afreed = na;
   }
-  fs->freed[fs->nfreed++] = (struct freed){c, local};
+  fs->freed[fs->nfreed++] = (struct freed){c, local, count};
   return 0;
+}
+
+int
+cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
+{
+  return cfs_free_extent (fs, c, local, 1);
 }
 
 int
@@ -399,17 +479,14 @@ cfs_release_freed (struct cfs_fs *fs)
   int r;
 
   for (i = 0; i < fs->nfreed; i++) {
-    uint32_t c = fs->freed[i].c, local = fs->freed[i].local;
-    bool used;
-    if ((r = get_bit (fs, c, false, local, &used)) < 0)
+    const struct freed *f = &fs->freed[i];
+    uint32_t changed; /* bits freed twice change nothing */
+    if ((r = put_range (fs, f->c, false, f->local, f->count, false, &changed)) <
+        0)
       return r;
-    if (!used) /* freed twice */
-      continue;
-    if ((r = put_bit (fs, c, false, local, false)) < 0)
-      return r;
-    fs->chunks[c].h.free_blocks++;
-    if (local < fs->chunks[c].hint)
-      fs->chunks[c].hint = local;
+    fs->chunks[f->c].h.free_blocks += changed;
+    if (f->local < fs->chunks[f->c].hint)
+      fs->chunks[f->c].hint = f->local;
   }
   fs->nfreed = 0;
   return 0;

@@ -298,7 +298,6 @@ cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
                   void *slot)
 {
   unsigned char *p = slot;
-  int i;
 
   memset (p, 0, CFS_INODE_SIZE);
   cfs_put16 (p, in->mode);
@@ -316,10 +315,7 @@ cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
   cfs_put64 (p + 64, in->head);
   cfs_put64 (p + 72, in->next);
   cfs_put64 (p + 80, in->mapped);
-  for (i = 0; i < CFS_NDIRECT; i++)
-    cfs_put32 (p + 88 + 4 * i, in->direct[i]);
-  cfs_put32 (p + 136, in->indirect);
-  cfs_put32 (p + 140, in->dindirect);
+  memcpy (p + 88, in->map, CFS_MAP_AREA);
   memcpy (p + 144, in->symlink, sizeof in->symlink);
   cfs_put32 (p + 252, cfs_meta_crc (uuid, p, 252));
 }
@@ -329,7 +325,6 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
                   struct cfs_inode *in, struct cfs_err *err)
 {
   const unsigned char *p = slot;
-  int i;
 
   memset (in, 0, sizeof *in);
   if (all_zero (p, CFS_INODE_SIZE))
@@ -351,10 +346,7 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
   in->head = cfs_get64 (p + 64);
   in->next = cfs_get64 (p + 72);
   in->mapped = cfs_get64 (p + 80);
-  for (i = 0; i < CFS_NDIRECT; i++)
-    in->direct[i] = cfs_get32 (p + 88 + 4 * i);
-  in->indirect = cfs_get32 (p + 136);
-  in->dindirect = cfs_get32 (p + 140);
+  memcpy (in->map, p + 88, CFS_MAP_AREA);
   memcpy (in->symlink, p + 144, sizeof in->symlink);
   in->symlink[sizeof in->symlink - 1] = '\0';
   if (in->chunk != chunk) {

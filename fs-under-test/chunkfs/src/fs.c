@@ -715,11 +715,12 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   for (pos = off; pos < end;) {
     uint64_t lblk = pos / CFS_BLOCK, abs;
     size_t in = pos % CFS_BLOCK, n = CFS_BLOCK - in;
-    bool fresh;
+    struct cfs_fmap m;
     if (n > end - pos)
       n = end - pos;
-    if ((r = cfs_file_block (fs, &h, lblk, false, &abs, &fresh)) < 0)
+    if ((r = cfs_file_map (fs, &h, lblk, &m)) < 0)
       return r;
+    abs = m.unwritten ? 0 : m.abs; /* unwritten: zeros */
     if (abs && in == 0 && n == CFS_BLOCK) {
       if (run.count && run.abs + run.count == abs)
         run.count++;
@@ -846,8 +847,7 @@ cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
                bool keep_size)
 {
   struct ino h;
-  uint64_t lblk, zstart = 0, zcount = 0;
-  struct cfs_err err;
+  uint64_t lblk, end = (off + len + CFS_BLOCK - 1) / CFS_BLOCK;
   int r;
 
   if ((r = get_file (fs, ino, &h)) < 0)
@@ -858,33 +858,15 @@ cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
     return -EROFS;
   if (len == 0 || off + len < off || off + len > (1ull << 44))
     return -EFBIG;
-  /* New blocks read as zeros: zeroed on the device (a trim where the
-   * device can, which is what keeps a metadata-only fill small).
+  /* New blocks are unwritten extents: they read as zeros without a
+   * write, so allocating a huge file costs its extents, not its blocks.
    */
-  for (lblk = off / CFS_BLOCK; lblk < (off + len + CFS_BLOCK - 1) / CFS_BLOCK;
-       lblk++) {
-    uint64_t abs;
-    bool fresh;
-    if ((r = cfs_file_block (fs, &h, lblk, true, &abs, &fresh)) < 0)
-      break;
-    if (!fresh)
-      continue;
-    if (zcount && zstart + zcount == abs && zcount < 65536) {
-      zcount++;
-      continue;
-    }
-    if (zcount && cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1) {
-      r = cfs_fs_eio (fs, "%s", err.msg);
-      break;
-    }
-    zstart = abs;
-    zcount = 1;
+  for (lblk = off / CFS_BLOCK; lblk < end;) {
+    struct cfs_fmap m;
+    if ((r = cfs_file_alloc (fs, &h, lblk, end - lblk, true, &m)) < 0)
+      return r;
+    lblk += m.count;
   }
-  if (r >= 0 && zcount &&
-      cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1)
-    r = cfs_fs_eio (fs, "%s", err.msg);
-  if (r < 0)
-    return r;
   if (!keep_size && off + len > h.in.size)
     h.in.size = off + len;
   h.in.ctime = cfs_now_ns ();
@@ -965,7 +947,8 @@ cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st)
     st->dirty_chunks += k->h.state >= CFS_DIRTY;
   }
   /* Freed, free for use at the next sync (df shows them free now). */
-  st->free_blocks += fs->nfreed;
+  for (size_t i = 0; i < fs->nfreed; i++)
+    st->free_blocks += fs->freed[i].count;
 }
 
 int
@@ -990,11 +973,8 @@ cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
       if ((r = cfs_file_block (fs, &n, 0, false, abs, &fresh)) < 0)
         return r;
       return *abs ? 0 : -ENOENT;
-    case CFS_AT_INDIRECT:
-      if (n.in.indirect == 0)
-        return -ENOENT;
-      *abs = cfs_block (&fs->sb, c, n.in.indirect);
-      return 0;
+    case CFS_AT_EXTENT:
+      return cfs_first_leaf (fs, &n, abs);
     case CFS_AT_HEADER:
       *abs = cfs_block (&fs->sb, c, 0);
       return 0;

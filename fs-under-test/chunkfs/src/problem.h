@@ -18,14 +18,14 @@ enum {
   PR_0_CHUNK_LOST = 0x000004,      /* header and bitmaps unreadable */
   PR_1_ITABLE_BAD = 0x010001,      /* inode-table block unreadable */
   PR_1_INODE_BAD = 0x010002,       /* inode checksum or fields */
-  PR_1_BLOCK_RANGE = 0x010003,     /* block pointer outside the data */
-  PR_1_BLOCK_DUP = 0x010004,       /* block claimed twice */
-  PR_1_INDIRECT_BAD = 0x010005,    /* indirect block unreadable */
   PR_1_MAPPED_SHORT = 0x010006,    /* blocks beyond the mapped range */
   PR_1_CHAIN_BROKEN = 0x010007,    /* continuation link broken */
   PR_1_CONT_ORPHAN = 0x010008,     /* continuation its head does not reach */
   PR_1_BACKREFS_BAD = 0x010009,    /* back-reference table unreadable */
   PR_1_DIR_SIZE = 0x01000A,        /* directory size not whole blocks */
+  PR_1_EXTENT_BAD = 0x010020,      /* extent out of range, order; twice */
+  PR_1_LEAF_BAD = 0x010021,        /* CHKE leaf unreadable or not its own */
+  PR_1_EXTMAP_HEADER = 0x010022,   /* extent map header impossible */
   PR_2_DIR_BLOCK_BAD = 0x020001,   /* directory block unreadable */
   PR_2_ENTRY_TARGET = 0x020002,    /* entry names no inode in use */
   PR_2_ENTRY_GEN = 0x020003,       /* entry names an older generation */

@@ -25,7 +25,7 @@ struct cfs_attr {
   uint16_t mode;
   uint32_t links, uid, gid;
   uint64_t size;
-  uint64_t blocks; /* 4096-byte blocks allocated, indirect ones included */
+  uint64_t blocks; /* 4096-byte blocks allocated, extent leaves included */
   uint64_t atime, mtime, ctime;
 };
 
@@ -121,13 +121,13 @@ extern void cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st);
 
 /* Where an inode's structures are on the device (the harness's block-type
  * map aims faults with it): the absolute block of its inode-table block,
- * its first data block, its (single) indirect block, and its chunk's
+ * its first data block, its first extent leaf (CHKE), and its chunk's
  * header, bitmaps and back-reference table.  -ENOENT if it has none.
  */
 enum cfs_where {
   CFS_AT_INODE,
   CFS_AT_DATA,
-  CFS_AT_INDIRECT,
+  CFS_AT_EXTENT,
   CFS_AT_HEADER,
   CFS_AT_BLOCK_BITMAP,
   CFS_AT_INODE_BITMAP,
