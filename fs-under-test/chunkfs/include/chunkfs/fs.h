@@ -100,9 +100,23 @@ extern ssize_t cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf,
                           size_t len, uint64_t off);
 extern ssize_t cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf,
                            size_t len, uint64_t off);
-/* Allocate (zeroed) blocks for [off, off + len); keep_size: do not grow. */
+/* fallocate(2) modes. */
+#define CFS_FALLOC_KEEP_SIZE  1u /* do not grow the file */
+#define CFS_FALLOC_PUNCH_HOLE 2u /* free the blocks (with KEEP_SIZE only) */
+#define CFS_FALLOC_ZERO_RANGE 4u /* read as zeros, blocks kept allocated */
+/* Mode 0 (or KEEP_SIZE): allocate blocks for [off, off + len) that read
+ * as zeros (unwritten extents: nothing is written).  PUNCH_HOLE: the
+ * range reads as zeros and its whole blocks are freed.  ZERO_RANGE: the
+ * range reads as zeros, its whole blocks allocated.  -EOPNOTSUPP for any
+ * other mode.
+ */
 extern int cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off,
-                          uint64_t len, bool keep_size);
+                          uint64_t len, unsigned mode);
+/* lseek(2)'s SEEK_DATA and SEEK_HOLE from off: the offset in *out;
+ * -ENXIO at or past the end (or, for SEEK_DATA, no data after off).
+ */
+extern int cfs_lseek (struct cfs_fs *fs, uint64_t ino, uint64_t off, int whence,
+                      uint64_t *out);
 
 /* Directory entries from cookie (0: the first; "." and ".." included),
  * each given to fn with the cookie of the next; fn returns non-zero to
