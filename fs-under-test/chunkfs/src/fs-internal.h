@@ -157,6 +157,7 @@ struct cfs_fs {
   unsigned char map[CFS_MAP_BLOCKS][CFS_BLOCK]; /* the dirty map */
   bool map_changed[CFS_MAP_BLOCKS];
   uint32_t rotor; /* where the search for a chunk with room goes on */
+  uint32_t last_init; /* the chunk initialised last */
   struct cblk **hash;
   size_t nhash, ncached;
   struct open_file *open;
