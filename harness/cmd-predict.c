@@ -38,7 +38,7 @@ predict_usage (FILE *fp)
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
       "\n"
-      "  --fs TYPE     ext4, xfs or btrfs\n"
+      "  --fs TYPE     ext4, xfs, btrfs or chunkfs\n"
       "  --fill PCT    share of the capacity (default 50; '50%%' "
       "works)\n"
       "  --files N     files to spread it over, on every disk\n"

@@ -98,7 +98,7 @@ static const struct {
 } kinds[] = {
     {"inode", CFS_AT_INODE, false},
     {"data", CFS_AT_DATA, false},
-    {"indirect", CFS_AT_INDIRECT, false},
+    {"extent", CFS_AT_EXTENT, false},
     {"dir", CFS_AT_DATA, true},
     {"header", CFS_AT_HEADER, false},
     {"block-bitmap", CFS_AT_BLOCK_BITMAP, false},
@@ -207,6 +207,6 @@ const struct fd_fs fd_fs_chunkfs = {
     .passes = chunkfs_passes,
     .locate = chunkfs_locate,
     .file_ranges = chunkfs_file_ranges,
-    .target_types = "data inode indirect dir header block-bitmap "
+    .target_types = "data inode extent dir header block-bitmap "
                     "inode-bitmap backrefs superblock dirty-map",
 };

@@ -518,7 +518,7 @@ METADATA = (
     [("btrfs", "superblock", "noticed")] +
     [("chunkfs", t, "noticed") for t in
      ["superblock", "dirty-map", "header", "block-bitmap", "inode-bitmap",
-      "inode", "dir", "backrefs", "indirect"]])
+      "inode", "dir", "backrefs"]])
 
 
 @pytest.mark.parametrize("fs,btype,expect", METADATA)

@@ -6,11 +6,11 @@
  * Input: records of [kind u8][block u32][offset u16][length u8][bytes];
  * kind 0 patches bytes into a metadata block (superblock, dirty map,
  * initialised-chunks map (block 2 here), chunk headers, bitmaps, inode
- * tables, the first data blocks where directories, indirect blocks and
- * back-reference tables live, then the xattr blocks), 1 zeroes the block,
- * 2 fills it with the bytes repeated, 3 says how to check (bit 0: -f,
- * bit 1: -n only); 4 to 7 patch as 0 does and then seal the block's
- * checksums again, so the damage looks like valid metadata and
+ * tables, the first data blocks where directories and back-reference
+ * tables live, two files' extent leaves, then the xattr blocks), 1 zeroes
+ * the block, 2 fills it with the bytes repeated, 3 says how to check
+ * (bit 0: -f, bit 1: -n only); 4 to 7 patch as 0 does and then seal the
+ * block's checksums again, so the damage looks like valid metadata and
  * reaches the checker's deeper logic instead of its checksum test.
  * The image has special files too (a fifo, a device node): inodes whose
  * mapping area holds a device number instead of a map.
@@ -168,6 +168,26 @@ add_xattrs (struct cfs_fs *fs, const struct cfs_attr *d)
     abort ();
 }
 
+/* Two files written a block each in turn: their maps need extent leaves
+ * (CHKE), which join the blocks worth damaging.
+ */
+static void
+fragment (struct cfs_fs *fs, const char *buf, uint64_t leaf[2])
+{
+  struct cfs_attr a, b;
+
+  if (cfs_create (fs, 1, "fa", 0100644, 0, 0, &a) < 0 ||
+      cfs_create (fs, 1, "fb", 0100644, 0, 0, &b) < 0)
+    abort ();
+  for (int i = 0; i < 12; i++)
+    if (cfs_pwrite (fs, a.ino, buf, CFS_BLOCK, (uint64_t)i * CFS_BLOCK) < 0 ||
+        cfs_pwrite (fs, b.ino, buf, CFS_BLOCK, (uint64_t)i * CFS_BLOCK) < 0)
+      abort ();
+  if (cfs_locate (fs, a.ino, CFS_AT_EXTENT, &leaf[0]) < 0 ||
+      cfs_locate (fs, b.ino, CFS_AT_EXTENT, &leaf[1]) < 0)
+    abort ();
+}
+
 static void
 make_image (void)
 {
@@ -182,6 +202,7 @@ make_image (void)
   struct cfs_err err;
   struct cfs_attr d[3], a;
   struct cfs_fs *fs;
+  uint64_t leaf[2];
   static char buf[1 << 20];
   uint32_t c, b;
   int i, j;
@@ -226,6 +247,7 @@ make_image (void)
   for (i = 0; i < 20; i++)
     if (cfs_pwrite (fs, a.ino, buf, sizeof buf, (uint64_t)i << 20) < 0)
       abort ();
+  fragment (fs, buf, leaf);
   add_xattrs (fs, d);
   if (cfs_fs_close (fs, &err) == -1)
     abort ();
@@ -240,6 +262,8 @@ make_image (void)
   for (c = 0; c < s.chunks; c++)
     for (b = 0; b < g.first_data + 48; b++)
       meta[nmeta++] = (uint32_t)cfs_block (&s, c, b);
+  meta[nmeta++] = (uint32_t)leaf[0]; /* at 16 + 3 x (first_data + 48) */
+  meta[nmeta++] = (uint32_t)leaf[1];
   /* The xattr blocks, wherever they are (after the rest, so that the
    * inputs above keep their blocks).
    */

@@ -105,6 +105,31 @@ cfs_cache_drop (struct cfs_fs *fs, uint64_t abs)
     }
 }
 
+void
+cfs_cache_drop_range (struct cfs_fs *fs, uint64_t abs, uint64_t count)
+{
+  size_t s;
+
+  if (count <= 64 || count < fs->nhash / 4) {
+    for (uint64_t i = 0; i < count; i++)
+      cfs_cache_drop (fs, abs + i);
+    return;
+  }
+  /* A long run: fewer steps through the table than lookups. */
+  for (s = 0; s < fs->nhash; s++) {
+    struct cblk **pp = &fs->hash[s];
+    while (*pp) {
+      struct cblk *b = *pp;
+      if (b->abs >= abs && b->abs - abs < count) {
+        *pp = b->next;
+        free (b);
+        fs->ncached--;
+      } else
+        pp = &b->next;
+    }
+  }
+}
+
 static int
 write_out (struct cfs_fs *fs, struct cblk *b)
 {

@@ -11,7 +11,7 @@
 
 #include "chunkfs/check.h"
 #include "chunkfs/format.h"
-#include "fs-internal.h" /* struct backref, CFS_PTRS_PER_BLOCK, ... */
+#include "fs-internal.h" /* struct backref, struct cfs_extlist, ... */
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
@@ -137,6 +137,12 @@ extern int ck_put_inode (struct ck *k, uint64_t ref,
  */
 extern int ck_dir_names (struct ck *k, uint64_t dref, uint64_t target,
                          uint32_t hash, uint32_t *found);
+/* The extents of inode ino (in) of chunk c, whose generation is gen,
+ * read into l (empty first): 0, or -1 if a leaf is unreadable or out of
+ * range.  Extents are not checked: pass 1 does that.
+ */
+extern int ck_map_read (struct ck *k, uint32_t c, uint64_t gen, uint32_t ino,
+                        const struct cfs_inode *in, struct cfs_extlist *l);
 /* A name for (target) in lost+found: "#chunk.inode".  0, or -1. */
 extern int ck_lost_found (struct ck *k, uint64_t target, uint32_t gen,
                           uint8_t type);

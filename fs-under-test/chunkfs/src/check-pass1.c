@@ -162,113 +162,183 @@ check_chains (struct ck *k)
   }
 }
 
-/* Claim block b for inode i: 0, or -1 when the pointer must go. */
+/* Extent e of inode i, after the extent ending at *prev: sound and
+ * claimed (1), or the first bad one (0, its problem reported).
+ */
 static int
-claim (struct ck *k, uint32_t i, uint32_t b)
+claim_extent (struct ck *k, uint32_t i, const struct cfs_extent *e,
+              uint64_t *prev, bool *fix)
 {
-  if (b < k->g.first_data || b >= k->g.chunk_blocks) {
-    if (ck_fix (k, PR_1_BLOCK_RANGE, k->c, i, b))
-      return -1;
+  const char *why = NULL;
+  uint32_t b;
+
+  if (e->len == 0)
+    why = "empty";
+  else if (e->lblk < *prev)
+    why = "out of order or overlapping";
+  else if (e->start < k->g.first_data ||
+           e->len > k->g.chunk_blocks - e->start ||
+           e->start >= k->g.chunk_blocks)
+    why = "outside its chunk's data";
+  for (b = 0; !why && b < e->len; b++)
+    if (ck_is_used (k, e->start + b))
+      why = "claimed twice";
+  if (why) {
+    *fix = ck_fix (k, PR_1_EXTENT_BAD, k->c, i, e->lblk, e->start, e->len, why);
     return 0;
   }
-  if (ck_is_used (k, b)) {
-    if (ck_fix (k, PR_1_BLOCK_DUP, k->c, i, b))
-      return -1;
-    return 0;
+  for (b = 0; b < e->len; b++)
+    ck_set_used (k, e->start + b, true);
+  *prev = (uint64_t)e->lblk + e->len;
+  return 1;
+}
+
+/* Leaf block ix.start of inode i, read into blk and checked: NULL, or
+ * what is wrong with it.
+ */
+static const char *
+read_leaf (struct ck *k, uint32_t i, const struct cfs_extent *ix,
+           unsigned char *blk)
+{
+  static char why[256];
+  struct cfs_err err;
+
+  if (ix->start < k->g.first_data || ix->start >= k->g.chunk_blocks)
+    return "outside its chunk's data";
+  if (ck_is_used (k, ix->start))
+    return "claimed twice";
+  if (ck_read (k, ck_abs (k, ix->start), blk) == -1) {
+    snprintf (why, sizeof why, "%s", k->errmsg);
+    return why;
   }
-  ck_set_used (k, b, true);
+  if (cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_EXTENT, k->c, k->h.generation,
+                      &err) == -1) {
+    snprintf (why, sizeof why, "%s", err.msg);
+    return why;
+  }
+  if (cfs_get32 (blk + CFS_HEADER_SIZE + 4) != i)
+    return "another inode's";
+  if (ix->len == 0 || ix->len > CFS_EXT_PER_BLOCK ||
+      cfs_get16 (blk + CFS_HEADER_SIZE) != ix->len)
+    return "its count differs from its index entry's";
+  {
+    struct cfs_extent first;
+    cfs_ext_get (blk + CFS_EXT_START, &first);
+    if (first.lblk != ix->lblk)
+      return "its first extent differs from its index entry's";
+  }
+  return NULL;
+}
+
+/* The extents of leaf ix (checked) claimed; a bad one cuts the leaf
+ * there (rewritten).  1 all sound, 0 cut (*keep: extents kept in it).
+ */
+static int
+walk_leaf (struct ck *k, uint32_t i, struct cfs_extent *ix, unsigned char *blk,
+           uint64_t *prev, uint32_t *keep)
+{
+  bool fix = false;
+  uint32_t j;
+
+  for (j = 0; j < ix->len; j++) {
+    struct cfs_extent e;
+    cfs_ext_get (blk + CFS_EXT_START + 12 * j, &e);
+    if (!claim_extent (k, i, &e, prev, &fix))
+      break;
+  }
+  *keep = j;
+  if (j == ix->len)
+    return 1;
+  if (fix && j > 0 && k->write) {
+    memset (blk + CFS_EXT_START + 12 * j, 0, 12 * (ix->len - j));
+    cfs_put16 (blk + CFS_HEADER_SIZE, (uint16_t)j);
+    cfs_meta_seal (k->sb.uuid, blk);
+    ck_write (k, ck_abs (k, ix->start), blk);
+  }
+  if (!fix)
+    *keep = ix->len; /* left as it is */
   return 0;
 }
 
-/* The pointers of indirect block b (level 1: data, 2: indirect). */
+/* Inode i's map cut to its first `count` entries. */
 static void
-walk_indirect (struct ck *k, uint32_t i, uint32_t b, int level, uint64_t base,
-               uint64_t *hi, bool unclaim)
+cut_map (struct ck *k, uint32_t i, uint32_t count)
 {
-  const uint64_t P = CFS_PTRS_PER_BLOCK;
-  unsigned char blk[CFS_BLOCK];
-  bool changed = false;
-  uint32_t s;
+  struct cino *n = &k->ino[i];
 
-  if (ck_read (k, ck_abs (k, b), blk) == -1)
+  for (uint32_t j = count; j < CFS_EXT_ROOT; j++)
+    memset (cfs_map_entry (&n->in, j), 0, 12);
+  cfs_put16 (n->in.map, (uint16_t)count);
+  if (count == 0)
+    cfs_put16 (n->in.map + 2, 0);
+  ck_inode_changed (k, i);
+}
+
+/* Claim the extents of a depth 1 map: every leaf checked, the first bad
+ * leaf or extent cutting the map there.  *hi: the end of what it maps.
+ */
+static void
+walk_index (struct ck *k, uint32_t i, uint64_t *hi)
+{
+  struct cino *n = &k->ino[i];
+  unsigned char blk[CFS_BLOCK];
+  uint16_t count = cfs_map_count (&n->in);
+
+  for (uint32_t j = 0; j < count; j++) {
+    struct cfs_extent ix;
+    const char *why;
+    uint32_t keep;
+    cfs_ext_get (cfs_map_entry (&n->in, j), &ix);
+    if ((why = read_leaf (k, i, &ix, blk)) != NULL) {
+      if (ck_fix (k, PR_1_LEAF_BAD, k->c, i, ix.start, why))
+        cut_map (k, i, j);
+      return;
+    }
+    ck_set_used (k, ix.start, true);
+    if (walk_leaf (k, i, &ix, blk, hi, &keep))
+      continue;
+    if (keep == ix.len)
+      return; /* not fixed */
+    if (keep == 0) {
+      ck_set_used (k, ix.start, false);
+      cut_map (k, i, j);
+    } else {
+      ix.len = keep;
+      cfs_ext_put (cfs_map_entry (&n->in, j), &ix);
+      cut_map (k, i, j + 1);
+    }
     return;
-  for (s = 0; s < P; s++) {
-    uint32_t v = cfs_get32 (blk + CFS_HEADER_SIZE + 4 * s);
-    uint64_t idx = base + s * (level == 2 ? P : 1);
-    struct cfs_err err;
-    if (v == 0)
-      continue;
-    if (unclaim) {
-      if (v >= k->g.first_data && v < k->g.chunk_blocks) {
-        if (level == 2)
-          walk_indirect (k, i, v, 1, idx, hi, true);
-        ck_set_used (k, v, false);
-      }
-      continue;
-    }
-    if (claim (k, i, v) == -1) {
-      cfs_put32 (blk + CFS_HEADER_SIZE + 4 * s, 0);
-      changed = true;
-      continue;
-    }
-    if (level == 2) {
-      unsigned char sub[CFS_BLOCK];
-      if (ck_read (k, ck_abs (k, v), sub) == -1 ||
-          cfs_meta_check (sub, k->sb.uuid, CFS_MAGIC_INDIRECT, k->c,
-                          k->h.generation, &err) == -1) {
-        if (ck_fix (k, PR_1_INDIRECT_BAD, k->c, i, v,
-                    k->errmsg[0] ? k->errmsg : err.msg)) {
-          ck_set_used (k, v, false);
-          cfs_put32 (blk + CFS_HEADER_SIZE + 4 * s, 0);
-          changed = true;
-        }
-        continue;
-      }
-      walk_indirect (k, i, v, 1, idx, hi, false);
-    } else if (idx + 1 > *hi)
-      *hi = idx + 1;
-  }
-  if (changed && k->write) {
-    cfs_meta_seal (k->sb.uuid, blk);
-    ck_write (k, ck_abs (k, b), blk);
   }
 }
 
-/* The indirect block at *p: checked and walked, or cleared. */
+/* Release the blocks of inode i's (checked) map. */
 static void
-walk_top (struct ck *k, uint32_t i, uint32_t *p, int level, uint64_t base,
-          uint64_t *hi, bool unclaim)
+unclaim_map (struct ck *k, uint32_t i)
 {
+  struct cino *n = &k->ino[i];
   unsigned char blk[CFS_BLOCK];
-  struct cfs_err err;
+  uint16_t count = cfs_map_count (&n->in);
+  bool depth1 = cfs_map_depth (&n->in) == 1;
 
-  if (*p == 0)
-    return;
-  if (unclaim) {
-    if (*p >= k->g.first_data && *p < k->g.chunk_blocks) {
-      walk_indirect (k, i, *p, level, base, hi, true);
-      ck_set_used (k, *p, false);
+  for (uint32_t j = 0; j < count && j < CFS_EXT_ROOT; j++) {
+    struct cfs_extent e;
+    uint32_t nleaf = 1;
+    cfs_ext_get (cfs_map_entry (&n->in, j), &e);
+    if (depth1) {
+      if (e.start < k->g.first_data || e.start >= k->g.chunk_blocks ||
+          ck_read (k, ck_abs (k, e.start), blk) == -1)
+        continue;
+      ck_set_used (k, e.start, false);
+      nleaf = e.len < CFS_EXT_PER_BLOCK ? e.len : CFS_EXT_PER_BLOCK;
     }
-    return;
-  }
-  if (claim (k, i, *p) == -1) {
-    *p = 0;
-    ck_inode_changed (k, i);
-    return;
-  }
-  k->errmsg[0] = '\0';
-  if (ck_read (k, ck_abs (k, *p), blk) == -1 ||
-      cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_INDIRECT, k->c,
-                      k->h.generation, &err) == -1) {
-    if (ck_fix (k, PR_1_INDIRECT_BAD, k->c, i, *p,
-                k->errmsg[0] ? k->errmsg : err.msg)) {
-      ck_set_used (k, *p, false);
-      *p = 0;
-      ck_inode_changed (k, i);
+    for (uint32_t x = 0; x < nleaf; x++) {
+      if (depth1)
+        cfs_ext_get (blk + CFS_EXT_START + 12 * x, &e);
+      for (uint32_t b = 0; b < e.len; b++)
+        if (e.start + b >= k->g.first_data && e.start + b < k->g.chunk_blocks)
+          ck_set_used (k, e.start + b, false);
     }
-    return;
   }
-  walk_indirect (k, i, *p, level, base, hi, false);
 }
 
 /* Claim (or, with unclaim, release) every block inode i maps. */
@@ -276,29 +346,31 @@ void
 ck_walk_blocks (struct ck *k, uint32_t i, bool unclaim)
 {
   struct cino *n = &k->ino[i];
+  uint16_t count = cfs_map_count (&n->in), depth = cfs_map_depth (&n->in);
   uint64_t hi = 0;
-  uint32_t d;
 
-  for (d = 0; d < CFS_NDIRECT; d++) {
-    uint32_t b = n->in.direct[d];
-    if (b == 0)
-      continue;
-    if (unclaim) {
-      if (b >= k->g.first_data && b < k->g.chunk_blocks)
-        ck_set_used (k, b, false);
-      continue;
-    }
-    if (claim (k, i, b) == -1) {
-      n->in.direct[d] = 0;
-      ck_inode_changed (k, i);
-    } else if (d + 1 > hi)
-      hi = d + 1;
-  }
-  walk_top (k, i, &n->in.indirect, 1, CFS_NDIRECT, &hi, unclaim);
-  walk_top (k, i, &n->in.dindirect, 2, CFS_NDIRECT + CFS_PTRS_PER_BLOCK, &hi,
-            unclaim);
-  if (unclaim)
+  if (unclaim) {
+    unclaim_map (k, i);
     return;
+  }
+  if (depth > 1 || count > CFS_EXT_ROOT) {
+    if (ck_fix (k, PR_1_EXTMAP_HEADER, k->c, i, count, depth))
+      cut_map (k, i, 0);
+    return;
+  }
+  if (depth == 1)
+    walk_index (k, i, &hi);
+  else
+    for (uint32_t j = 0; j < count; j++) {
+      struct cfs_extent e;
+      bool fix = false;
+      cfs_ext_get (cfs_map_entry (&n->in, j), &e);
+      if (!claim_extent (k, i, &e, &hi, &fix)) {
+        if (fix)
+          cut_map (k, i, j);
+        break;
+      }
+    }
   if (hi * CFS_BLOCK > n->in.mapped && !S_ISLNK (n->in.mode) &&
       ck_fix (k, PR_1_MAPPED_SHORT, k->c, i)) {
     n->in.mapped = hi * CFS_BLOCK;
@@ -310,7 +382,8 @@ static void
 dir_layout (struct ck *k, uint32_t i)
 {
   struct cino *n = &k->ino[i];
-  uint64_t nb, idx;
+  struct cfs_extlist l = {0};
+  uint64_t nb;
 
   if (n->in.size % CFS_BLOCK || n->in.size / CFS_BLOCK > CK_MAX_DIR_BLOCKS) {
     if (ck_fix (k, PR_1_DIR_SIZE, k->c, i, (unsigned long long)n->in.size)) {
@@ -327,31 +400,13 @@ dir_layout (struct ck *k, uint32_t i)
   if (n->dblocks == NULL)
     return;
   n->ndblocks = (uint32_t)nb;
-  for (idx = 0; idx < nb && idx < CFS_NDIRECT; idx++)
-    n->dblocks[idx] = n->in.direct[idx];
-  /* Beyond the direct pointers: read through the (checked) indirect
-   * blocks.
-   */
-  for (; idx < nb; idx++) {
-    const uint64_t P = CFS_PTRS_PER_BLOCK;
-    unsigned char blk[CFS_BLOCK];
-    uint64_t rel = idx - CFS_NDIRECT;
-    uint32_t ptr;
-    if (rel < P)
-      ptr = n->in.indirect;
-    else {
-      rel -= P;
-      ptr = n->in.dindirect;
-      if (ptr == 0 || ck_read (k, ck_abs (k, ptr), blk) == -1)
-        continue;
-      ptr = cfs_get32 (blk + CFS_HEADER_SIZE + 4 * (rel / P));
-      rel %= P;
-    }
-    if (ptr < k->g.first_data || ptr >= k->g.chunk_blocks ||
-        ck_read (k, ck_abs (k, ptr), blk) == -1)
-      continue;
-    n->dblocks[idx] = cfs_get32 (blk + CFS_HEADER_SIZE + 4 * rel);
-  }
+  /* The map was checked above: read through it. */
+  if (ck_map_read (k, k->c, k->h.generation, i, &n->in, &l) == -1)
+    return;
+  for (uint32_t x = 0; x < l.n; x++)
+    for (uint32_t b = 0; b < l.v[x].len && l.v[x].lblk + (uint64_t)b < nb; b++)
+      n->dblocks[l.v[x].lblk + b] = l.v[x].start + b;
+  cfs_el_free (&l);
 }
 
 static void

@@ -393,38 +393,83 @@ ck_put_inode (struct ck *k, uint64_t ref, const struct cfs_inode *in)
   return ck_write (k, abs, blk);
 }
 
-/* The chunk-local block at index idx of directory d (in chunk c, whose
- * header is h): 0 for none or unreadable.
- */
-static uint32_t
-dir_bmap (struct ck *k, uint32_t c, const struct cfs_chunk_header *h,
-          const struct cfs_inode *d, uint64_t idx)
+int
+ck_map_read (struct ck *k, uint32_t c, uint64_t gen, uint32_t ino,
+             const struct cfs_inode *in, struct cfs_extlist *l)
 {
-  const uint64_t P = CFS_PTRS_PER_BLOCK;
+  struct cfs_inode d = *in;
   unsigned char blk[CFS_BLOCK];
   struct cfs_err err;
-  uint32_t ptr, levels, l;
-  uint64_t rem;
+  uint16_t count = cfs_map_count (&d);
 
-  if (idx < CFS_NDIRECT)
-    return d->direct[idx];
-  idx -= CFS_NDIRECT;
-  if (idx < P)
-    ptr = d->indirect, levels = 1, rem = idx;
-  else if ((idx -= P) < P * P)
-    ptr = d->dindirect, levels = 2, rem = idx;
-  else
-    return 0;
-  for (l = levels; l > 0; l--) {
-    uint64_t slot = l == 2 ? rem / P : rem % P;
-    if (ptr < k->g.first_data || ptr >= k->g.chunk_blocks ||
-        ck_read (k, cfs_block (&k->sb, c, ptr), blk) == -1 ||
-        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_INDIRECT, c, h->generation,
-                        &err) == -1)
-      return 0;
-    ptr = cfs_get32 (blk + CFS_HEADER_SIZE + 4 * slot);
+  *l = (struct cfs_extlist){0};
+  if (count > CFS_EXT_ROOT || cfs_map_depth (&d) > 1 ||
+      cfs_el_reserve (l, CFS_EXT_ROOT) == -1)
+    return -1;
+  for (uint32_t j = 0; j < count; j++) {
+    struct cfs_extent e;
+    uint32_t n;
+    cfs_ext_get (cfs_map_entry (&d, j), &e);
+    if (cfs_map_depth (&d) == 0) {
+      l->v[l->n++] = e;
+      continue;
+    }
+    if (e.start < k->g.first_data || e.start >= k->g.chunk_blocks ||
+        ck_read (k, cfs_block (&k->sb, c, e.start), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_EXTENT, c, gen, &err) ==
+            -1 ||
+        cfs_get32 (blk + CFS_HEADER_SIZE + 4) != ino ||
+        (n = cfs_get16 (blk + CFS_HEADER_SIZE)) > CFS_EXT_PER_BLOCK ||
+        cfs_el_reserve (l, n) == -1) {
+      cfs_el_free (l);
+      return -1;
+    }
+    for (uint32_t x = 0; x < n; x++)
+      cfs_ext_get (blk + CFS_EXT_START + 12 * x, &l->v[l->n++]);
   }
-  return ptr;
+  return 0;
+}
+
+/* The chunk-local block at index idx of a directory whose extents are l:
+ * 0 for none.
+ */
+static uint32_t
+dir_bmap (const struct cfs_extlist *l, uint64_t idx)
+{
+  uint32_t x = cfs_el_search (l, idx);
+
+  if (x < l->n && l->v[x].lblk <= idx)
+    return l->v[x].start + (uint32_t)(idx - l->v[x].lblk);
+  return 0;
+}
+
+/* Does directory block blk hold an entry naming target (with that name
+ * hash, unless 0)?  1 (the hash in *found), or 0.
+ */
+static int
+block_names (const unsigned char *blk, uint64_t target, uint32_t hash,
+             uint32_t *found)
+{
+  uint32_t off;
+
+  for (off = CFS_DIR_START; off + CFS_DIRENT_FIXED <= CFS_DIR_END;) {
+    const unsigned char *e = blk + off;
+    uint32_t len = cfs_get16 (e + 12);
+    if (len < CFS_DIRENT_FIXED || len % 4 || off + len > CFS_DIR_END ||
+        (uint32_t)CFS_DIRENT_FIXED + e[14] > len)
+      break;
+    if (cfs_get32 (e + 4) != 0 &&
+        cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target) {
+      uint32_t nh = cfs_name_hash ((const char *)e + 16, e[14]);
+      if (hash == 0 || nh == hash) {
+        if (found)
+          *found = nh;
+        return 1;
+      }
+    }
+    off += len;
+  }
+  return 0;
 }
 
 int
@@ -434,42 +479,30 @@ ck_dir_names (struct ck *k, uint64_t dref, uint64_t target, uint32_t hash,
   uint32_t c = ref_chunk (dref);
   struct cfs_chunk_header h;
   struct cfs_inode d;
+  struct cfs_extlist l;
   unsigned char blk[CFS_BLOCK];
   uint64_t idx, n;
+  int r = 0;
 
   if (ck_inode (k, dref, &d) == -1 || !S_ISDIR (d.mode) ||
-      ck_header (k, c, &h) == -1)
+      ck_header (k, c, &h) == -1 ||
+      ck_map_read (k, c, h.generation, ref_ino (dref), &d, &l) == -1)
     return -1;
   n = d.size / CFS_BLOCK;
   if (n > CK_MAX_DIR_BLOCKS)
     n = CK_MAX_DIR_BLOCKS;
-  for (idx = 0; idx < n; idx++) {
-    uint32_t local = dir_bmap (k, c, &h, &d, idx), off;
+  for (idx = 0; idx < n && r == 0; idx++) {
+    uint32_t local = dir_bmap (&l, idx);
     struct cfs_err err;
     if (local < k->g.first_data || local >= k->g.chunk_blocks ||
         ck_read (k, cfs_block (&k->sb, c, local), blk) == -1 ||
         cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_DIR, c, h.generation,
                         &err) == -1)
       continue;
-    for (off = CFS_DIR_START; off + CFS_DIRENT_FIXED <= CFS_DIR_END;) {
-      const unsigned char *e = blk + off;
-      uint32_t len = cfs_get16 (e + 12);
-      if (len < CFS_DIRENT_FIXED || len % 4 || off + len > CFS_DIR_END ||
-          (uint32_t)CFS_DIRENT_FIXED + e[14] > len)
-        break;
-      if (cfs_get32 (e + 4) != 0 &&
-          cfs_ref (cfs_get32 (e), cfs_get32 (e + 4)) == target) {
-        uint32_t nh = cfs_name_hash ((const char *)e + 16, e[14]);
-        if (hash == 0 || nh == hash) {
-          if (found)
-            *found = nh;
-          return 1;
-        }
-      }
-      off += len;
-    }
+    r = block_names (blk, target, hash, found);
   }
-  return 0;
+  cfs_el_free (&l);
+  return r;
 }
 
 int
@@ -615,6 +648,43 @@ alloc_in_chunk0 (struct ck *k)
   return 0;
 }
 
+/* Can lost+found (d) take block idx in its map without a leaf block?
+ * (The checker allocates only the directory block itself.)
+ */
+static bool
+lf_can_grow (const struct cfs_inode *d, uint32_t idx)
+{
+  uint16_t n = cfs_map_count (d);
+  struct cfs_extent last;
+
+  if (cfs_map_depth (d) != 0)
+    return false;
+  if (n < CFS_EXT_ROOT)
+    return true;
+  cfs_ext_get (d->map + 8 + 12 * (n - 1), &last);
+  return last.lblk + last.len == idx; /* only if it joins the last */
+}
+
+/* Map block idx of lost+found (d) at local: the last extent grown when
+ * it joins, else a new one.
+ */
+static void
+lf_grow (struct cfs_inode *d, uint32_t idx, uint32_t local)
+{
+  uint16_t n = cfs_map_count (d);
+  struct cfs_extent last = {0}, e = {idx, local, 1, false};
+
+  if (n > 0)
+    cfs_ext_get (cfs_map_entry (d, n - 1u), &last);
+  if (n > 0 && last.lblk + last.len == idx && last.start + last.len == local) {
+    last.len++;
+    cfs_ext_put (cfs_map_entry (d, n - 1u), &last);
+    return;
+  }
+  cfs_ext_put (cfs_map_entry (d, n), &e);
+  cfs_put16 (d->map, (uint16_t)(n + 1));
+}
+
 int
 ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
 {
@@ -624,6 +694,7 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
   unsigned char blk[CFS_BLOCK];
   char name[32];
   uint32_t need, idx, off = 0, local = 0;
+  struct cfs_extlist l;
   struct cfs_err err;
 
   snprintf (name, sizeof name, "#%u.%u", ref_chunk (target), ref_ino (target));
@@ -636,8 +707,10 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
   }
   if (k->c != 0 && ck_touch_other (k, 0) == -1)
     return -1;
-  for (idx = 0; idx < d.size / CFS_BLOCK && idx < CFS_NDIRECT; idx++) {
-    local = d.direct[idx];
+  if (ck_map_read (k, 0, h.generation, CFS_LOST_FOUND_INO, &d, &l) == -1)
+    l.n = 0;
+  for (idx = 0; idx < d.size / CFS_BLOCK && idx < CK_MAX_DIR_BLOCKS; idx++) {
+    local = dir_bmap (&l, idx);
     if (local < k->g.first_data || local >= k->g.chunk_blocks ||
         ck_read (k, cfs_block (&k->sb, 0, local), blk) == -1 ||
         cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_DIR, 0, h.generation,
@@ -646,8 +719,10 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     if ((off = make_room (blk, need)) != 0)
       break;
   }
+  cfs_el_free (&l);
   if (off == 0) {
-    if (idx >= CFS_NDIRECT || (local = alloc_in_chunk0 (k)) == 0) {
+    if (idx >= CK_MAX_DIR_BLOCKS || !lf_can_grow (&d, idx) ||
+        (local = alloc_in_chunk0 (k)) == 0) {
       ck_fix (k, PR_4_NO_LOST_FOUND, "full", ref_chunk (target),
               ref_ino (target));
       return -1;
@@ -656,7 +731,7 @@ ck_lost_found (struct ck *k, uint64_t target, uint32_t gen, uint8_t type)
     cfs_meta_begin (blk, CFS_MAGIC_DIR, 0, 0, h.generation);
     cfs_dir_block_empty (blk, CFS_LOST_FOUND_INO, idx);
     off = CFS_DIR_START;
-    d.direct[idx] = local;
+    lf_grow (&d, idx, local);
     d.size += CFS_BLOCK;
     d.mapped = d.size;
   }

@@ -183,18 +183,6 @@ bitmap_block (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b)
 }
 
 static int
-get_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool *v)
-{
-  struct cblk *blk = bitmap_block (fs, c, inodes, b);
-  uint32_t bit = b % CFS_BITS_PER_BITMAP;
-
-  if (blk == NULL)
-    return -EIO;
-  *v = blk->d[CFS_HEADER_SIZE + bit / 8] >> bit % 8 & 1;
-  return 0;
-}
-
-static int
 put_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool v)
 {
   struct cblk *blk = bitmap_block (fs, c, inodes, b);
@@ -211,21 +199,18 @@ put_bit (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, bool v)
   return 0;
 }
 
-/* An uninitialised chunk becomes an empty one: inode table zeroed first
- * (so a crash never leaves a header over an old table), bitmaps with its
- * metadata marked, then the header, dirty.
+static int put_range (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b,
+                      uint32_t n, bool v, uint32_t *changed);
+
+/* An uninitialised chunk's header and bitmaps, its metadata marked, as
+ * an empty chunk's, dirty; the header written (not yet durable).
  */
 static int
-init_chunk (struct cfs_fs *fs, uint32_t c)
+init_body (struct cfs_fs *fs, uint32_t c)
 {
   struct chunk *k = &fs->chunks[c];
-  struct cfs_err err;
   uint32_t b, i;
 
-  if (cfs_zero (fs->io, cfs_block (&fs->sb, c, fs->g.inode_table),
-                fs->g.inode_table_blocks, &err) == -1 ||
-      cfs_flush (fs->io, &err) == -1)
-    return cfs_fs_eio (fs, "%s", err.msg);
   memset (&k->h, 0, sizeof k->h);
   k->h.index = c;
   k->h.state = CFS_DIRTY;
@@ -247,13 +232,63 @@ init_chunk (struct cfs_fs *fs, uint32_t c)
     cfs_put16 (blk->d + 6, 1); /* flag: the inode bitmap */
     cfs_cache_dirty (fs, blk);
   }
-  for (b = 0; b < fs->g.first_data; b++)
-    if (put_bit (fs, c, false, b, true) < 0)
-      return -EIO;
+  if (put_range (fs, c, false, 0, fs->g.first_data, true, &b) < 0)
+    return -EIO;
   if (put_bit (fs, c, true, 0, true) < 0)
     return -EIO;
   k->touched = true;
-  return write_header (fs, c, true);
+  return write_header (fs, c, false);
+}
+
+/* Uninitialised chunk c becomes an empty one, and when the allocator is
+ * taking new chunks in order (c follows the last one initialised), the
+ * uninitialised chunks after it too, up to INIT_BATCH: map bits first
+ * (durable), inode tables zeroed (the device's zero request) and flushed
+ * (so a crash never leaves a header over an old table), then bitmaps and
+ * headers, dirty, flushed.  Three flushes a batch instead of three a
+ * chunk is what makes filling a large disk quick; a chunk initialised
+ * ahead and not used stays empty and is made clean at the next sync.
+ */
+#define INIT_BATCH 32
+
+static int
+init_chunks (struct cfs_fs *fs, uint32_t c)
+{
+  struct cfs_err err;
+  uint32_t n = 1, i, j;
+  int r;
+
+  if (c == fs->last_init + 1)
+    while (n < INIT_BATCH && c + n < fs->sb.chunks &&
+           fs->chunks[c + n].h.state == CFS_UNINIT && !fs->chunks[c + n].bad)
+      n++;
+  /* Each chunk's bit in the initialised-chunks map too, durable before
+   * the chunk is, so a full check never skips a chunk in use.
+   */
+  for (i = 0; i < n; i++) {
+    set_map_bit (fs, c + i, true);
+    set_imap_bit (fs, c + i);
+  }
+  for (j = c / CFS_BITS_PER_BITMAP; j <= (c + n - 1) / CFS_BITS_PER_BITMAP;
+       j++) {
+    if (fs->map_changed[j] && write_map (fs, j, true) < 0)
+      return -EIO;
+    if (fs->imap_changed[j] && write_imap (fs, j, true) < 0)
+      return -EIO;
+  }
+  for (i = 0; i < n; i++)
+    if (cfs_zero (fs->io, cfs_block (&fs->sb, c + i, fs->g.inode_table),
+                  fs->g.inode_table_blocks, &err) == -1)
+      return cfs_fs_eio (fs, "%s", err.msg);
+  if (cfs_flush (fs->io, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  for (i = 0; i < n; i++)
+    if ((r = init_body (fs, c + i)) < 0)
+      return r;
+  if (cfs_flush (fs->io, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  fs->last_init = c + n - 1;
+  return 0;
 }
 
 int
@@ -271,19 +306,12 @@ cfs_touch (struct cfs_fs *fs, uint32_t c)
   /* The map bit first: a checker must find every chunk that may be
    * dirty, so it is durable before the header says so.
    */
+  if (k->h.state == CFS_UNINIT)
+    return init_chunks (fs, c);
   if (!map_bit (fs, c) || fs->map_changed[j]) {
     set_map_bit (fs, c, true);
     if (write_map (fs, j, true) < 0)
       return -EIO;
-  }
-  if (k->h.state == CFS_UNINIT) {
-    /* Its bit in the initialised-chunks map first, durable before the
-     * chunk is, so a full check never skips a chunk in use.
-     */
-    set_imap_bit (fs, c);
-    if (fs->imap_changed[j] && write_imap (fs, j, true) < 0)
-      return -EIO;
-    return init_chunk (fs, c);
   }
   if (k->h.state == CFS_CLEAN) {
     k->h.state = CFS_DIRTY;
@@ -347,30 +375,129 @@ cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir, uint32_t *out)
   return -ENOSPC;
 }
 
+/* Bits [b, b + n) of chunk c's block bitmap (or inode bitmap) set to v,
+ * a byte at a time where it can; *changed counts the bits that were not
+ * v already.
+ */
+static int
+put_range (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t b, uint32_t n,
+           bool v, uint32_t *changed)
+{
+  uint32_t end = b + n;
+
+  *changed = 0;
+  while (b < end) {
+    struct cblk *blk = bitmap_block (fs, c, inodes, b);
+    uint32_t base = b - b % CFS_BITS_PER_BITMAP;
+    uint32_t stop =
+        end - base < CFS_BITS_PER_BITMAP ? end : base + CFS_BITS_PER_BITMAP;
+    unsigned char *bits;
+
+    if (blk == NULL)
+      return -EIO;
+    bits = blk->d + CFS_HEADER_SIZE;
+    for (; b < stop; b++) {
+      uint32_t bit = b - base;
+      unsigned char *p = &bits[bit / 8];
+      if (bit % 8 == 0 && b + 8 <= stop) {
+        unsigned char want = v ? 0xff : 0x00;
+        *changed += (uint32_t)__builtin_popcount ((unsigned)(*p ^ want));
+        *p = want;
+        b += 7;
+        continue;
+      }
+      if ((bool)(*p >> bit % 8 & 1) != v) {
+        *p ^= (unsigned char)(1u << bit % 8);
+        ++*changed;
+      }
+    }
+    cfs_cache_dirty (fs, blk);
+  }
+  return 0;
+}
+
+/* The first bit in [from, limit) that is `set`: 1 with *out, 0 none
+ * (*out = limit).  Whole bytes of the other value are stepped over.
+ */
+static int
+find_bit (struct cfs_fs *fs, uint32_t c, bool inodes, bool set, uint32_t from,
+          uint32_t limit, uint32_t *out)
+{
+  const unsigned char skip = set ? 0x00 : 0xff;
+  uint32_t b = from;
+
+  while (b < limit) {
+    struct cblk *blk = bitmap_block (fs, c, inodes, b);
+    uint32_t base = b - b % CFS_BITS_PER_BITMAP;
+    uint32_t stop =
+        limit - base < CFS_BITS_PER_BITMAP ? limit : base + CFS_BITS_PER_BITMAP;
+    const unsigned char *bits;
+
+    if (blk == NULL)
+      return -EIO;
+    bits = blk->d + CFS_HEADER_SIZE;
+    while (b < stop) {
+      uint32_t bit = b - base;
+      if (bit % 8 == 0 && b + 8 <= stop && bits[bit / 8] == skip) {
+        b += 8;
+        continue;
+      }
+      if ((bool)(bits[bit / 8] >> bit % 8 & 1) == set) {
+        *out = b;
+        return 1;
+      }
+      b++;
+    }
+  }
+  *out = limit;
+  return 0;
+}
+
 static int
 find_free (struct cfs_fs *fs, uint32_t c, bool inodes, uint32_t from,
            uint32_t limit, uint32_t *out)
 {
-  uint32_t n = limit - from, i;
+  return find_bit (fs, c, inodes, false, from, limit, out);
+}
 
-  for (i = 0; i < n; i++) {
-    uint32_t b = from + i;
-    struct cblk *blk = bitmap_block (fs, c, inodes, b);
-    uint32_t bit = b % CFS_BITS_PER_BITMAP;
-    unsigned char byte;
+int
+cfs_alloc_extent (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
+                  bool meta, uint32_t *first, uint32_t *got)
+{
+  struct chunk *k = &fs->chunks[c];
+  uint32_t lo = fs->g.first_data, hi = fs->g.chunk_blocks, reserve, b = 0, e;
+  uint32_t changed;
+  int r;
 
-    if (blk == NULL)
-      return -EIO;
-    byte = blk->d[CFS_HEADER_SIZE + bit / 8];
-    if (byte == 0xff && bit % 8 == 0 && i + 8 <= n) {
-      i += 7; /* a full byte */
-      continue;
-    }
-    if (!(byte >> bit % 8 & 1)) {
-      *out = b;
-      return 1;
-    }
+  *first = *got = 0;
+  /* File data stops short of the last blocks: directories and the
+   * back-reference table must still find room in a full chunk.
+   */
+  reserve = meta ? 0 : CFS_META_RESERVE;
+  if (k->h.state != CFS_UNINIT && k->h.free_blocks <= reserve)
+    return 0;
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  if (want > k->h.free_blocks - reserve)
+    want = k->h.free_blocks - reserve;
+  if (goal < lo || goal >= hi)
+    goal = k->hint >= lo && k->hint < hi ? k->hint : lo;
+  if ((r = find_free (fs, c, false, goal, hi, &b)) == 0)
+    r = find_free (fs, c, false, lo, goal, &b);
+  if (r < 0)
+    return r;
+  if (r == 0 || want == 0) {
+    k->h.free_blocks = 0; /* the count was wrong: trust the bitmap */
+    return 0;
   }
+  if ((r = find_bit (fs, c, false, true, b, hi - b < want ? hi : b + want,
+                     &e)) < 0 ||
+      (r = put_range (fs, c, false, b, e - b, true, &changed)) < 0)
+    return r;
+  k->h.free_blocks -= changed;
+  k->hint = e; /* (a freed block left the cache when it was freed) */
+  *first = b;
+  *got = e - b;
   return 0;
 }
 
@@ -378,79 +505,53 @@ int
 cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal, bool meta,
                  uint32_t *local)
 {
-  struct chunk *k = &fs->chunks[c];
-  uint32_t first = fs->g.first_data, last = fs->g.chunk_blocks, b = 0;
-  int r;
+  uint32_t got;
 
-  *local = 0;
-  /* File data stops short of the last blocks: directories and the
-   * back-reference table must still find room in a full chunk.
-   */
-  if (k->h.state != CFS_UNINIT &&
-      k->h.free_blocks <= (meta ? 0 : CFS_META_RESERVE))
-    return 0;
-  if ((r = cfs_touch (fs, c)) < 0)
-    return r;
-  if (goal < first || goal >= last)
-    goal = k->hint >= first && k->hint < last ? k->hint : first;
-  if ((r = find_free (fs, c, false, goal, last, &b)) == 0)
-    r = find_free (fs, c, false, first, goal, &b);
-  if (r < 0)
-    return r;
-  if (r == 0) {
-    k->h.free_blocks = 0; /* the count was wrong: trust the bitmap */
-    return 0;
-  }
-  if ((r = put_bit (fs, c, false, b, true)) < 0)
-    return r;
-  k->h.free_blocks--;
-  k->hint = b + 1;
-  cfs_cache_drop (fs, cfs_block (&fs->sb, c, b));
-  *local = b;
-  return 0;
+  return cfs_alloc_extent (fs, c, goal, 1, meta, local, &got);
 }
 
 int
 cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count, uint32_t *first)
 {
-  uint32_t b = fs->g.first_data, run = 0, i;
+  uint32_t b = fs->g.first_data, hi = fs->g.chunk_blocks, e, changed;
   int r;
 
   if ((r = cfs_touch (fs, c)) < 0)
     return r;
-  for (; b < fs->g.chunk_blocks; b++) {
-    bool used;
-    if ((r = get_bit (fs, c, false, b, &used)) < 0)
+  /* Free run after free run, by the byte, until one is long enough. */
+  for (;;) {
+    if ((r = find_free (fs, c, false, b, hi, &b)) < 0)
       return r;
-    run = used ? 0 : run + 1;
-    if (run == count)
+    if (r == 0)
+      return -ENOSPC;
+    if ((r = find_bit (fs, c, false, true, b, hi - b < count ? hi : b + count,
+                       &e)) < 0)
+      return r;
+    if (e - b == count)
       break;
+    b = e;
   }
-  if (run < count)
-    return -ENOSPC;
-  *first = b + 1 - count;
-  for (i = 0; i < count; i++)
-    if ((r = put_bit (fs, c, false, *first + i, true)) < 0)
-      return r;
-  fs->chunks[c].h.free_blocks -= count;
+  *first = b;
+  if ((r = put_range (fs, c, false, b, count, true, &changed)) < 0)
+    return r;
+  fs->chunks[c].h.free_blocks -= changed;
   return 0;
 }
 
 int
-cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
+cfs_free_extent (struct cfs_fs *fs, uint32_t c, uint32_t local, uint32_t count)
 {
-  bool used;
   int r;
 
-  if (local < fs->g.first_data || local >= fs->g.chunk_blocks)
-    return cfs_fs_eio (fs, "chunk %u: freeing block %u outside its data", c,
-                       local);
-  if ((r = cfs_touch (fs, c)) < 0 ||
-      (r = get_bit (fs, c, false, local, &used)) < 0)
-    return r;
-  if (!used)
+  if (count == 0)
     return 0;
-  cfs_cache_drop (fs, cfs_block (&fs->sb, c, local));
+  if (local < fs->g.first_data || local >= fs->g.chunk_blocks ||
+      count > fs->g.chunk_blocks - local)
+    return cfs_fs_eio (fs, "chunk %u: freeing blocks %u+%u outside its data", c,
+                       local, count);
+  if ((r = cfs_touch (fs, c)) < 0)
+    return r;
+  cfs_cache_drop_range (fs, cfs_block (&fs->sb, c, local), count);
   if (fs->nfreed == fs->afreed) {
     size_t na = fs->afreed ? 2 * fs->afreed : 256;
     struct freed *nf = realloc (fs->freed, na * sizeof *nf);
@@ -459,8 +560,14 @@ cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
     fs->freed = nf;
     fs->afreed = na;
   }
-  fs->freed[fs->nfreed++] = (struct freed){c, local};
+  fs->freed[fs->nfreed++] = (struct freed){c, local, count};
   return 0;
+}
+
+int
+cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local)
+{
+  return cfs_free_extent (fs, c, local, 1);
 }
 
 int
@@ -470,17 +577,14 @@ cfs_release_freed (struct cfs_fs *fs)
   int r;
 
   for (i = 0; i < fs->nfreed; i++) {
-    uint32_t c = fs->freed[i].c, local = fs->freed[i].local;
-    bool used;
-    if ((r = get_bit (fs, c, false, local, &used)) < 0)
+    const struct freed *f = &fs->freed[i];
+    uint32_t changed; /* bits freed twice change nothing */
+    if ((r = put_range (fs, f->c, false, f->local, f->count, false, &changed)) <
+        0)
       return r;
-    if (!used) /* freed twice */
-      continue;
-    if ((r = put_bit (fs, c, false, local, false)) < 0)
-      return r;
-    fs->chunks[c].h.free_blocks++;
-    if (local < fs->chunks[c].hint)
-      fs->chunks[c].hint = local;
+    fs->chunks[f->c].h.free_blocks += changed;
+    if (f->local < fs->chunks[f->c].hint)
+      fs->chunks[f->c].hint = f->local;
   }
   fs->nfreed = 0;
   return 0;

@@ -6,10 +6,30 @@
 
 /* ---- crc32c ---- */
 
-/* Slicing by 8 (eight bytes a step through eight tables): every inode
- * read or written is checked or sealed, on the hot path of each file
- * block, and byte at a time was most of the FUSE daemon's CPU time.
+#if defined(__x86_64__)
+/* The SSE4.2 instruction computes exactly this crc (Castagnoli,
+ * reflected), eight bytes a step: every block is checksummed on every
+ * read and write, and every inode read or written is checked or sealed
+ * on the hot path of each file block, so the crc is much of the CPU time.
+ * Without the instruction: slicing by 8 (eight bytes a step through
+ * eight tables), which beats a byte at a time by about as much.
  */
+__attribute__ ((target ("sse4.2"))) static uint32_t
+crc32c_hw (uint32_t crc, const unsigned char *p, size_t len)
+{
+  uint64_t c = crc;
+
+  for (; len >= 8; len -= 8, p += 8) {
+    uint64_t v;
+    memcpy (&v, p, 8);
+    c = __builtin_ia32_crc32di (c, v);
+  }
+  for (; len; len--)
+    c = __builtin_ia32_crc32qi ((uint32_t)c, *p++);
+  return (uint32_t)c;
+}
+#endif
+
 uint32_t
 cfs_crc32c (uint32_t crc, const void *buf, size_t len)
 {
@@ -17,6 +37,10 @@ cfs_crc32c (uint32_t crc, const void *buf, size_t len)
   static int ready;
   const unsigned char *p = buf;
 
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports ("sse4.2"))
+    return crc32c_hw (crc, p, len);
+#endif
   if (!ready) {
     /* The reflected Castagnoli polynomial 0x1EDC6F41. */
     for (uint32_t i = 0; i < 256; i++) {
@@ -306,29 +330,6 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
 
 /* ---- inodes ---- */
 
-/* The mapping area, bytes 88..143 (a special file's holds rdev). */
-static void
-encode_map (const struct cfs_inode *in, unsigned char *p)
-{
-  int i;
-
-  for (i = 0; i < CFS_NDIRECT; i++)
-    cfs_put32 (p + 88 + 4 * i, in->direct[i]);
-  cfs_put32 (p + 136, in->indirect);
-  cfs_put32 (p + 140, in->dindirect);
-}
-
-static void
-decode_map (struct cfs_inode *in, const unsigned char *p)
-{
-  int i;
-
-  for (i = 0; i < CFS_NDIRECT; i++)
-    in->direct[i] = cfs_get32 (p + 88 + 4 * i);
-  in->indirect = cfs_get32 (p + 136);
-  in->dindirect = cfs_get32 (p + 140);
-}
-
 void
 cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
                   void *slot)
@@ -354,7 +355,7 @@ cfs_inode_encode (const uint8_t uuid[16], const struct cfs_inode *in,
   if (cfs_mode_special (in->mode))
     cfs_put64 (p + 88, in->rdev);
   else
-    encode_map (in, p);
+    memcpy (p + 88, in->map, CFS_MAP_AREA);
   if (in->flags & CFS_INODE_INLINE)
     memcpy (p + 144, in->symlink, sizeof in->symlink);
   else
@@ -395,7 +396,7 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
   if (cfs_mode_special (in->mode))
     in->rdev = cfs_get64 (p + 88);
   else
-    decode_map (in, p);
+    memcpy (in->map, p + 88, CFS_MAP_AREA);
   if (in->flags & CFS_INODE_INLINE) {
     memcpy (in->symlink, p + 144, sizeof in->symlink);
     in->symlink[sizeof in->symlink - 1] = '\0';

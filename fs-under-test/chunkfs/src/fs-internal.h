@@ -16,10 +16,9 @@
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
 
-#define CFS_PTRS_PER_BLOCK ((CFS_BLOCK - CFS_HEADER_SIZE - 4) / 4) /* 1017 */
-#define CFS_DIR_START      (CFS_HEADER_SIZE + 8)
-#define CFS_DIR_END        (CFS_BLOCK - 4)
-#define CFS_DIRENT_FIXED   16
+#define CFS_DIR_START    (CFS_HEADER_SIZE + 8)
+#define CFS_DIR_END      (CFS_BLOCK - 4)
+#define CFS_DIRENT_FIXED 16
 #define CFS_BACKREFS_PER_BLOCK                                                 \
   ((CFS_BLOCK - CFS_HEADER_SIZE - 4 - 4) / 16) /* 254 */
 #define CFS_MAX_CHAIN    (1u << 20) /* continuation links followed at most */
@@ -164,6 +163,7 @@ struct cfs_fs {
   unsigned char imap[CFS_MAP_BLOCKS / 2][CFS_BLOCK];
   bool imap_changed[CFS_MAP_BLOCKS / 2];
   uint32_t rotor; /* where the search for a chunk with room goes on */
+  uint32_t last_init; /* the chunk initialised last */
   struct cblk **hash;
   size_t nhash, ncached;
   struct open_file *open;
@@ -173,7 +173,7 @@ struct cfs_fs {
    * file's newer data.
    */
   struct freed {
-    uint32_t c, local;
+    uint32_t c, local, count;
   } * freed;
   size_t nfreed, afreed;
   /* Atimes reads changed in chunks nothing else made dirty: written at
@@ -209,6 +209,30 @@ ref_ino (uint64_t ref)
 extern int cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* ---- extent.c ---- */
+/* An inode's extents, sorted by lblk, not overlapping. */
+struct cfs_extlist {
+  struct cfs_extent *v;
+  uint32_t n, a;
+};
+/* Told of each physical run a punch removes. */
+typedef void (*cfs_el_fn) (void *opaque, uint32_t start, uint32_t len,
+                           bool unwritten);
+/* Room for `more` extents: 0, or -1 out of memory. */
+extern int cfs_el_reserve (struct cfs_extlist *l, uint32_t more);
+extern void cfs_el_free (struct cfs_extlist *l);
+/* The first extent ending after lblk (l->n if none). */
+extern uint32_t cfs_el_search (const struct cfs_extlist *l, uint64_t lblk);
+/* Unmap [lblk, lblk + len), splitting extents at its edges; fn (if
+ * given) hears of every run unmapped.  0, or -1 out of memory.
+ */
+extern int cfs_el_punch (struct cfs_extlist *l, uint64_t lblk, uint64_t len,
+                         cfs_el_fn fn, void *opaque);
+/* Map e over a hole, merged with its neighbours where they join.  0, or
+ * -1 out of memory.
+ */
+extern int cfs_el_insert (struct cfs_extlist *l, const struct cfs_extent *e);
+
 /* ---- cache.c ---- */
 /* The block, read and checked (magic for META) unless `create` (then
  * zeroed, with a block header of magic for META).  NULL with -EIO noted.
@@ -220,6 +244,8 @@ extern struct cblk *cfs_cache_get (struct cfs_fs *fs, uint32_t chunk,
 extern void cfs_cache_dirty (struct cfs_fs *fs, struct cblk *b);
 /* Forget a block that was freed (it may become file data). */
 extern void cfs_cache_drop (struct cfs_fs *fs, uint64_t abs);
+extern void cfs_cache_drop_range (struct cfs_fs *fs, uint64_t abs,
+                                  uint64_t count);
 /* Write every modified block out; -EIO. */
 extern int cfs_cache_writeback (struct cfs_fs *fs);
 /* Write back when over the limit, then drop the clean blocks. */
@@ -244,10 +270,20 @@ extern int cfs_pick_chunk (struct cfs_fs *fs, uint32_t near, bool dir,
  */
 extern int cfs_alloc_block (struct cfs_fs *fs, uint32_t c, uint32_t goal,
                             bool meta, uint32_t *local);
+/* Up to `want` free blocks of c in one run, at or after goal if it can
+ * (else anywhere), allocated, c touched: 0 with *first and *got (0 when
+ * c is full), or -errno.
+ */
+extern int cfs_alloc_extent (struct cfs_fs *fs, uint32_t c, uint32_t goal,
+                             uint32_t want, bool meta, uint32_t *first,
+                             uint32_t *got);
 /* count contiguous blocks (for back-reference tables). */
 extern int cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count,
                           uint32_t *first);
 extern int cfs_free_block (struct cfs_fs *fs, uint32_t c, uint32_t local);
+/* Free count blocks from local (at the next sync, as cfs_free_block). */
+extern int cfs_free_extent (struct cfs_fs *fs, uint32_t c, uint32_t local,
+                            uint32_t count);
 extern int cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i);
 extern int cfs_free_inode (struct cfs_fs *fs, uint32_t c, uint32_t i);
 /* The blocks freed since the last sync become free (sync calls it). */
@@ -265,17 +301,47 @@ extern int cfs_iput (struct cfs_fs *fs, struct ino *n);
 extern int cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
                      uint32_t goal, uint32_t *local, bool *full, bool *fresh);
 /* The absolute block of file block lblk of the file whose head is h (0:
- * a hole).  With alloc, allocated, the chain extended as needed; h is
- * updated in memory and on disk.  *fresh says it was just allocated.
+ * a hole).  With alloc, allocated (an unwritten block becomes written),
+ * the chain extended as needed; h is updated in memory and on disk.
+ * *fresh says it was just allocated (or was unwritten): the caller
+ * writes all of it.
  */
 extern int cfs_file_block (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
                            bool alloc, uint64_t *abs, bool *fresh);
+/* A run of a file's blocks: count blocks from abs (0: a hole of count
+ * blocks, UINT64_MAX past the end of the map), unwritten (read as
+ * zeros), fresh (just allocated).
+ */
+struct cfs_fmap {
+  uint64_t abs, count;
+  bool unwritten, fresh;
+};
+/* What file block lblk of h's file maps to, as a run. */
+extern int cfs_file_map (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+                         struct cfs_fmap *m);
+/* The run at lblk, allocated (as unwritten, if asked) where it was a
+ * hole, at most count blocks; the chain extended as needed.
+ */
+extern int cfs_file_alloc (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+                           uint64_t count, bool unwritten, struct cfs_fmap *m);
+/* The mapped blocks of [lblk, lblk + count) made unwritten (read as
+ * zeros from now on) or written.
+ */
+extern int cfs_file_mark (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+                          uint64_t count, bool unwritten);
+/* The blocks of [lblk, lblk + count) unmapped and freed (a hole). */
+extern int cfs_file_punch (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+                           uint64_t count);
+/* The absolute block of n's first extent leaf; -ENOENT if it has none. */
+extern int cfs_first_leaf (struct cfs_fs *fs, struct ino *n, uint64_t *abs);
 /* Free the blocks of the file from byte `size` on (whole blocks), and
  * continuations past it.  h is written.
  */
 extern int cfs_truncate_blocks (struct cfs_fs *fs, struct ino *h,
                                 uint64_t size);
-/* Blocks allocated to the file (data and indirect, all continuations). */
+/* Blocks allocated to the file (data and extent leaves, all
+ * continuations).
+ */
 extern int cfs_count_blocks (struct cfs_fs *fs, struct ino *h,
                              uint64_t *blocks);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h> /* SEEK_DATA, SEEK_HOLE */
 
 #include "fs-internal.h"
 
@@ -899,11 +900,12 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   for (pos = off; pos < end;) {
     uint64_t lblk = pos / CFS_BLOCK, abs;
     size_t in = pos % CFS_BLOCK, n = CFS_BLOCK - in;
-    bool fresh;
+    struct cfs_fmap m;
     if (n > end - pos)
       n = end - pos;
-    if ((r = cfs_file_block (fs, &h, lblk, false, &abs, &fresh)) < 0)
+    if ((r = cfs_file_map (fs, &h, lblk, &m)) < 0)
       return r;
+    abs = m.unwritten ? 0 : m.abs; /* unwritten: zeros */
     if (abs && in == 0 && n == CFS_BLOCK) {
       if (run.count && run.abs + run.count == abs)
         run.count++;
@@ -1025,15 +1027,89 @@ write_blocks (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
   return r;
 }
 
-int
-cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
-               bool keep_size)
+/* Zero bytes [pos, pos + n) of one block of the file, where it holds
+ * data (a hole or an unwritten block reads as zeros already).
+ */
+static int
+zero_bytes (struct cfs_fs *fs, struct ino *h, uint64_t pos, size_t n)
 {
-  struct ino h;
-  uint64_t lblk, zstart = 0, zcount = 0;
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_fmap m;
   struct cfs_err err;
   int r;
 
+  if (n == 0)
+    return 0;
+  if ((r = cfs_file_map (fs, h, pos / CFS_BLOCK, &m)) < 0)
+    return r;
+  if (m.abs == 0 || m.unwritten)
+    return 0;
+  if (cfs_read (fs->io, m.abs, 1, blk, &err) == -1) {
+    cfs_damaged (fs, chunk_of (fs, m.abs));
+    return cfs_fs_eio (fs, "%s", err.msg);
+  }
+  memset (blk + pos % CFS_BLOCK, 0, n);
+  if ((r = cfs_touch (fs, chunk_of (fs, m.abs))) < 0)
+    return r;
+  if (cfs_write (fs->io, m.abs, 1, blk, false, &err) == -1)
+    return cfs_fs_eio (fs, "%s", err.msg);
+  return 0;
+}
+
+/* [off, end) reads as zeros: the partial blocks at its edges zeroed in
+ * place, the whole blocks between punched (freed) or made unwritten
+ * (allocated where they were holes).
+ */
+static int
+zero_span (struct cfs_fs *fs, struct ino *h, uint64_t off, uint64_t end,
+           bool punch)
+{
+  uint64_t first = (off + CFS_BLOCK - 1) / CFS_BLOCK, last = end / CFS_BLOCK;
+  int r;
+
+  if (first > last) /* inside one block */
+    return zero_bytes (fs, h, off, (size_t)(end - off));
+  if ((r = zero_bytes (fs, h, off, (size_t)(first * CFS_BLOCK - off))) < 0 ||
+      (r = zero_bytes (fs, h, last * CFS_BLOCK,
+                       (size_t)(end - last * CFS_BLOCK))) < 0 ||
+      first == last)
+    return r;
+  if (punch)
+    return cfs_file_punch (fs, h, first, last - first);
+  if ((r = cfs_file_mark (fs, h, first, last - first, true)) < 0)
+    return r;
+  /* Holes are allocated too where their chunk has room; one that cannot
+   * be (its chunk is full and the file goes on elsewhere) stays a hole:
+   * it reads as zeros all the same.
+   */
+  for (uint64_t lblk = first; lblk < last;) {
+    struct cfs_fmap m;
+    if ((r = cfs_file_alloc (fs, h, lblk, last - lblk, true, &m)) == -ENOSPC)
+      r = cfs_file_map (fs, h, lblk, &m);
+    if (r < 0)
+      return r;
+    lblk += m.count;
+  }
+  return 0;
+}
+
+int
+cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
+               unsigned mode)
+{
+  const unsigned known =
+      CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_ZERO_RANGE;
+  bool keep = mode & CFS_FALLOC_KEEP_SIZE;
+  struct ino h;
+  uint64_t lblk, end = (off + len + CFS_BLOCK - 1) / CFS_BLOCK;
+  int r;
+
+  /* As Linux: a hole is punched only with the size kept, and not
+   * together with zeroing.
+   */
+  if ((mode & ~known) || ((mode & CFS_FALLOC_PUNCH_HOLE) &&
+                          (!keep || (mode & CFS_FALLOC_ZERO_RANGE))))
+    return -EOPNOTSUPP;
   if ((r = get_file (fs, ino, &h)) < 0)
     return r;
   if (!S_ISREG (h.in.mode))
@@ -1042,37 +1118,62 @@ cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
     return -EROFS;
   if (len == 0 || off + len < off || off + len > (1ull << 44))
     return -EFBIG;
-  /* New blocks read as zeros: zeroed on the device (a trim where the
-   * device can, which is what keeps a metadata-only fill small).
-   */
-  for (lblk = off / CFS_BLOCK; lblk < (off + len + CFS_BLOCK - 1) / CFS_BLOCK;
-       lblk++) {
-    uint64_t abs;
-    bool fresh;
-    if ((r = cfs_file_block (fs, &h, lblk, true, &abs, &fresh)) < 0)
-      break;
-    if (!fresh)
-      continue;
-    if (zcount && zstart + zcount == abs && zcount < 65536) {
-      zcount++;
-      continue;
+  if (mode & (CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_ZERO_RANGE)) {
+    if ((r = zero_span (fs, &h, off, off + len, mode & CFS_FALLOC_PUNCH_HOLE)) <
+        0)
+      return r;
+    h.in.mtime = cfs_now_ns ();
+  } else
+    /* New blocks are unwritten extents: they read as zeros without a
+     * write, so allocating a huge file costs its extents, not its blocks.
+     */
+    for (lblk = off / CFS_BLOCK; lblk < end;) {
+      struct cfs_fmap m;
+      if ((r = cfs_file_alloc (fs, &h, lblk, end - lblk, true, &m)) < 0)
+        return r;
+      lblk += m.count;
     }
-    if (zcount && cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1) {
-      r = cfs_fs_eio (fs, "%s", err.msg);
-      break;
-    }
-    zstart = abs;
-    zcount = 1;
-  }
-  if (r >= 0 && zcount &&
-      cfs_zero (fs->io, zstart, (uint32_t)zcount, &err) == -1)
-    r = cfs_fs_eio (fs, "%s", err.msg);
-  if (r < 0)
-    return r;
-  if (!keep_size && off + len > h.in.size)
+  if (!keep && off + len > h.in.size)
     h.in.size = off + len;
   h.in.ctime = cfs_now_ns ();
   return cfs_iput (fs, &h);
+}
+
+int
+cfs_lseek (struct cfs_fs *fs, uint64_t ino, uint64_t off, int whence,
+           uint64_t *out)
+{
+  struct ino h;
+  uint64_t lblk;
+  int r;
+
+  if (whence != SEEK_DATA && whence != SEEK_HOLE)
+    return -EINVAL;
+  if ((r = get_file (fs, ino, &h)) < 0)
+    return r;
+  if (off >= h.in.size)
+    return -ENXIO;
+  /* Data is what is written; holes and unwritten extents read as zeros
+   * and count as holes.  The end of the file is a hole.
+   */
+  for (lblk = off / CFS_BLOCK; lblk * CFS_BLOCK < h.in.size;) {
+    struct cfs_fmap m;
+    bool data;
+    if ((r = cfs_file_map (fs, &h, lblk, &m)) < 0)
+      return r;
+    data = m.abs && !m.unwritten;
+    if (data == (whence == SEEK_DATA)) {
+      *out = lblk * CFS_BLOCK > off ? lblk * CFS_BLOCK : off;
+      return 0;
+    }
+    if (m.count > (UINT64_MAX - lblk * CFS_BLOCK) / CFS_BLOCK)
+      break;
+    lblk += m.count;
+  }
+  if (whence == SEEK_DATA)
+    return -ENXIO;
+  *out = h.in.size;
+  return 0;
 }
 
 int
@@ -1151,7 +1252,8 @@ cfs_statfs (struct cfs_fs *fs, struct cfs_fsstat *st)
     st->dirty_chunks += k->h.state >= CFS_DIRTY;
   }
   /* Freed, free for use at the next sync (df shows them free now). */
-  st->free_blocks += fs->nfreed;
+  for (size_t i = 0; i < fs->nfreed; i++)
+    st->free_blocks += fs->freed[i].count;
 }
 
 int
@@ -1176,11 +1278,8 @@ cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
       if ((r = cfs_file_block (fs, &n, 0, false, abs, &fresh)) < 0)
         return r;
       return *abs ? 0 : -ENOENT;
-    case CFS_AT_INDIRECT:
-      if (n.in.indirect == 0)
-        return -ENOENT;
-      *abs = cfs_block (&fs->sb, c, n.in.indirect);
-      return 0;
+    case CFS_AT_EXTENT:
+      return cfs_first_leaf (fs, &n, abs);
     case CFS_AT_HEADER:
       *abs = cfs_block (&fs->sb, c, 0);
       return 0;

@@ -1,5 +1,8 @@
-/* chunkfs — inodes, their block maps, and files continued across chunks
- * (fs-internal.h).
+/* chunkfs — inodes, their extent maps, and files continued across
+ * chunks (fs-internal.h, FORMAT.md "Extents").
+ *
+ * A map is read whole into an extent list, changed there and written
+ * back whole: a change costs O(extents), never O(blocks).
  */
 #include <errno.h>
 #include <string.h>
@@ -55,178 +58,310 @@ cfs_iput (struct cfs_fs *fs, struct ino *n)
   return 0;
 }
 
-/* Pointer slot `idx` of indirect block `local` of chunk c. */
-static int
-ind_get (struct cfs_fs *fs, uint32_t c, uint32_t local, uint32_t idx,
-         uint32_t *v)
-{
-  struct cblk *b;
-
-  *v = 0;
-  if (local < fs->g.first_data || local >= fs->g.chunk_blocks)
-    return cfs_fs_eio (fs, "chunk %u: indirect block %u outside its data", c,
-                       local);
-  if ((b = cfs_cache_get (fs, c, local, CBLK_META, CFS_MAGIC_INDIRECT,
-                          false)) == NULL)
-    return -EIO;
-  *v = cfs_get32 (b->d + CFS_HEADER_SIZE + 4 * idx);
-  return 0;
-}
-
-static int
-ind_put (struct cfs_fs *fs, uint32_t c, uint32_t local, uint32_t idx,
-         uint32_t v)
-{
-  struct cblk *b;
-  int r;
-
-  if ((r = cfs_touch (fs, c)) < 0)
-    return r;
-  if ((b = cfs_cache_get (fs, c, local, CBLK_META, CFS_MAGIC_INDIRECT,
-                          false)) == NULL)
-    return -EIO;
-  cfs_put32 (b->d + CFS_HEADER_SIZE + 4 * idx, v);
-  cfs_cache_dirty (fs, b);
-  return 0;
-}
-
-static int
-new_indirect (struct cfs_fs *fs, uint32_t c, uint32_t goal, bool meta,
-              uint32_t *local)
-{
-  struct cblk *b;
-  int r;
-
-  if ((r = cfs_alloc_block (fs, c, goal, meta, local)) < 0)
-    return r;
-  if (*local == 0)
-    return -ENOSPC;
-  if ((b = cfs_cache_get (fs, c, *local, CBLK_META, CFS_MAGIC_INDIRECT,
-                          true)) == NULL)
-    return -EIO;
-  cfs_cache_dirty (fs, b);
-  return 0;
-}
-
 static bool
 valid_data (const struct cfs_fs *fs, uint32_t local)
 {
   return local >= fs->g.first_data && local < fs->g.chunk_blocks;
 }
 
-/* A block for a pointer that is 0: an indirect block, or a data block
- * (then *fresh).  No block left in the chunk: -ENOSPC with *full.
- */
-static int
-new_block (struct cfs_fs *fs, const struct ino *n, uint32_t goal, bool indirect,
-           uint32_t *v, bool *full, bool *fresh)
-{
-  bool meta = S_ISDIR (n->in.mode); /* directories may use the reserve */
-  int r;
+/* An inode's map in memory: its extents and its leaf blocks. */
+struct segmap {
+  struct cfs_extlist l;
+  uint32_t leaf[CFS_EXT_ROOT];
+  uint32_t nleaf;
+};
 
-  if (indirect) {
-    if ((r = new_indirect (fs, n->c, goal, meta, v)) < 0)
-      *full = r == -ENOSPC;
-    return r;
-  }
-  if ((r = cfs_alloc_block (fs, n->c, goal, meta, v)) < 0)
-    return r;
-  if (*v == 0) {
-    *full = true;
-    return -ENOSPC;
-  }
-  *fresh = true;
+static int
+map_bad (struct cfs_fs *fs, const struct ino *n, const char *what)
+{
+  cfs_damaged (fs, n->c);
+  return cfs_fs_eio (fs, "inode (%u, %u): extent map: %s", n->c, n->i, what);
+}
+
+/* One leaf's extents (index entry ix) appended to m. */
+static int
+leaf_load (struct cfs_fs *fs, const struct ino *n, const struct cfs_extent *ix,
+           struct segmap *m)
+{
+  struct cblk *b;
+
+  if (!valid_data (fs, ix->start) || ix->len == 0 ||
+      ix->len > CFS_EXT_PER_BLOCK)
+    return map_bad (fs, n, "bad index entry");
+  if ((b = cfs_cache_get (fs, n->c, ix->start, CBLK_META, CFS_MAGIC_EXTENT,
+                          false)) == NULL)
+    return -EIO;
+  if (cfs_get16 (b->d + CFS_HEADER_SIZE) != ix->len ||
+      cfs_get32 (b->d + CFS_HEADER_SIZE + 4) != n->i)
+    return map_bad (fs, n, "a leaf that is not its own");
+  m->leaf[m->nleaf++] = ix->start;
+  for (uint32_t j = 0; j < ix->len; j++)
+    cfs_ext_get (b->d + CFS_EXT_START + 12 * j, &m->l.v[m->l.n++]);
   return 0;
 }
 
-/* The inode's own pointer *p (direct, indirect or double indirect),
- * given a block when it is 0 and alloc asks for one.
- */
 static int
-inode_ptr (struct cfs_fs *fs, struct ino *n, uint32_t *p, bool alloc,
-           bool indirect, uint32_t goal, bool *full, bool *fresh)
+map_load (struct cfs_fs *fs, struct ino *n, struct segmap *m)
 {
-  uint32_t v;
+  uint16_t count = cfs_map_count (&n->in), depth = cfs_map_depth (&n->in);
+  uint64_t prev = 0;
   int r;
 
-  if (*p != 0 || !alloc)
-    return 0;
-  if ((r = new_block (fs, n, goal, indirect, &v, full, fresh)) < 0)
+  memset (m, 0, sizeof *m);
+  if (depth > 1 || count > CFS_EXT_ROOT)
+    return map_bad (fs, n, "bad header");
+  if (cfs_el_reserve (&m->l, depth ? count * CFS_EXT_PER_BLOCK : count) == -1)
+    return -ENOMEM;
+  for (unsigned k = 0; k < count; k++) {
+    struct cfs_extent e;
+    cfs_ext_get (cfs_map_entry (&n->in, k), &e);
+    if (depth == 0)
+      m->l.v[m->l.n++] = e;
+    else if ((r = leaf_load (fs, n, &e, m)) < 0) {
+      cfs_el_free (&m->l);
+      return r;
+    }
+  }
+  for (uint32_t k = 0; k < m->l.n; k++) {
+    const struct cfs_extent *e = &m->l.v[k];
+    if (e->len == 0 || e->lblk < prev || !valid_data (fs, e->start) ||
+        e->len > fs->g.chunk_blocks - e->start) {
+      cfs_el_free (&m->l);
+      return map_bad (fs, n, "bad extent");
+    }
+    prev = (uint64_t)e->lblk + e->len;
+  }
+  return 0;
+}
+
+/* Leaf j of m: its extents from v[from], count of them. */
+static int
+leaf_store (struct cfs_fs *fs, const struct ino *n, uint32_t leaf,
+            const struct cfs_extent *v, uint32_t count)
+{
+  struct cblk *b;
+
+  if ((b = cfs_cache_get (fs, n->c, leaf, CBLK_META, CFS_MAGIC_EXTENT, true)) ==
+      NULL)
+    return -EIO;
+  cfs_put16 (b->d + CFS_HEADER_SIZE, (uint16_t)count);
+  cfs_put32 (b->d + CFS_HEADER_SIZE + 4, n->i);
+  for (uint32_t j = 0; j < count; j++)
+    cfs_ext_put (b->d + CFS_EXT_START + 12 * j, &v[j]);
+  cfs_cache_dirty (fs, b);
+  return 0;
+}
+
+/* Write m back as n's map (and n): in the inode when it fits, else in as
+ * many leaves as it needs.  -ENOSPC when it needs more than the inode
+ * indexes or no block is left for a leaf.
+ */
+static int
+map_store (struct cfs_fs *fs, struct ino *n, struct segmap *m)
+{
+  uint32_t need = 0, per, k, had = m->nleaf;
+  int r;
+
+  if (m->l.n > CFS_EXT_MAX)
+    return -ENOSPC;
+  if (m->l.n > CFS_EXT_ROOT)
+    need = (m->l.n + CFS_EXT_PER_BLOCK - 1) / CFS_EXT_PER_BLOCK;
+  if ((r = cfs_touch (fs, n->c)) < 0)
     return r;
-  *p = v;
+  while (m->nleaf < need) {
+    uint32_t b;
+    if ((r = cfs_alloc_block (fs, n->c, 0, true, &b)) < 0 ||
+        (r = b ? 0 : -ENOSPC) < 0) {
+      while (m->nleaf > had) /* the leaves it took go back */
+        cfs_free_block (fs, n->c, m->leaf[--m->nleaf]);
+      return r;
+    }
+    m->leaf[m->nleaf++] = b;
+  }
+  while (m->nleaf > need)
+    if ((r = cfs_free_block (fs, n->c, m->leaf[--m->nleaf])) < 0)
+      return r;
+  memset (n->in.map, 0, sizeof n->in.map);
+  if (need == 0) {
+    cfs_put16 (n->in.map, (uint16_t)m->l.n);
+    for (k = 0; k < m->l.n; k++)
+      cfs_ext_put (cfs_map_entry (&n->in, k), &m->l.v[k]);
+    return cfs_iput (fs, n);
+  }
+  per = (m->l.n + need - 1) / need; /* spread evenly: room in each */
+  for (k = 0; k < need; k++) {
+    uint32_t from = k * per, cnt = m->l.n - from < per ? m->l.n - from : per;
+    struct cfs_extent ix = {m->l.v[from].lblk, m->leaf[k], cnt, false};
+    if ((r = leaf_store (fs, n, m->leaf[k], &m->l.v[from], cnt)) < 0)
+      return r;
+    cfs_ext_put (cfs_map_entry (&n->in, k), &ix);
+  }
+  cfs_put16 (n->in.map, (uint16_t)need);
+  cfs_put16 (n->in.map + 2, 1);
   return cfs_iput (fs, n);
 }
 
-/* Pointer slot `idx` of indirect block `local` in *v, given a block when
- * it is 0 and alloc asks for one.
+/* What m maps at idx: *local (0: a hole), for *count blocks from idx
+ * (a hole: up to the next extent, UINT64_MAX after the last).
  */
-static int
-ind_ptr (struct cfs_fs *fs, const struct ino *n, uint32_t local, uint32_t idx,
-         bool alloc, bool indirect, uint32_t goal, uint32_t *v, bool *full,
-         bool *fresh)
+static void
+map_lookup (const struct segmap *m, uint64_t idx, uint32_t *local,
+            uint64_t *count, bool *unwritten)
 {
-  uint32_t nv;
-  int r;
+  uint32_t k = cfs_el_search (&m->l, idx);
+  const struct cfs_extent *e = k < m->l.n ? &m->l.v[k] : NULL;
 
-  if ((r = ind_get (fs, n->c, local, idx, v)) < 0 || *v != 0 || !alloc)
-    return r;
-  if ((r = new_block (fs, n, goal, indirect, &nv, full, fresh)) < 0)
-    return r;
-  *v = nv;
-  return ind_put (fs, n->c, local, idx, nv);
+  *unwritten = false;
+  if (e && e->lblk <= idx) {
+    *local = e->start + (uint32_t)(idx - e->lblk);
+    *count = e->lblk + (uint64_t)e->len - idx;
+    *unwritten = e->unwritten;
+  } else {
+    *local = 0;
+    *count = e ? e->lblk - idx : UINT64_MAX;
+  }
 }
 
-/* One level: *slot is a pointer (in the inode or an indirect block) to
- * what the next level reads; allocate it when asked.
+/* Allocate up to want blocks over the hole at idx of n (in n's chunk,
+ * after the extent before it where it can) and map them: *local, *got.
+ * The chunk or the map full: -ENOSPC with *full.
  */
+static int
+map_alloc (struct cfs_fs *fs, struct ino *n, struct segmap *m, uint64_t idx,
+           uint64_t want, bool unwritten, uint32_t *local, uint32_t *got,
+           bool *full)
+{
+  uint32_t k = cfs_el_search (&m->l, idx), goal = 0;
+  bool meta = S_ISDIR (n->in.mode); /* directories may use the reserve */
+  struct cfs_extent e;
+  int r;
+
+  *local = *got = 0;
+  *full = false;
+  if (idx >= UINT32_MAX)
+    return -EFBIG;
+  if (want > UINT32_MAX - idx)
+    want = UINT32_MAX - idx;
+  if (want > CFS_EXT_MAX_LEN)
+    want = CFS_EXT_MAX_LEN;
+  if (k > 0 && m->l.v[k - 1].lblk + (uint64_t)m->l.v[k - 1].len == idx)
+    goal = m->l.v[k - 1].start + m->l.v[k - 1].len;
+  if ((r = cfs_alloc_extent (fs, n->c, goal, (uint32_t)want, meta, local,
+                             got)) < 0)
+    return r;
+  if (*got == 0) {
+    *full = true;
+    return -ENOSPC;
+  }
+  e = (struct cfs_extent){(uint32_t)idx, *local, *got, unwritten};
+  if (cfs_el_insert (&m->l, &e) == -1)
+    r = -ENOMEM;
+  else
+    r = map_store (fs, n, m);
+  if (r < 0) {
+    cfs_free_extent (fs, n->c, *local, *got);
+    *full = r == -ENOSPC;
+    *got = 0;
+  }
+  return r;
+}
+
 int
 cfs_bmap (struct cfs_fs *fs, struct ino *n, uint64_t idx, bool alloc,
           uint32_t goal, uint32_t *local, bool *full, bool *fresh)
 {
-  const uint64_t P = CFS_PTRS_PER_BLOCK;
-  uint32_t v, mid;
+  struct segmap m;
+  uint64_t count;
+  uint32_t got;
+  bool unwritten;
   int r;
 
+  (void)goal; /* the extent before idx is the goal */
   *local = 0;
   *full = *fresh = false;
-  if (idx < CFS_NDIRECT) {
-    if ((r = inode_ptr (fs, n, &n->in.direct[idx], alloc, false, goal, full,
-                        fresh)) < 0)
-      return r;
-    v = n->in.direct[idx];
-  } else if ((idx -= CFS_NDIRECT) < P) {
-    if ((r = inode_ptr (fs, n, &n->in.indirect, alloc, true, goal, full,
-                        fresh)) < 0 ||
-        n->in.indirect == 0)
-      return r;
-    if ((r = ind_ptr (fs, n, n->in.indirect, (uint32_t)idx, alloc, false, goal,
-                      &v, full, fresh)) < 0)
-      return r;
-  } else if ((idx -= P) < P * P) {
-    if ((r = inode_ptr (fs, n, &n->in.dindirect, alloc, true, goal, full,
-                        fresh)) < 0 ||
-        n->in.dindirect == 0)
-      return r;
-    if ((r = ind_ptr (fs, n, n->in.dindirect, (uint32_t)(idx / P), alloc, true,
-                      goal, &mid, full, fresh)) < 0 ||
-        mid == 0)
-      return r;
-    if ((r = ind_ptr (fs, n, mid, (uint32_t)(idx % P), alloc, false, goal, &v,
-                      full, fresh)) < 0)
-      return r;
-  } else
-    return -EFBIG;
-  *local = v;
-  if (*local && !valid_data (fs, *local))
-    return cfs_fs_eio (fs, "inode (%u, %u): block %u outside its chunk's data",
-                       n->c, n->i, *local);
-  return 0;
+  if ((r = map_load (fs, n, &m)) < 0)
+    return r;
+  map_lookup (&m, idx, local, &count, &unwritten);
+  if (*local == 0 && alloc) {
+    r = map_alloc (fs, n, &m, idx, 1, false, local, &got, full);
+    *fresh = r == 0;
+  }
+  cfs_el_free (&m.l);
+  return r;
 }
 
-/* Blocks one inode can address. */
-#define SEG_BLOCKS                                                             \
-  ((uint64_t)CFS_NDIRECT + CFS_PTRS_PER_BLOCK +                                \
-   (uint64_t)CFS_PTRS_PER_BLOCK * CFS_PTRS_PER_BLOCK)
+/* Set the unwritten flag of n's mapped blocks in [idx, idx + count). */
+static int
+map_mark (struct cfs_fs *fs, struct ino *n, uint64_t idx, uint64_t count,
+          bool unwritten)
+{
+  struct segmap m;
+  struct cfs_extlist was = {0};
+  uint32_t k;
+  int r;
+
+  if ((r = map_load (fs, n, &m)) < 0)
+    return r;
+  r = -ENOMEM;
+  k = cfs_el_search (&m.l, idx);
+  for (; k < m.l.n && m.l.v[k].lblk < idx + count; k++) {
+    struct cfs_extent e = m.l.v[k];
+    uint64_t from = idx > e.lblk ? idx : e.lblk;
+    uint64_t to =
+        idx + count < e.lblk + (uint64_t)e.len ? idx + count : e.lblk + e.len;
+    if (e.unwritten == unwritten)
+      continue;
+    if (cfs_el_reserve (&was, 1) == -1)
+      goto out;
+    was.v[was.n++] =
+        (struct cfs_extent){(uint32_t)from, e.start + (uint32_t)(from - e.lblk),
+                            (uint32_t)(to - from), unwritten};
+  }
+  for (k = 0; k < was.n; k++)
+    if (cfs_el_punch (&m.l, was.v[k].lblk, was.v[k].len, NULL, NULL) == -1 ||
+        cfs_el_insert (&m.l, &was.v[k]) == -1)
+      goto out;
+  r = was.n ? map_store (fs, n, &m) : 0;
+out:
+  cfs_el_free (&was);
+  cfs_el_free (&m.l);
+  return r;
+}
+
+struct freeing {
+  struct cfs_fs *fs;
+  uint32_t c;
+  int r;
+};
+
+static void
+free_run (void *opaque, uint32_t start, uint32_t len, bool unwritten)
+{
+  struct freeing *f = opaque;
+  int r;
+
+  (void)unwritten;
+  if ((r = cfs_free_extent (f->fs, f->c, start, len)) < 0 && f->r == 0)
+    f->r = r;
+}
+
+/* Unmap and free n's blocks in [idx, idx + count). */
+static int
+map_punch (struct cfs_fs *fs, struct ino *n, uint64_t idx, uint64_t count)
+{
+  struct freeing f = {fs, n->c, 0};
+  struct segmap m;
+  int r;
+
+  if ((r = map_load (fs, n, &m)) < 0)
+    return r;
+  if (cfs_el_punch (&m.l, idx, count, free_run, &f) == -1)
+    r = -ENOMEM;
+  else if ((r = f.r) == 0)
+    r = map_store (fs, n, &m);
+  cfs_el_free (&m.l);
+  return r;
+}
 
 static uint64_t
 seg_start (const struct ino *n)
@@ -273,143 +408,213 @@ add_continuation (struct cfs_fs *fs, struct ino *h, struct ino *last,
   return 0;
 }
 
-int
-cfs_file_block (struct cfs_fs *fs, struct ino *h, uint64_t lblk, bool alloc,
-                uint64_t *abs, bool *fresh)
+/* The segment of h's file whose range holds lblk, or the last. */
+static int
+find_seg (struct cfs_fs *fs, struct ino *h, uint64_t lblk, struct ino *seg)
 {
-  struct ino seg = *h, next;
-  uint32_t local = 0, steps = 0;
-  bool full;
+  struct ino next;
+  uint32_t steps = 0;
   int r;
 
-  *abs = 0;
-  *fresh = false;
-  /* The segment whose range holds lblk, or the last one. */
-  while (lblk >= seg_start (&seg) + seg.in.mapped / CFS_BLOCK &&
-         (seg.in.flags & CFS_INODE_HAS_CONT)) {
+  *seg = *h;
+  while (lblk >= seg_start (seg) + seg->in.mapped / CFS_BLOCK &&
+         (seg->in.flags & CFS_INODE_HAS_CONT)) {
     if (++steps > CFS_MAX_CHAIN)
       return cfs_fs_eio (fs, "inode (%u, %u): continuation chain loops", h->c,
                          h->i);
-    if ((r = cfs_iget (fs, seg.in.next, &next)) < 0)
+    if ((r = cfs_iget (fs, seg->in.next, &next)) < 0)
       return r;
     if (!(next.in.flags & CFS_INODE_CONT) ||
         next.in.head != cfs_ref (h->c, h->i) ||
-        next.in.offset != seg_start (&seg) * CFS_BLOCK + seg.in.mapped)
+        next.in.offset != seg_start (seg) * CFS_BLOCK + seg->in.mapped)
       return cfs_fs_eio (fs, "inode (%u, %u): broken continuation (%u, %u)",
                          h->c, h->i, next.c, next.i);
-    seg = next;
+    *seg = next;
   }
-  for (;;) {
-    uint64_t start = seg_start (&seg), end = start + seg.in.mapped / CFS_BLOCK;
-    bool beyond = lblk >= end;
+  return 0;
+}
 
-    if (beyond && !alloc)
-      return 0; /* past the end: a hole */
-    if (lblk - start >= SEG_BLOCKS) {
-      /* Out of this inode's reach: it maps all it can, the next goes on. */
-      seg.in.mapped = SEG_BLOCKS * CFS_BLOCK;
-    } else {
-      /* Goal 0: the chunk's hint, just past its last allocation, so a
-       * file written in order lies in order.
-       */
-      r = cfs_bmap (fs, &seg, lblk - start, alloc, 0, &local, &full, fresh);
-      if (r == 0) {
-        if (local && alloc && beyond) {
-          seg.in.mapped = (lblk - start + 1) * CFS_BLOCK;
-          if ((r = cfs_iput (fs, &seg)) < 0)
-            return r;
-        }
-        if (seg.c == h->c && seg.i == h->i)
-          h->in = seg.in;
-        if (local)
-          *abs = cfs_block (&fs->sb, seg.c, local);
-        return 0;
-      }
-      if (!full || !beyond)
-        return r; /* a hole in a full chunk, or an error */
-      /* The chunk is full: what this inode maps is all it will map. */
+int
+cfs_file_map (struct cfs_fs *fs, struct ino *h, uint64_t lblk,
+              struct cfs_fmap *out)
+{
+  struct ino seg;
+  struct segmap m;
+  uint64_t start, end;
+  uint32_t local;
+  int r;
+
+  *out = (struct cfs_fmap){0};
+  if ((r = find_seg (fs, h, lblk, &seg)) < 0)
+    return r;
+  start = seg_start (&seg);
+  end = start + (seg.in.mapped + CFS_BLOCK - 1) / CFS_BLOCK;
+  if (lblk < start || lblk >= end) {
+    out->count = UINT64_MAX; /* past the end: a hole */
+    return 0;
+  }
+  if ((r = map_load (fs, &seg, &m)) < 0)
+    return r;
+  map_lookup (&m, lblk - start, &local, &out->count, &out->unwritten);
+  cfs_el_free (&m.l);
+  if (out->count > end - lblk)
+    out->count = end - lblk;
+  if (local)
+    out->abs = cfs_block (&fs->sb, seg.c, local);
+  return 0;
+}
+
+/* Map [lblk, lblk + count) of h's file where it has holes (unwritten
+ * or not), continuing the file in other chunks as they fill; the first
+ * run allocated or found in *out (fresh: just allocated).
+ */
+int
+cfs_file_alloc (struct cfs_fs *fs, struct ino *h, uint64_t lblk, uint64_t count,
+                bool unwritten, struct cfs_fmap *out)
+{
+  struct ino seg, next;
+  int r;
+
+  *out = (struct cfs_fmap){0};
+  if ((r = find_seg (fs, h, lblk, &seg)) < 0)
+    return r;
+  for (;;) {
+    uint64_t start = seg_start (&seg), rel = lblk - start, have;
+    uint64_t end = start + (seg.in.mapped + CFS_BLOCK - 1) / CFS_BLOCK;
+    bool beyond = lblk >= end, full;
+    struct segmap m;
+    uint32_t local, got;
+
+    if ((r = map_load (fs, &seg, &m)) < 0)
+      return r;
+    map_lookup (&m, rel, &local, &have, &out->unwritten);
+    if (local) {
+      cfs_el_free (&m.l);
+      out->abs = cfs_block (&fs->sb, seg.c, local);
+      out->count = have < count ? have : count;
+      return 0;
     }
+    if (!beyond && have > end - lblk)
+      have = end - lblk;
+    r = map_alloc (fs, &seg, &m, rel, have < count ? have : count, unwritten,
+                   &local, &got, &full);
+    cfs_el_free (&m.l);
+    if (r == 0) {
+      if (beyond || (rel + got) * CFS_BLOCK > seg.in.mapped) {
+        seg.in.mapped = (rel + got) * CFS_BLOCK;
+        if ((r = cfs_iput (fs, &seg)) < 0)
+          return r;
+      }
+      if (seg.c == h->c && seg.i == h->i)
+        h->in = seg.in;
+      *out = (struct cfs_fmap){cfs_block (&fs->sb, seg.c, local), got,
+                               unwritten, true};
+      return 0;
+    }
+    if (!full || !beyond)
+      return r; /* a hole in a full chunk, or an error */
+    /* The chunk (or the map) is full: what this inode maps is all it
+     * will map; the file goes on elsewhere.
+     */
     if ((r = add_continuation (fs, h, &seg, &next)) < 0)
       return r;
     seg = next;
   }
 }
 
-/* Free the pointers of indirect block `local` from index `from` (of
- * `level`: 1 data pointers, 2 pointers to indirect blocks); *empty when
- * nothing is left in it.
- */
-static int
-free_indirect (struct cfs_fs *fs, uint32_t c, uint32_t local, int level,
-               uint64_t from, bool *empty)
+int
+cfs_file_block (struct cfs_fs *fs, struct ino *h, uint64_t lblk, bool alloc,
+                uint64_t *abs, bool *fresh)
 {
-  const uint64_t P = CFS_PTRS_PER_BLOCK;
-  uint64_t per = level == 2 ? P : 1;
-  uint32_t k, v;
+  struct cfs_fmap m;
   int r;
 
-  *empty = true;
-  for (k = 0; k < P; k++) {
-    if ((r = ind_get (fs, c, local, k, &v)) < 0)
+  *abs = 0;
+  *fresh = false;
+  if (!alloc) {
+    if ((r = cfs_file_map (fs, h, lblk, &m)) < 0)
       return r;
-    if (v == 0)
-      continue;
-    if ((uint64_t)(k + 1) * per <= from) {
-      *empty = false;
-      continue;
-    }
-    if (level == 2) {
-      bool sub;
-      uint64_t f = from > (uint64_t)k * per ? from - (uint64_t)k * per : 0;
-      if ((r = free_indirect (fs, c, v, 1, f, &sub)) < 0)
-        return r;
-      if (!sub) {
-        *empty = false;
-        continue;
-      }
-    }
-    if ((r = cfs_free_block (fs, c, v)) < 0 ||
-        (r = ind_put (fs, c, local, k, 0)) < 0)
+    *abs = m.abs;
+    return 0;
+  }
+  if ((r = cfs_file_alloc (fs, h, lblk, 1, false, &m)) < 0)
+    return r;
+  if (m.unwritten && !m.fresh) {
+    /* Written from now on: the caller fills it (zeros around its data). */
+    if ((r = cfs_file_mark (fs, h, lblk, 1, false)) < 0)
       return r;
+    m.fresh = true;
+  }
+  *abs = m.abs;
+  *fresh = m.fresh;
+  return 0;
+}
+
+/* Each segment of h's file overlapping [lblk, lblk + count), with the
+ * part of its own range it overlaps.
+ */
+typedef int (*seg_fn) (struct cfs_fs *fs, struct ino *seg, uint64_t idx,
+                       uint64_t count, bool flag);
+
+static int
+each_seg (struct cfs_fs *fs, struct ino *h, uint64_t lblk, uint64_t count,
+          seg_fn fn, bool flag)
+{
+  uint64_t end = lblk + count;
+  struct ino seg;
+  int r;
+
+  while (lblk < end) {
+    uint64_t start, send;
+    if ((r = find_seg (fs, h, lblk, &seg)) < 0)
+      return r;
+    start = seg_start (&seg);
+    send = start + (seg.in.mapped + CFS_BLOCK - 1) / CFS_BLOCK;
+    if (lblk >= send)
+      return 0; /* past the end of the file's map */
+    if ((r = fn (fs, &seg, lblk - start, (send < end ? send : end) - lblk,
+                 flag)) < 0)
+      return r;
+    if (seg.c == h->c && seg.i == h->i)
+      h->in = seg.in;
+    lblk = send;
   }
   return 0;
+}
+
+static int
+seg_mark (struct cfs_fs *fs, struct ino *seg, uint64_t idx, uint64_t count,
+          bool unwritten)
+{
+  return map_mark (fs, seg, idx, count, unwritten);
+}
+
+static int
+seg_punch (struct cfs_fs *fs, struct ino *seg, uint64_t idx, uint64_t count,
+           bool unused)
+{
+  (void)unused;
+  return map_punch (fs, seg, idx, count);
+}
+
+int
+cfs_file_mark (struct cfs_fs *fs, struct ino *h, uint64_t lblk, uint64_t count,
+               bool unwritten)
+{
+  return each_seg (fs, h, lblk, count, seg_mark, unwritten);
+}
+
+int
+cfs_file_punch (struct cfs_fs *fs, struct ino *h, uint64_t lblk, uint64_t count)
+{
+  return each_seg (fs, h, lblk, count, seg_punch, false);
 }
 
 /* Free n's blocks from index `from` of its own range on. */
 static int
 free_from (struct cfs_fs *fs, struct ino *n, uint64_t from)
 {
-  const uint64_t P = CFS_PTRS_PER_BLOCK;
-  bool empty;
-  int r;
-
-  for (uint64_t k = from; k < CFS_NDIRECT; k++)
-    if (n->in.direct[k]) {
-      if ((r = cfs_free_block (fs, n->c, n->in.direct[k])) < 0)
-        return r;
-      n->in.direct[k] = 0;
-    }
-  if (n->in.indirect) {
-    uint64_t f = from > CFS_NDIRECT ? from - CFS_NDIRECT : 0;
-    if ((r = free_indirect (fs, n->c, n->in.indirect, 1, f, &empty)) < 0)
-      return r;
-    if (empty) {
-      if ((r = cfs_free_block (fs, n->c, n->in.indirect)) < 0)
-        return r;
-      n->in.indirect = 0;
-    }
-  }
-  if (n->in.dindirect) {
-    uint64_t f = from > CFS_NDIRECT + P ? from - CFS_NDIRECT - P : 0;
-    if ((r = free_indirect (fs, n->c, n->in.dindirect, 2, f, &empty)) < 0)
-      return r;
-    if (empty) {
-      if ((r = cfs_free_block (fs, n->c, n->in.dindirect)) < 0)
-        return r;
-      n->in.dindirect = 0;
-    }
-  }
-  return 0;
+  return map_punch (fs, n, from, UINT64_MAX - from);
 }
 
 int
@@ -468,28 +673,6 @@ cfs_truncate_blocks (struct cfs_fs *fs, struct ino *h, uint64_t size)
   }
 }
 
-static int
-count_indirect (struct cfs_fs *fs, uint32_t c, uint32_t local, int level,
-                uint64_t *blocks)
-{
-  uint32_t k, v;
-  int r;
-
-  ++*blocks;
-  for (k = 0; k < CFS_PTRS_PER_BLOCK; k++) {
-    if ((r = ind_get (fs, c, local, k, &v)) < 0)
-      return r;
-    if (v == 0)
-      continue;
-    if (level == 2) {
-      if ((r = count_indirect (fs, c, v, 1, blocks)) < 0)
-        return r;
-    } else
-      ++*blocks;
-  }
-  return 0;
-}
-
 int
 cfs_count_blocks (struct cfs_fs *fs, struct ino *h, uint64_t *blocks)
 {
@@ -499,17 +682,28 @@ cfs_count_blocks (struct cfs_fs *fs, struct ino *h, uint64_t *blocks)
 
   *blocks = 0;
   for (;;) {
-    for (int k = 0; k < CFS_NDIRECT; k++)
-      *blocks += seg.in.direct[k] != 0;
-    if (seg.in.indirect &&
-        (r = count_indirect (fs, seg.c, seg.in.indirect, 1, blocks)) < 0)
+    struct segmap m;
+    if ((r = map_load (fs, &seg, &m)) < 0)
       return r;
-    if (seg.in.dindirect &&
-        (r = count_indirect (fs, seg.c, seg.in.dindirect, 2, blocks)) < 0)
-      return r;
+    *blocks += m.nleaf;
+    for (uint32_t k = 0; k < m.l.n; k++)
+      *blocks += m.l.v[k].len;
+    cfs_el_free (&m.l);
     if (!(seg.in.flags & CFS_INODE_HAS_CONT) || ++steps > CFS_MAX_CHAIN)
       return 0;
     if ((r = cfs_iget (fs, seg.in.next, &seg)) < 0)
       return r;
   }
+}
+
+int
+cfs_first_leaf (struct cfs_fs *fs, struct ino *n, uint64_t *abs)
+{
+  struct cfs_extent ix;
+
+  if (cfs_map_depth (&n->in) != 1 || cfs_map_count (&n->in) == 0)
+    return -ENOENT;
+  cfs_ext_get (cfs_map_entry (&n->in, 0), &ix);
+  *abs = cfs_block (&fs->sb, n->c, ix.start);
+  return 0;
 }

@@ -172,11 +172,14 @@ write_root (struct cfs_io *io, const struct cfs_super *s,
   root.atime = root.mtime = root.ctime = s->mkfs_time;
   root.generation = 1;
   root.offset = cfs_ref (0, CFS_ROOT_INO); /* its own parent */
-  root.direct[0] = g->first_data;
+  cfs_put16 (root.map, 1);                 /* one extent: its directory block */
+  cfs_ext_put (cfs_map_entry (&root, 0),
+               &(struct cfs_extent){0, g->first_data, 1, false});
   lf = root;
   lf.mode = 040700;
   lf.links = 2;
-  lf.direct[0] = g->first_data + 1;
+  cfs_ext_put (cfs_map_entry (&lf, 0),
+               &(struct cfs_extent){0, g->first_data + 1, 1, false});
   memset (blk, 0, CFS_BLOCK);
   cfs_inode_encode (s->uuid, &root, blk + CFS_ROOT_INO * CFS_INODE_SIZE);
   cfs_inode_encode (s->uuid, &lf, blk + CFS_LOST_FOUND_INO * CFS_INODE_SIZE);

@@ -34,18 +34,6 @@ const struct cfs_problem cfs_problems[] = {
      "inodes %u..%u are lost.",
      "Clear them", 0},
     {PR_1_INODE_BAD, "Inode (%u, %u) is corrupt (%s).", "Clear", 0},
-    {PR_1_BLOCK_RANGE,
-     "Inode (%u, %u) maps block %u, outside its chunk's "
-     "data.",
-     "Clear the pointer", 0},
-    {PR_1_BLOCK_DUP,
-     "Inode (%u, %u) maps block %u, which another inode "
-     "maps.",
-     "Clear the pointer", 0},
-    {PR_1_INDIRECT_BAD,
-     "Inode (%u, %u): indirect block %u is unreadable "
-     "(%s).",
-     "Clear the pointer", 0},
     {PR_1_MAPPED_SHORT,
      "Inode (%u, %u) maps blocks past the range it "
      "says it covers.",
@@ -78,6 +66,16 @@ const struct cfs_problem cfs_problems[] = {
      "Inode (%u, %u): xattr block %u is unusable (%s): its "
      "extended attributes are lost.",
      "Clear the pointer", 0},
+    {PR_1_EXTENT_BAD,
+     "Inode (%u, %u): its extent at block %u (chunk block %u, %u blocks) "
+     "is %s.",
+     "Truncate the map there", 0},
+    {PR_1_LEAF_BAD,
+     "Inode (%u, %u): extent block %u is unreadable or corrupt (%s).",
+     "Truncate the map there", 0},
+    {PR_1_EXTMAP_HEADER,
+     "Inode (%u, %u): its extent map says %u entries at depth %u.",
+     "Clear the map", 0},
     {PR_2_DIR_BLOCK_BAD,
      "Directory (%u, %u): block %u is unreadable or "
      "corrupt (%s).",

@@ -20,9 +20,6 @@ enum {
   PR_0_INITMAP_STALE = 0x000006,   /* a chunk in use the map calls unused */
   PR_1_ITABLE_BAD = 0x010001,      /* inode-table block unreadable */
   PR_1_INODE_BAD = 0x010002,       /* inode checksum or fields */
-  PR_1_BLOCK_RANGE = 0x010003,     /* block pointer outside the data */
-  PR_1_BLOCK_DUP = 0x010004,       /* block claimed twice */
-  PR_1_INDIRECT_BAD = 0x010005,    /* indirect block unreadable */
   PR_1_MAPPED_SHORT = 0x010006,    /* blocks beyond the mapped range */
   PR_1_CHAIN_BROKEN = 0x010007,    /* continuation link broken */
   PR_1_CONT_ORPHAN = 0x010008,     /* continuation its head does not reach */
@@ -33,6 +30,9 @@ enum {
   PR_1_SPECIAL_RDEV = 0x010032,    /* fifo or socket with a device number */
   PR_1_XATTR_AREA_BAD = 0x010101,  /* in-inode extended attributes */
   PR_1_XATTR_BLOCK_BAD = 0x010102, /* xattr block unusable */
+  PR_1_EXTENT_BAD = 0x010020,      /* extent out of range, order; twice */
+  PR_1_LEAF_BAD = 0x010021,        /* CHKE leaf unreadable or not its own */
+  PR_1_EXTMAP_HEADER = 0x010022,   /* extent map header impossible */
   PR_2_DIR_BLOCK_BAD = 0x020001,   /* directory block unreadable */
   PR_2_ENTRY_TARGET = 0x020002,    /* entry names no inode in use */
   PR_2_ENTRY_GEN = 0x020003,       /* entry names an older generation */

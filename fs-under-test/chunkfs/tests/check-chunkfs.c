@@ -172,10 +172,11 @@ START_TEST (test_inode)
   in.chunk = 7;
   in.next = cfs_ref (9, 12);
   in.mapped = 1ull << 30;
-  for (i = 0; i < CFS_NDIRECT; i++)
-    in.direct[i] = 1000 + (uint32_t)i;
-  in.indirect = 2000;
-  in.dindirect = 3000;
+  cfs_put16 (in.map, CFS_EXT_ROOT);
+  for (i = 0; i < CFS_EXT_ROOT; i++)
+    cfs_ext_put (cfs_map_entry (&in, (unsigned)i),
+                 &(struct cfs_extent){(uint32_t)i * 100, 1000 + (uint32_t)i, 50,
+                                      i % 2 == 1});
   cfs_inode_encode (uuid_a, &in, slot);
   ck_assert_int_eq (cfs_inode_decode (slot, uuid_a, 7, &out, &err), 0);
   ck_assert_mem_eq (&in, &out, sizeof in);
@@ -342,7 +343,13 @@ START_TEST (test_mkfs)
   ck_assert_uint_eq (root.mode, 040755);
   ck_assert_uint_eq (root.links, 3);
   ck_assert_uint_eq (lf.mode, 040700);
-  ck_assert_uint_eq (root.direct[0], g.first_data);
+  {
+    struct cfs_extent e;
+    ck_assert_uint_eq (cfs_map_count (&root), 1);
+    cfs_ext_get (cfs_map_entry (&root, 0), &e);
+    ck_assert_uint_eq (e.start, g.first_data);
+    ck_assert_uint_eq (e.len, 1);
+  }
   ck_assert_int_eq (
       cfs_read (io, cfs_block (&s, 0, g.first_data), 1, blk, &err), 0);
   ck_assert_int_eq (cfs_meta_check (blk, s.uuid, CFS_MAGIC_DIR, 0, 1, &err), 0);

@@ -1,7 +1,8 @@
 """POSIX behaviour of the chunkfs FUSE mount against an in-memory model.
 
 Long seeded random sequences of create, write, read, truncate, rename,
-unlink, link, symlink, mkdir, rmdir and readdir run on the mount and on
+unlink, link, symlink, mkdir, rmdir and readdir (and fallocate: allocate,
+punch a hole, zero a range; lseek SEEK_DATA/SEEK_HOLE) run on the mount and on
 the model; every call's outcome (result or errno) must agree, and the
 whole tree is compared after the run, after a remount, and the chunk
 headers must all be clean after the unmount.  Small chunks (16 MiB) and a
@@ -25,6 +26,16 @@ MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
 MOUNT = os.environ.get("CHUNKFS", "chunkfs")
 FSCK = os.environ.get("FSCK_CHUNKFS", "fsck.chunkfs")
 BLOCK = 4096
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                           ctypes.c_int64]
+
+
+def fallocate(fd, mode, off, length):
+    if LIBC.fallocate(fd, mode, off, length) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
 
 
 class Model:
@@ -231,6 +242,8 @@ class Runner:
             return self.posix_step()
         if r.random() < self.xattr_share:
             return self.xattr_step()
+        if r.randrange(10) == 0 and self.paths("file"):
+            return self.extent_step()
         op = r.choices(
             ["create", "write", "read", "truncate", "rename", "unlink",
              "link", "symlink", "mkdir", "rmdir", "readdir", "bad"],
@@ -713,6 +726,71 @@ class Runner:
             if names:
                 out[p] = {n: os.getxattr(self.real(p), n) for n in names}
         return out
+    # fallocate (allocate, punch a hole, zero a range) and lseek's
+    # SEEK_DATA/SEEK_HOLE, on a file; the model keeps bytes only, so a
+    # seek is judged by what it may answer: SEEK_DATA skips only zeros,
+    # SEEK_HOLE lands on zeros or the end.
+    def extent_step(self):
+        r = self.rng
+        m = self.m
+        p = r.choice(self.paths("file"))
+        size = len(m.lookup(p)["data"])
+        off = r.choice([0, r.randrange(size + 1), r.randrange(size + 3 * BLOCK),
+                        r.randrange(size + 1) // BLOCK * BLOCK])
+        length = r.choice([1, BLOCK, 3 * BLOCK + 17, r.randrange(1, 1 << 20)])
+        op = r.choice(["prealloc", "punch", "zero", "seek-data", "seek-hole"])
+        keep = r.randrange(2) == 0
+        if op == "prealloc":
+            # Past the end: a hole inside a full chunk cannot be allocated
+            # (ENOSPC, as for a write into it), which the model cannot
+            # know.
+            off = -(-size // BLOCK) * BLOCK + r.choice([0, BLOCK, 5 * BLOCK])
+
+        def with_fd(fn, flags=os.O_WRONLY):
+            fd = os.open(self.real(p), flags)
+            try:
+                return fn(fd)
+            finally:
+                os.close(fd)
+
+        if op in ("prealloc", "punch", "zero"):
+            mode = {"prealloc": 0, "punch": FALLOC_FL_PUNCH_HOLE,
+                    "zero": FALLOC_FL_ZERO_RANGE}[op]
+            if op == "punch" or keep:
+                mode |= FALLOC_FL_KEEP_SIZE
+
+            def mf():
+                d = m.lookup(p)["data"]
+                if op != "prealloc":
+                    end = min(off + length, len(d))
+                    if end > off:
+                        d[off:end] = bytes(end - off)
+                if not mode & FALLOC_FL_KEEP_SIZE and off + length > len(d):
+                    d.extend(bytes(off + length - len(d)))
+
+            def rf():
+                with_fd(lambda fd: fallocate(fd, mode, off, length))
+            return op, (p, off, length, mode), mf, rf
+        whence = os.SEEK_DATA if op == "seek-data" else os.SEEK_HOLE
+
+        def mf():
+            if off >= size:
+                raise OSError(errno.ENXIO, "")
+            return True
+
+        def rf():
+            d = bytes(m.lookup(p)["data"])
+            try:
+                at = with_fd(lambda fd: os.lseek(fd, off, whence), os.O_RDONLY)
+            except OSError as e:
+                if e.errno != errno.ENXIO or off >= size:
+                    raise
+                return whence == os.SEEK_DATA and not any(d[off:])
+            if whence == os.SEEK_DATA:
+                return off <= at < size and not any(d[off:at])
+            return off <= at <= size and (at == size or not any(
+                d[at:(at // BLOCK + 1) * BLOCK]))
+        return op, (p, off), mf, rf
 
     def run(self, n):
         for i in range(n):

@@ -524,12 +524,39 @@ static void
 op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
               struct fuse_file_info *fi)
 {
-  if (mode & ~FALLOC_FL_KEEP_SIZE || off < 0 || length <= 0) {
-    fuse_reply_err (req, mode & ~FALLOC_FL_KEEP_SIZE ? EOPNOTSUPP : EINVAL);
+  unsigned m = 0;
+
+  if (off < 0 || length <= 0) {
+    fuse_reply_err (req, EINVAL);
     return;
   }
-  reply_status (req, cfs_fallocate (fs, ino, (uint64_t)off, (uint64_t)length,
-                                    mode & FALLOC_FL_KEEP_SIZE));
+  if (mode &
+      ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+    fuse_reply_err (req, EOPNOTSUPP);
+    return;
+  }
+  m |= mode & FALLOC_FL_KEEP_SIZE ? CFS_FALLOC_KEEP_SIZE : 0;
+  m |= mode & FALLOC_FL_PUNCH_HOLE ? CFS_FALLOC_PUNCH_HOLE : 0;
+  m |= mode & FALLOC_FL_ZERO_RANGE ? CFS_FALLOC_ZERO_RANGE : 0;
+  reply_status (req,
+                cfs_fallocate (fs, ino, (uint64_t)off, (uint64_t)length, m));
+}
+
+static void
+op_lseek (fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+          struct fuse_file_info *fi)
+{
+  uint64_t to;
+  int r;
+
+  if (off < 0) {
+    fuse_reply_err (req, ENXIO);
+    return;
+  }
+  if ((r = cfs_lseek (fs, ino, (uint64_t)off, whence, &to)) < 0)
+    fuse_reply_err (req, -r);
+  else
+    fuse_reply_lseek (req, (off_t)to);
 }
 
 static void
@@ -663,6 +690,7 @@ static const struct fuse_lowlevel_ops ops = {
     .getxattr = op_getxattr,
     .listxattr = op_listxattr,
     .removexattr = op_removexattr,
+    .lseek = op_lseek,
 };
 
 struct server {

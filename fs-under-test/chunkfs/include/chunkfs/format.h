@@ -20,7 +20,6 @@
 #define CFS_INODES_PER_BLOCK (CFS_BLOCK / CFS_INODE_SIZE)
 #define CFS_HEADER_SIZE      24 /* the block header of most metadata blocks */
 #define CFS_BITS_PER_BITMAP  ((CFS_BLOCK - CFS_HEADER_SIZE - 4) * 8)
-#define CFS_NDIRECT          12
 #define CFS_ROOT_INO         1
 #define CFS_LOST_FOUND_INO   2
 #define CFS_MIN_CHUNK_BLOCKS 4096u    /* 16 MiB */
@@ -32,15 +31,15 @@
 #define CFS_NO_CHUNK   0xFFFFFFFFu /* the dirty map's chunk index */
 
 /* Block kinds (the magic of their tag). */
-#define CFS_MAGIC_SUPER    "CHKS"
-#define CFS_MAGIC_HEADER   "CHKH"
-#define CFS_MAGIC_BITMAP   "CHKM"
-#define CFS_MAGIC_INDIRECT "CHKX"
-#define CFS_MAGIC_DIR      "CHKD"
-#define CFS_MAGIC_BACKREF  "CHKB"
-#define CFS_MAGIC_MAP      "CHKY"
-#define CFS_MAGIC_XATTR    "CHKA"
-#define CFS_MAGIC_INITMAP  "CHKT"
+#define CFS_MAGIC_SUPER   "CHKS"
+#define CFS_MAGIC_HEADER  "CHKH"
+#define CFS_MAGIC_BITMAP  "CHKM"
+#define CFS_MAGIC_EXTENT  "CHKE"
+#define CFS_MAGIC_DIR     "CHKD"
+#define CFS_MAGIC_BACKREF "CHKB"
+#define CFS_MAGIC_MAP     "CHKY"
+#define CFS_MAGIC_XATTR   "CHKA"
+#define CFS_MAGIC_INITMAP "CHKT"
 
 enum cfs_chunk_state {
   CFS_UNINIT = 0,
@@ -74,6 +73,40 @@ struct cfs_chunk_header {
 #define CFS_INODE_INLINE   4u  /* an inline symlink */
 #define CFS_XATTR_INODE    100 /* bytes of in-inode extended attributes */
 
+/* The extent map (FORMAT.md "Extents"): a header and four entries in
+ * the inode; depth 0 entries are extents, depth 1 entries index CHKE
+ * leaf blocks of extents.
+ */
+#define CFS_MAP_AREA      56
+#define CFS_EXT_ROOT      4  /* entries in the inode */
+#define CFS_EXT_START     32 /* the first entry of a CHKE block */
+#define CFS_EXT_PER_BLOCK ((CFS_BLOCK - 4 - CFS_EXT_START) / 12) /* 338 */
+#define CFS_EXT_MAX       (CFS_EXT_ROOT * CFS_EXT_PER_BLOCK)     /* 1352 */
+#define CFS_EXT_MAX_LEN   0x7FFFFFFFu
+#define CFS_EXT_UNWRITTEN 0x80000000u
+
+/* An extent: `len` blocks of the inode's own range from `lblk` (counted
+ * from its segment's first block) at chunk-local `start`; unwritten ones
+ * are allocated but read as zeros.  An index entry: the first lblk its
+ * leaf maps, the leaf's block (start) and its extents (len).
+ */
+struct cfs_extent {
+  uint32_t lblk, start, len;
+  bool unwritten;
+};
+
+static inline void
+cfs_ext_get (const unsigned char *p, struct cfs_extent *e)
+{
+  uint32_t l = (uint32_t)(p[8] | p[9] << 8 | p[10] << 16) | (uint32_t)p[11]
+                                                                << 24;
+
+  e->lblk = (uint32_t)(p[0] | p[1] << 8 | p[2] << 16) | (uint32_t)p[3] << 24;
+  e->start = (uint32_t)(p[4] | p[5] << 8 | p[6] << 16) | (uint32_t)p[7] << 24;
+  e->len = l & CFS_EXT_MAX_LEN;
+  e->unwritten = l & CFS_EXT_UNWRITTEN;
+}
+
 struct cfs_inode {
   uint16_t mode, flags;
   uint32_t links, uid, gid;
@@ -81,8 +114,8 @@ struct cfs_inode {
   uint32_t generation, chunk;
   uint64_t offset; /* continuation: file offset; directory: parent */
   uint64_t head, next, mapped;
-  uint32_t direct[CFS_NDIRECT], indirect, dindirect;
-  uint64_t rdev;     /* a special file's: its mapping area holds it instead */
+  unsigned char map[CFS_MAP_AREA]; /* the extent map, bytes 88..143 */
+  uint64_t rdev; /* a special file's: its mapping area holds it instead */
   char symlink[100]; /* inline target, NUL-terminated (99 bytes at most) */
   /* Extended attributes in the inode (not an inline symlink's), as
    * entries (xattr.c), and the block holding them when they do not fit.
@@ -140,6 +173,31 @@ cfs_get64 (const unsigned char *p)
   for (int i = 7; i >= 0; i--)
     v = v << 8 | p[i];
   return v;
+}
+
+static inline void
+cfs_ext_put (unsigned char *p, const struct cfs_extent *e)
+{
+  cfs_put32 (p, e->lblk);
+  cfs_put32 (p + 4, e->start);
+  cfs_put32 (p + 8, e->len | (e->unwritten ? CFS_EXT_UNWRITTEN : 0));
+}
+
+/* The inode map's header: its entries and depth; entry k. */
+static inline uint16_t
+cfs_map_count (const struct cfs_inode *in)
+{
+  return cfs_get16 (in->map);
+}
+static inline uint16_t
+cfs_map_depth (const struct cfs_inode *in)
+{
+  return cfs_get16 (in->map + 2);
+}
+static inline unsigned char *
+cfs_map_entry (struct cfs_inode *in, unsigned k)
+{
+  return in->map + 8 + 12 * k;
 }
 
 /* (chunk, inode) packed as in head, next and parent fields. */
@@ -216,7 +274,7 @@ extern int cfs_inode_decode (const void *slot, const uint8_t uuid[16],
                              uint32_t chunk, struct cfs_inode *in,
                              struct cfs_err *err);
 
-/* The block header of bitmap, indirect, directory and back-reference
+/* The block header of bitmap, extent, directory and back-reference
  * blocks: write it (and later the checksum), or check both.
  */
 /* A directory entry at e naming (chunk, ino) of generation gen, of type

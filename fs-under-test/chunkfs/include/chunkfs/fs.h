@@ -25,7 +25,7 @@ struct cfs_attr {
   uint16_t mode;
   uint32_t links, uid, gid;
   uint64_t size;
-  uint64_t blocks; /* 4096-byte blocks allocated, indirect ones included */
+  uint64_t blocks; /* 4096-byte blocks allocated, extent leaves included */
   uint64_t atime, mtime, ctime;
   uint64_t rdev; /* a device node's (Linux's dev_t); 0 for anything else */
 };
@@ -117,9 +117,23 @@ extern ssize_t cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf,
                           size_t len, uint64_t off);
 extern ssize_t cfs_pwrite (struct cfs_fs *fs, uint64_t ino, const void *buf,
                            size_t len, uint64_t off);
-/* Allocate (zeroed) blocks for [off, off + len); keep_size: do not grow. */
+/* fallocate(2) modes. */
+#define CFS_FALLOC_KEEP_SIZE  1u /* do not grow the file */
+#define CFS_FALLOC_PUNCH_HOLE 2u /* free the blocks (with KEEP_SIZE only) */
+#define CFS_FALLOC_ZERO_RANGE 4u /* read as zeros, blocks kept allocated */
+/* Mode 0 (or KEEP_SIZE): allocate blocks for [off, off + len) that read
+ * as zeros (unwritten extents: nothing is written).  PUNCH_HOLE: the
+ * range reads as zeros and its whole blocks are freed.  ZERO_RANGE: the
+ * range reads as zeros, its whole blocks allocated.  -EOPNOTSUPP for any
+ * other mode.
+ */
 extern int cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off,
-                          uint64_t len, bool keep_size);
+                          uint64_t len, unsigned mode);
+/* lseek(2)'s SEEK_DATA and SEEK_HOLE from off: the offset in *out;
+ * -ENXIO at or past the end (or, for SEEK_DATA, no data after off).
+ */
+extern int cfs_lseek (struct cfs_fs *fs, uint64_t ino, uint64_t off, int whence,
+                      uint64_t *out);
 
 /* Directory entries from cookie (0: the first; "." and ".." included),
  * each given to fn with the cookie of the next; fn returns non-zero to
@@ -164,13 +178,13 @@ extern int cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino,
 
 /* Where an inode's structures are on the device (the harness's block-type
  * map aims faults with it): the absolute block of its inode-table block,
- * its first data block, its (single) indirect block, and its chunk's
+ * its first data block, its first extent leaf (CHKE), and its chunk's
  * header, bitmaps and back-reference table.  -ENOENT if it has none.
  */
 enum cfs_where {
   CFS_AT_INODE,
   CFS_AT_DATA,
-  CFS_AT_INDIRECT,
+  CFS_AT_EXTENT,
   CFS_AT_HEADER,
   CFS_AT_BLOCK_BITMAP,
   CFS_AT_INODE_BITMAP,

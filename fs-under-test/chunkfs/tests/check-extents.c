@@ -1,0 +1,338 @@
+/* chunkfs — unit tests for extents: the in-memory extent list, and the
+ * operations built on it through libchunkfs: fallocate (unwritten
+ * extents, nothing written), PUNCH_HOLE, ZERO_RANGE with and without
+ * KEEP_SIZE, SEEK_DATA/SEEK_HOLE, refused modes; after each, the checker
+ * finds nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "chunkfs/check.h"
+#include "chunkfs/fs.h"
+#include "chunkfs/io.h"
+#include "chunkfs/mkfs.h"
+#include "fs-internal.h"
+
+#define B CFS_BLOCK
+
+static struct cfs_extent
+ext (uint32_t lblk, uint32_t start, uint32_t len)
+{
+  return (struct cfs_extent){lblk, start, len, false};
+}
+
+static uint32_t freed_blocks;
+
+static void
+count_freed (void *opaque, uint32_t start, uint32_t len, bool unwritten)
+{
+  (void)opaque, (void)start, (void)unwritten;
+  freed_blocks += len;
+}
+
+/* Insert merges what joins; punch splits, trims and removes. */
+START_TEST (test_extlist)
+{
+  struct cfs_extlist l = {0};
+
+  ck_assert_int_eq (cfs_el_insert (&l, &(struct cfs_extent){10, 100, 5, false}),
+                    0);
+  ck_assert_int_eq (cfs_el_insert (&l, &(struct cfs_extent){15, 105, 5, false}),
+                    0);
+  ck_assert_uint_eq (l.n, 1); /* joined: 10..19 at 100 */
+  ck_assert_uint_eq (l.v[0].len, 10);
+  ck_assert_int_eq (cfs_el_insert (&l, &(struct cfs_extent){0, 500, 2, false}),
+                    0);
+  ck_assert_uint_eq (l.n, 2);
+  ck_assert_uint_eq (l.v[0].lblk, 0);
+  ck_assert_uint_eq (cfs_el_search (&l, 5), 1);
+  ck_assert_uint_eq (cfs_el_search (&l, 20), 2);
+  freed_blocks = 0;
+  ck_assert_int_eq (cfs_el_punch (&l, 12, 3, count_freed, NULL), 0);
+  ck_assert_uint_eq (freed_blocks, 3);
+  ck_assert_uint_eq (l.n, 3); /* 0..1, 10..11, 15..19 */
+  ck_assert_uint_eq (l.v[1].len, 2);
+  ck_assert_uint_eq (l.v[2].lblk, 15);
+  ck_assert_uint_eq (l.v[2].start, 105);
+  ck_assert_int_eq (cfs_el_punch (&l, 1, 100, count_freed, NULL), 0);
+  ck_assert_uint_eq (freed_blocks, 3 + 1 + 2 + 5);
+  ck_assert_uint_eq (l.n, 1);
+  ck_assert_uint_eq (l.v[0].len, 1);
+  /* Unwritten and written do not merge. */
+  {
+    struct cfs_extent u = ext (1, 501, 1);
+    u.unwritten = true;
+    ck_assert_int_eq (cfs_el_insert (&l, &u), 0);
+    ck_assert_uint_eq (l.n, 2);
+  }
+  cfs_el_free (&l);
+}
+END_TEST
+
+struct img {
+  char path[64];
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+};
+
+/* A 128 MiB chunkfs of 16 MiB chunks, mounted read-write. */
+static void
+img_make (struct img *m)
+{
+  static const uint8_t uuid[16] = {3, 1, 4, 1, 5, 9, 2, 6,
+                                   5, 3, 5, 8, 9, 7, 9, 3};
+  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
+                            .bytes_per_inode = 64 << 10,
+                            .uuid = uuid,
+                            .time_ns = 1};
+  struct cfs_super s;
+  struct cfs_err err;
+  int fd;
+
+  snprintf (m->path, sizeof m->path, "/tmp/check-extents.XXXXXX");
+  fd = mkstemp (m->path);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (ftruncate (fd, 128 << 20), 0);
+  close (fd);
+  m->io = cfs_open (m->path, true, &err);
+  ck_assert_msg (m->io != NULL, "%s", err.msg);
+  ck_assert_msg (cfs_mkfs (m->io, &o, &s, &err) == 0, "%s", err.msg);
+  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
+  ck_assert_msg (m->fs != NULL, "%s", err.msg);
+}
+
+/* Unmount, check (nothing to find), remove. */
+static void
+img_done (struct img *m)
+{
+  struct cfs_check_opts o = {
+      .mode = CFS_CHECK_NO, .full = true, .progress_fd = -1, .name = m->path};
+  struct cfs_check_result r;
+  struct cfs_err err;
+
+  if (getenv ("FSCK_VERBOSE"))
+    o.out = stderr;
+  ck_assert_msg (cfs_fs_close (m->fs, &err) == 0, "%s", err.msg);
+  cfs_check (m->io, &o, &r);
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "check: exit %u, %llu", r.exit,
+                 (unsigned long long)r.problems);
+  cfs_close (m->io, &err);
+  unlink (m->path);
+}
+
+/* Bytes [off, off + len) of the file are all `c`. */
+static void
+expect (struct img *m, uint64_t ino, uint64_t off, size_t len, char c)
+{
+  char *buf = malloc (len);
+
+  ck_assert_ptr_nonnull (buf);
+  ck_assert_int_eq (cfs_pread (m->fs, ino, buf, len, off), (ssize_t)len);
+  for (size_t i = 0; i < len; i++)
+    ck_assert_msg (buf[i] == c, "byte %llu is %d, not %d",
+                   (unsigned long long)(off + i), buf[i], c);
+  free (buf);
+}
+
+static void
+fill (struct img *m, uint64_t ino, uint64_t off, size_t len, char c)
+{
+  char *buf = malloc (len);
+
+  ck_assert_ptr_nonnull (buf);
+  memset (buf, c, len);
+  ck_assert_int_eq (cfs_pwrite (m->fs, ino, buf, len, off), (ssize_t)len);
+  free (buf);
+}
+
+static uint64_t
+blocks (struct img *m, uint64_t ino, uint64_t *size)
+{
+  struct cfs_attr a;
+
+  ck_assert_int_eq (cfs_getattr (m->fs, ino, &a), 0);
+  if (size)
+    *size = a.size;
+  return a.blocks;
+}
+
+/* fallocate allocates 40 MiB (across chunks: continuations) without
+ * writing it: it reads as zeros; a write into it reads back, around it
+ * zeros.
+ */
+START_TEST (test_fallocate)
+{
+  struct img m;
+  struct cfs_attr a;
+  uint64_t size;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 0, 40 << 20, 0), 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), (40 << 20) / B);
+  ck_assert_uint_eq (size, 40 << 20);
+  expect (&m, a.ino, 0, 3 * B, 0);
+  expect (&m, a.ino, (40 << 20) - B, B, 0);
+  fill (&m, a.ino, 30 << 20, 100, 'x'); /* part of a block, mid-file */
+  expect (&m, a.ino, 30 << 20, 100, 'x');
+  expect (&m, a.ino, (30 << 20) + 100, B - 100, 0);
+  expect (&m, a.ino, (30 << 20) - B, B, 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, NULL), (40 << 20) / B);
+  /* KEEP_SIZE past the end: allocated, the size kept. */
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 40 << 20, 4 * B, CFS_FALLOC_KEEP_SIZE), 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), (40 << 20) / B + 4);
+  ck_assert_uint_eq (size, 40 << 20);
+  img_done (&m);
+}
+END_TEST
+
+/* PUNCH_HOLE frees the whole blocks and zeros the partial ones. */
+START_TEST (test_punch)
+{
+  struct img m;
+  struct cfs_attr a;
+  uint64_t size;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  fill (&m, a.ino, 0, 16 * B, 'a');
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, B + 10, 4 * B,
+                     CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE),
+      0);
+  expect (&m, a.ino, 0, B + 10, 'a');
+  expect (&m, a.ino, B + 10, 4 * B, 0);
+  expect (&m, a.ino, 5 * B + 10, 11 * B - 10, 'a');
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), 16 - 3);
+  ck_assert_uint_eq (size, 16 * B);
+  /* Past the end: nothing changes, the size stays. */
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 20 * B, B,
+                     CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE),
+      0);
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), 13);
+  ck_assert_uint_eq (size, 16 * B);
+  /* Writing into the hole fills it again. */
+  fill (&m, a.ino, 2 * B, B, 'b');
+  expect (&m, a.ino, 2 * B, B, 'b');
+  ck_assert_uint_eq (blocks (&m, a.ino, NULL), 14);
+  img_done (&m);
+}
+END_TEST
+
+/* ZERO_RANGE: reads as zeros, the blocks stay allocated (holes in the
+ * range allocated); without KEEP_SIZE the file grows to cover it.
+ */
+START_TEST (test_zero_range)
+{
+  struct img m;
+  struct cfs_attr a;
+  uint64_t size;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  fill (&m, a.ino, 0, 8 * B, 'a');
+  fill (&m, a.ino, 12 * B, 4 * B, 'c'); /* a hole at 8..11 */
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 100, 14 * B,
+                     CFS_FALLOC_ZERO_RANGE | CFS_FALLOC_KEEP_SIZE),
+      0);
+  expect (&m, a.ino, 0, 100, 'a');
+  expect (&m, a.ino, 100, 14 * B, 0);
+  expect (&m, a.ino, 14 * B + 100, 2 * B - 100, 'c');
+  /* The hole filled; five extents (written, unwritten, the filled hole,
+   * unwritten, written) need a leaf block.
+   */
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), 16 + 1);
+  ck_assert_uint_eq (size, 16 * B);
+  /* Writing into a zeroed block makes it data again. */
+  fill (&m, a.ino, 3 * B + 5, 10, 'd');
+  expect (&m, a.ino, 3 * B, 5, 0);
+  expect (&m, a.ino, 3 * B + 5, 10, 'd');
+  expect (&m, a.ino, 3 * B + 15, B - 15, 0);
+  /* Without KEEP_SIZE: past the end, the file grows. */
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 15 * B, 3 * B, CFS_FALLOC_ZERO_RANGE), 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, &size), 18 + 1);
+  ck_assert_uint_eq (size, 18 * B);
+  expect (&m, a.ino, 14 * B + 100, B - 100, 'c');
+  expect (&m, a.ino, 15 * B, 3 * B, 0);
+  img_done (&m);
+}
+END_TEST
+
+/* SEEK_DATA and SEEK_HOLE: data is what was written; holes, unwritten
+ * blocks and the end of the file are holes.
+ */
+START_TEST (test_seek)
+{
+  struct img m;
+  struct cfs_attr a;
+  uint64_t to;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  fill (&m, a.ino, 4 * B, 2 * B, 'a'); /* data 4..5 */
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 6 * B, 2 * B, 0), 0);
+  fill (&m, a.ino, 10 * B, B, 'b'); /* data 10; size 11 blocks */
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 0, SEEK_DATA, &to), 0);
+  ck_assert_uint_eq (to, 4 * B);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 4 * B + 7, SEEK_DATA, &to), 0);
+  ck_assert_uint_eq (to, 4 * B + 7);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 4 * B, SEEK_HOLE, &to), 0);
+  ck_assert_uint_eq (to, 6 * B); /* unwritten 6..7 is a hole */
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 6 * B, SEEK_DATA, &to), 0);
+  ck_assert_uint_eq (to, 10 * B);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 10 * B, SEEK_HOLE, &to), 0);
+  ck_assert_uint_eq (to, 11 * B); /* the end */
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 0, SEEK_HOLE, &to), 0);
+  ck_assert_uint_eq (to, 0);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 11 * B, SEEK_DATA, &to), -ENXIO);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 11 * B, SEEK_HOLE, &to), -ENXIO);
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 11 * B, 5 * B, 0), 0);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 11 * B, SEEK_DATA, &to), -ENXIO);
+  ck_assert_int_eq (cfs_lseek (m.fs, a.ino, 0, SEEK_SET, &to), -EINVAL);
+  img_done (&m);
+}
+END_TEST
+
+/* Modes Linux refuses, and modes chunkfs does not have: EOPNOTSUPP. */
+START_TEST (test_modes)
+{
+  struct img m;
+  struct cfs_attr a;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  fill (&m, a.ino, 0, 4 * B, 'a');
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 0, B, CFS_FALLOC_PUNCH_HOLE),
+                    -EOPNOTSUPP); /* punching needs KEEP_SIZE */
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 0, B,
+                                   CFS_FALLOC_PUNCH_HOLE |
+                                       CFS_FALLOC_ZERO_RANGE |
+                                       CFS_FALLOC_KEEP_SIZE),
+                    -EOPNOTSUPP);
+  ck_assert_int_eq (cfs_fallocate (m.fs, a.ino, 0, B, 8), -EOPNOTSUPP);
+  expect (&m, a.ino, 0, 4 * B, 'a');
+  img_done (&m);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"extlist", test_extlist}, {"fallocate", test_fallocate},
+      {"punch", test_punch},     {"zero_range", test_zero_range},
+      {"seek", test_seek},       {"modes", test_modes},
+  };
+
+  return fd_check_main ("extents", cases, sizeof cases / sizeof cases[0]);
+}
