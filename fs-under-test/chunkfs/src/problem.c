@@ -50,6 +50,16 @@ const struct cfs_problem cfs_problems[] = {
      "Drop it", 0},
     {PR_1_DIR_SIZE, "Directory (%u, %u) has size %llu, not whole blocks.",
      "Fix", PR_PREEN_OK},
+    {PR_1_EXTENT_BAD,
+     "Inode (%u, %u): its extent at block %u (chunk block %u, %u blocks) "
+     "is %s.",
+     "Truncate the map there", 0},
+    {PR_1_LEAF_BAD,
+     "Inode (%u, %u): extent block %u is unreadable or corrupt (%s).",
+     "Truncate the map there", 0},
+    {PR_1_EXTMAP_HEADER,
+     "Inode (%u, %u): its extent map says %u entries at depth %u.",
+     "Clear the map", 0},
     {PR_1_SPECIAL_MAP,
      "Special file (%u, %u) has %s, but a fifo, socket or "
      "device maps nothing.",
@@ -66,16 +76,6 @@ const struct cfs_problem cfs_problems[] = {
      "Inode (%u, %u): xattr block %u is unusable (%s): its "
      "extended attributes are lost.",
      "Clear the pointer", 0},
-    {PR_1_EXTENT_BAD,
-     "Inode (%u, %u): its extent at block %u (chunk block %u, %u blocks) "
-     "is %s.",
-     "Truncate the map there", 0},
-    {PR_1_LEAF_BAD,
-     "Inode (%u, %u): extent block %u is unreadable or corrupt (%s).",
-     "Truncate the map there", 0},
-    {PR_1_EXTMAP_HEADER,
-     "Inode (%u, %u): its extent map says %u entries at depth %u.",
-     "Clear the map", 0},
     {PR_2_DIR_BLOCK_BAD,
      "Directory (%u, %u): block %u is unreadable or "
      "corrupt (%s).",

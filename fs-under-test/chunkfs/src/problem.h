@@ -25,14 +25,14 @@ enum {
   PR_1_CONT_ORPHAN = 0x010008,     /* continuation its head does not reach */
   PR_1_BACKREFS_BAD = 0x010009,    /* back-reference table unreadable */
   PR_1_DIR_SIZE = 0x01000A,        /* directory size not whole blocks */
+  PR_1_EXTENT_BAD = 0x010020,      /* extent out of range, order; twice */
+  PR_1_LEAF_BAD = 0x010021,        /* CHKE leaf unreadable or not its own */
+  PR_1_EXTMAP_HEADER = 0x010022,   /* extent map header impossible */
   PR_1_SPECIAL_MAP = 0x010030,     /* special file maps or continues */
   PR_1_SPECIAL_SIZE = 0x010031,    /* special file with a size */
   PR_1_SPECIAL_RDEV = 0x010032,    /* fifo or socket with a device number */
   PR_1_XATTR_AREA_BAD = 0x010101,  /* in-inode extended attributes */
   PR_1_XATTR_BLOCK_BAD = 0x010102, /* xattr block unusable */
-  PR_1_EXTENT_BAD = 0x010020,      /* extent out of range, order; twice */
-  PR_1_LEAF_BAD = 0x010021,        /* CHKE leaf unreadable or not its own */
-  PR_1_EXTMAP_HEADER = 0x010022,   /* extent map header impossible */
   PR_2_DIR_BLOCK_BAD = 0x020001,   /* directory block unreadable */
   PR_2_ENTRY_TARGET = 0x020002,    /* entry names no inode in use */
   PR_2_ENTRY_GEN = 0x020003,       /* entry names an older generation */

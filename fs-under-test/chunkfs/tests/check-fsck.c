@@ -53,13 +53,13 @@ rnd (uint64_t *s)
   return *s;
 }
 
-/* A 256 MiB chunkfs of 16 MiB chunks with a tree across chunks: top
+/* A chunkfs of `bytes` in 16 MiB chunks with a tree across chunks: top
  * directories spread by name, files up to 3 MiB, one of 40 MiB (it
  * continues over chunks), hard links across directories (back-
  * references), symlinks, a sparse file.
  */
 static void
-build (struct img *m, uint64_t seed)
+build_sized (struct img *m, uint64_t seed, off_t bytes)
 {
   struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
                             .bytes_per_inode = 16 << 10,
@@ -77,7 +77,7 @@ build (struct img *m, uint64_t seed)
   snprintf (m->path, sizeof m->path, "%s/img", m->dir);
   fd = open (m->path, O_CREAT | O_RDWR, 0600);
   ck_assert_int_ge (fd, 0);
-  ck_assert_int_eq (ftruncate (fd, 256 << 20), 0);
+  ck_assert_int_eq (ftruncate (fd, bytes), 0);
   close (fd);
   ck_assert_ptr_nonnull (buf);
   for (i = 0; i < 40 << 20; i++)
@@ -115,6 +115,13 @@ build (struct img *m, uint64_t seed)
   ck_assert_msg (cfs_fs_close (fs, &err) == 0, "%s", err.msg);
   ck_assert_int_eq (cfs_close (io, &err), 0);
   free (buf);
+}
+
+/* The usual image: 256 MiB. */
+static void
+build (struct img *m, uint64_t seed)
+{
+  build_sized (m, seed, 256 << 20);
 }
 
 static struct cfs_check_result
@@ -711,7 +718,8 @@ START_TEST (test_init_map)
   uint64_t imap, uninit;
   uint32_t inuse;
 
-  build (&m, 1);
+  /* 1 GiB: more chunks than the mount initialises in one batch. */
+  build_sized (&m, 1, 1 << 30);
   io = cfs_open (m.path, false, &err);
   fs = open_fs (io, 0);
   s = *cfs_fs_super (fs);
