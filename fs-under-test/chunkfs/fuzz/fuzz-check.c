@@ -188,37 +188,16 @@ fragment (struct cfs_fs *fs, const char *buf, uint64_t leaf[2])
     abort ();
 }
 
+/* The tree: three directories of files of many sizes, a hard link
+ * across directories, a symlink, a subdirectory, special files and one
+ * file larger than a chunk.
+ */
 static void
-make_image (void)
+populate (struct cfs_fs *fs, struct cfs_attr d[3], const char *buf)
 {
-  static const uint8_t uuid[16] = {7, 7, 7, 7, 1, 2, 3, 4,
-                                   5, 6, 7, 8, 9, 9, 9, 9};
-  struct cfs_mkfs_opts o = {.chunk_bytes = CHUNK_BLOCKS * CFS_BLOCK,
-                            .bytes_per_inode = 64 << 10,
-                            .uuid = uuid,
-                            .time_ns = 1};
-  struct cfs_geometry g;
-  struct cfs_super s;
-  struct cfs_err err;
-  struct cfs_attr d[3], a;
-  struct cfs_fs *fs;
-  uint64_t leaf[2];
-  static char buf[1 << 20];
-  uint32_t c, b;
+  struct cfs_attr a;
   int i, j;
 
-  img.io.m = &mem_manager;
-  img.data = calloc (NBLOCKS, CFS_BLOCK);
-  img.clean = calloc (NBLOCKS, CFS_BLOCK);
-  img.touched = calloc (NBLOCKS, 1);
-  img.list = calloc (NBLOCKS, sizeof *img.list);
-  meta = calloc (NBLOCKS, sizeof *meta);
-  if (!img.data || !img.clean || !img.touched || !img.list || !meta)
-    abort ();
-  memset (buf, 'x', sizeof buf);
-  if (cfs_mkfs (&img.io, &o, &s, &err) == -1 ||
-      (fs = cfs_fs_open (&img.io, CFS_OPEN_WRITE, &err)) == NULL)
-    abort ();
   for (i = 0; i < 3; i++) {
     char name[16];
     snprintf (name, sizeof name, "d%d", i);
@@ -245,8 +224,41 @@ make_image (void)
   if (cfs_create (fs, 1, "big", 0100644, 0, 0, &a) < 0)
     abort ();
   for (i = 0; i < 20; i++)
-    if (cfs_pwrite (fs, a.ino, buf, sizeof buf, (uint64_t)i << 20) < 0)
+    if (cfs_pwrite (fs, a.ino, buf, (size_t)(1 << 20), (uint64_t)i << 20) < 0)
       abort ();
+}
+
+static void
+make_image (void)
+{
+  static const uint8_t uuid[16] = {7, 7, 7, 7, 1, 2, 3, 4,
+                                   5, 6, 7, 8, 9, 9, 9, 9};
+  struct cfs_mkfs_opts o = {.chunk_bytes = CHUNK_BLOCKS * CFS_BLOCK,
+                            .bytes_per_inode = 64 << 10,
+                            .uuid = uuid,
+                            .time_ns = 1};
+  struct cfs_geometry g;
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_attr d[3];
+  struct cfs_fs *fs;
+  uint64_t leaf[2];
+  static char buf[1 << 20];
+  uint32_t c, b;
+
+  img.io.m = &mem_manager;
+  img.data = calloc (NBLOCKS, CFS_BLOCK);
+  img.clean = calloc (NBLOCKS, CFS_BLOCK);
+  img.touched = calloc (NBLOCKS, 1);
+  img.list = calloc (NBLOCKS, sizeof *img.list);
+  meta = calloc (NBLOCKS, sizeof *meta);
+  if (!img.data || !img.clean || !img.touched || !img.list || !meta)
+    abort ();
+  memset (buf, 'x', sizeof buf);
+  if (cfs_mkfs (&img.io, &o, &s, &err) == -1 ||
+      (fs = cfs_fs_open (&img.io, CFS_OPEN_WRITE, &err)) == NULL)
+    abort ();
+  populate (fs, d, buf);
   fragment (fs, buf, leaf);
   add_xattrs (fs, d);
   if (cfs_fs_close (fs, &err) == -1)
