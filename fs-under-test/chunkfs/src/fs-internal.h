@@ -1,8 +1,9 @@
 /* chunkfs — the mounted file system's insides, shared by its parts:
- * cache.c (metadata blocks), chunk.c (headers, dirtying, the dirty map,
- * bitmaps, allocation), inode.c (inodes, block maps, continuation
- * chains), dir.c (directory entries, back-references) and fs.c (mount,
- * sync, the operations of fs.h).
+ * cache.c (metadata blocks), chunk.c (headers, dirtying, the dirty and
+ * initialised-chunks maps, bitmaps, allocation), extent.c (extent maps),
+ * inode.c (inodes, a file's blocks, continuation chains), dir.c
+ * (directory entries, back-references), xattr.c (extended attributes)
+ * and fs.c (mount, sync, the operations of fs.h).
  */
 #ifndef CHUNKFS_FS_INTERNAL_H
 #define CHUNKFS_FS_INTERNAL_H
