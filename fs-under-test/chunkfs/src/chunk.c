@@ -258,8 +258,11 @@ init_chunks (struct cfs_fs *fs, uint32_t c)
   uint32_t n = 1, i, j;
   int r;
 
+  /* A batch is a sixty-fourth of the disk at most: on a small disk it
+   * would start most chunks at once, each then read by every full check.
+   */
   if (c == fs->last_init + 1)
-    while (n < INIT_BATCH && c + n < fs->sb.chunks &&
+    while (n < INIT_BATCH && n < fs->sb.chunks / 64 && c + n < fs->sb.chunks &&
            fs->chunks[c + n].h.state == CFS_UNINIT && !fs->chunks[c + n].bad)
       n++;
   /* Each chunk's bit in the initialised-chunks map too, durable before
