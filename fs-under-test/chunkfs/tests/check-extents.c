@@ -18,6 +18,7 @@
 #include "chunkfs/io.h"
 #include "chunkfs/mkfs.h"
 #include "fs-internal.h"
+#include "img.h"
 
 #define B CFS_BLOCK
 
@@ -75,36 +76,15 @@ START_TEST (test_extlist)
 }
 END_TEST
 
-struct img {
-  char path[64];
-  struct cfs_io *io;
-  struct cfs_fs *fs;
-};
+static const uint8_t uuid_e[16] = {3, 1, 4, 1, 5, 9, 2, 6,
+                                   5, 3, 5, 8, 9, 7, 9, 3};
+static const struct img_spec spec = {"extents", 128 << 20, 64 << 10, uuid_e};
 
-/* A 128 MiB chunkfs of 16 MiB chunks, mounted read-write. */
+/* A 128 MiB chunkfs, mounted read-write. */
 static void
 img_make (struct img *m)
 {
-  static const uint8_t uuid[16] = {3, 1, 4, 1, 5, 9, 2, 6,
-                                   5, 3, 5, 8, 9, 7, 9, 3};
-  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
-                            .bytes_per_inode = 64 << 10,
-                            .uuid = uuid,
-                            .time_ns = 1};
-  struct cfs_super s;
-  struct cfs_err err;
-  int fd;
-
-  snprintf (m->path, sizeof m->path, "/tmp/check-extents.XXXXXX");
-  fd = mkstemp (m->path);
-  ck_assert_int_ge (fd, 0);
-  ck_assert_int_eq (ftruncate (fd, 128 << 20), 0);
-  close (fd);
-  m->io = cfs_open (m->path, true, &err);
-  ck_assert_msg (m->io != NULL, "%s", err.msg);
-  ck_assert_msg (cfs_mkfs (m->io, &o, &s, &err) == 0, "%s", err.msg);
-  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
-  ck_assert_msg (m->fs != NULL, "%s", err.msg);
+  img_create (m, &spec);
 }
 
 /* Unmount, check (nothing to find), remove. */
@@ -124,6 +104,7 @@ img_done (struct img *m)
                  (unsigned long long)r.problems);
   cfs_close (m->io, &err);
   unlink (m->path);
+  rmdir (m->dir);
 }
 
 /* Bytes [off, off + len) of the file are all `c`. */

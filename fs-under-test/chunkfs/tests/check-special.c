@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "img.h"
 #include "chunkfs/check.h"
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
@@ -27,67 +28,13 @@
 static const uint8_t uuid_s[16] = {7, 1, 2,  3,  4,  5,  6,  7,
                                    8, 9, 10, 11, 12, 13, 14, 15};
 
-struct img {
-  char dir[64], path[96];
-  struct cfs_io *io;
-  struct cfs_fs *fs;
-};
+static const struct img_spec spec = {"special", 128 << 20, 16 << 10, uuid_s};
 
-/* A fresh 128 MiB chunkfs of 16 MiB chunks, mounted. */
+/* A fresh 128 MiB chunkfs, mounted. */
 static void
 img_make (struct img *m)
 {
-  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
-                            .bytes_per_inode = 16 << 10,
-                            .uuid = uuid_s,
-                            .time_ns = 1};
-  struct cfs_super s;
-  struct cfs_err err;
-  int fd;
-
-  fd_check_tmpdir ("special", m->dir, sizeof m->dir);
-  snprintf (m->path, sizeof m->path, "%s/img", m->dir);
-  fd = open (m->path, O_CREAT | O_RDWR, 0600);
-  ck_assert_int_ge (fd, 0);
-  ck_assert_int_eq (ftruncate (fd, 128 << 20), 0);
-  close (fd);
-  m->io = cfs_open (m->path, true, &err);
-  ck_assert_msg (m->io != NULL, "%s", err.msg);
-  ck_assert_msg (cfs_mkfs (m->io, &o, &s, &err) == 0, "%s", err.msg);
-  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
-  ck_assert_msg (m->fs != NULL, "%s", err.msg);
-}
-
-static void
-img_unmount (struct img *m)
-{
-  struct cfs_err err;
-
-  if (m->fs)
-    ck_assert_msg (cfs_fs_close (m->fs, &err) == 0, "%s", err.msg);
-  if (m->io)
-    ck_assert_int_eq (cfs_close (m->io, &err), 0);
-  m->fs = NULL;
-  m->io = NULL;
-}
-
-static void
-img_mount (struct img *m)
-{
-  struct cfs_err err;
-
-  m->io = cfs_open (m->path, true, &err);
-  ck_assert_msg (m->io != NULL, "%s", err.msg);
-  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
-  ck_assert_msg (m->fs != NULL, "%s", err.msg);
-}
-
-static void
-img_cleanup (struct img *m)
-{
-  img_unmount (m);
-  unlink (m->path);
-  rmdir (m->dir);
+  img_create (m, &spec);
 }
 
 /* A check of the (unmounted) image; what it said, in *said (freed by the

@@ -18,74 +18,27 @@
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
 #include "chunkfs/mkfs.h"
+#include "img.h"
 #include "fs-internal.h"
 #include "problem.h"
 
 static const uint8_t uuid_a[16] = {1, 2,  3,  4,  5,  6,  7,  8,
                                    9, 10, 11, 12, 13, 14, 15, 16};
 
-struct img {
-  char dir[64], path[96];
-  struct cfs_io *io;
-  struct cfs_fs *fs;
-};
+static const struct img_spec spec = {"xattr", 64 << 20, 16 << 10, uuid_a};
 
-/* A fresh 64 MiB chunkfs of 16 MiB chunks, mounted. */
+/* A fresh 64 MiB chunkfs, mounted. */
 static void
 img_make (struct img *m)
 {
-  struct cfs_mkfs_opts o = {.chunk_bytes = 16 << 20,
-                            .bytes_per_inode = 16 << 10,
-                            .uuid = uuid_a,
-                            .time_ns = 1};
-  struct cfs_super s;
-  struct cfs_err err;
-  int fd;
-
-  fd_check_tmpdir ("xattr", m->dir, sizeof m->dir);
-  snprintf (m->path, sizeof m->path, "%s/img", m->dir);
-  fd = open (m->path, O_CREAT | O_RDWR, 0600);
-  ck_assert_int_ge (fd, 0);
-  ck_assert_int_eq (ftruncate (fd, 64 << 20), 0);
-  close (fd);
-  m->io = cfs_open (m->path, true, &err);
-  ck_assert_msg (m->io != NULL, "%s", err.msg);
-  ck_assert_msg (cfs_mkfs (m->io, &o, &s, &err) == 0, "%s", err.msg);
-  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
-  ck_assert_msg (m->fs != NULL, "%s", err.msg);
-}
-
-static void
-img_close (struct img *m)
-{
-  struct cfs_err err;
-
-  if (m->fs)
-    ck_assert_msg (cfs_fs_close (m->fs, &err) == 0, "%s", err.msg);
-  if (m->io)
-    ck_assert_int_eq (cfs_close (m->io, &err), 0);
-  m->fs = NULL;
-  m->io = NULL;
+  img_create (m, &spec);
 }
 
 static void
 img_reopen (struct img *m)
 {
-  struct cfs_err err;
-
-  img_close (m);
-  m->io = cfs_open (m->path, true, &err);
-  ck_assert_msg (m->io != NULL, "%s", err.msg);
-  m->fs = cfs_fs_open (m->io, CFS_OPEN_WRITE, &err);
-  ck_assert_msg (m->fs != NULL, "%s", err.msg);
-}
-
-static void
-img_cleanup (struct img *m)
-{
-  img_close (m);
-  unlink (m->path);
-  rmdir (m->dir);
+  img_unmount (m);
+  img_mount (m);
 }
 
 static uint64_t
@@ -374,7 +327,7 @@ build (struct img *m, uint64_t *ino)
                                     i % 2 ? sizeof big : 8, 0),
                       0);
   }
-  img_close (m);
+  img_unmount (m);
 }
 
 /* A check of the image: the result, and whether problem `code` was
@@ -430,7 +383,7 @@ repaired (struct img *m, uint32_t code, uint64_t ino)
                     -ENODATA);
   /* ...and can have new ones. */
   ck_assert_int_eq (cfs_setxattr (m->fs, ino, "user.k", "w", 1, 0), 0);
-  img_close (m);
+  img_unmount (m);
   r = check (m, CFS_CHECK_NO, code, &seen);
   ck_assert_uint_eq (r.problems, 0);
 }
@@ -452,7 +405,7 @@ islot_read (struct img *m, uint64_t ino, struct islot *s)
   img_reopen (m);
   s->sb = *cfs_fs_super (m->fs);
   ck_assert_int_eq (cfs_locate (m->fs, ino, CFS_AT_INODE, &s->blk), 0);
-  img_close (m);
+  img_unmount (m);
   s->off =
       (uint32_t)(ino & 0xFFFFFFFFu) % CFS_INODES_PER_BLOCK * CFS_INODE_SIZE;
   m->io = cfs_open (m->path, true, &err);
