@@ -163,7 +163,7 @@ struct cfs_fs {
    */
   unsigned char imap[CFS_MAP_BLOCKS / 2][CFS_BLOCK];
   bool imap_changed[CFS_MAP_BLOCKS / 2];
-  uint32_t rotor; /* where the search for a chunk with room goes on */
+  uint32_t rotor;     /* where the search for a chunk with room goes on */
   uint32_t last_init; /* the chunk initialised last */
   struct cblk **hash;
   size_t nhash, ncached;
@@ -295,6 +295,10 @@ extern int cfs_chunks_clean (struct cfs_fs *fs);
 /* ---- inode.c ---- */
 extern int cfs_iget (struct cfs_fs *fs, uint64_t ref, struct ino *n);
 extern int cfs_iput (struct cfs_fs *fs, struct ino *n);
+/* An inode a file operation may use: in use, not a continuation (else
+ * -ESTALE: a handle naming a freed or reused slot).
+ */
+extern int cfs_iget_file (struct cfs_fs *fs, uint64_t ref, struct ino *n);
 /* The chunk-local block at index idx of n's own range (0: a hole); with
  * alloc, allocated (*fresh: just now; ENOSPC when the chunk is full:
  * *full set).

@@ -175,8 +175,6 @@ atime_of (struct cfs_fs *fs, const struct ino *n)
   return l && l->atime > n->in.atime ? l->atime : n->in.atime;
 }
 
-static int get_file (struct cfs_fs *fs, uint64_t ref, struct ino *n);
-
 /* The waiting atimes written (sync's first step); a file freed since is
  * skipped (its generation changed).
  */
@@ -189,8 +187,8 @@ lazy_flush (struct cfs_fs *fs)
   for (i = 0; i < fs->nlazy && r == 0; i++) {
     const struct lazy_atime *l = &fs->lazy[i];
     struct ino n;
-    if (get_file (fs, l->ino, &n) < 0 || n.in.generation != l->generation ||
-        n.in.atime >= l->atime)
+    if (cfs_iget_file (fs, l->ino, &n) < 0 ||
+        n.in.generation != l->generation || n.in.atime >= l->atime)
       continue;
     n.in.atime = l->atime;
     r = cfs_iput (fs, &n);
@@ -228,9 +226,8 @@ attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
   return 0;
 }
 
-/* An inode in use (not a continuation, not free). */
-static int
-get_file (struct cfs_fs *fs, uint64_t ref, struct ino *n)
+int
+cfs_iget_file (struct cfs_fs *fs, uint64_t ref, struct ino *n)
 {
   int r;
 
@@ -246,7 +243,7 @@ get_dir (struct cfs_fs *fs, uint64_t ref, struct ino *n)
 {
   int r;
 
-  if ((r = get_file (fs, ref, n)) < 0)
+  if ((r = cfs_iget_file (fs, ref, n)) < 0)
     return r;
   return S_ISDIR (n->in.mode) ? 0 : -ENOTDIR;
 }
@@ -357,7 +354,7 @@ cfs_getattr (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a)
   struct ino n;
   int r;
 
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   return attr_of (fs, &n, a);
 }
@@ -374,7 +371,7 @@ cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
     return r;
   if ((r = cfs_dir_find (fs, &d, name, &loc)) < 0)
     return r;
-  if ((r = get_file (fs, loc.target, &n)) < 0)
+  if ((r = cfs_iget_file (fs, loc.target, &n)) < 0)
     return r == -ESTALE ? cfs_fs_eio (fs, "entry '%s' names a free inode", name)
                         : r;
   if (n.in.generation != loc.generation)
@@ -526,7 +523,7 @@ cfs_readlink (struct cfs_fs *fs, uint64_t ino, char *buf, size_t len)
   size_t size;
   int r;
 
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (!S_ISLNK (n.in.mode))
     return -EINVAL;
@@ -567,7 +564,7 @@ cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir, const char *name,
   int r;
 
   if ((r = get_dir (fs, dir, &d)) < 0 || (r = check_name (name)) < 0 ||
-      (r = get_file (fs, ino, &n)) < 0)
+      (r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (!fs->writable)
     return -EROFS;
@@ -600,7 +597,7 @@ remove_name (struct cfs_fs *fs, uint64_t dir, const char *name, bool isdir)
   if (!fs->writable)
     return -EROFS;
   if ((r = cfs_dir_find (fs, &d, name, &loc)) < 0 ||
-      (r = get_file (fs, loc.target, &n)) < 0)
+      (r = cfs_iget_file (fs, loc.target, &n)) < 0)
     return r;
   if (isdir && !S_ISDIR (n.in.mode))
     return -ENOTDIR;
@@ -676,9 +673,9 @@ exchange (struct cfs_fs *fs, struct ino *d1, const char *name, struct ino *d2,
   int r;
 
   if ((r = cfs_dir_find (fs, d1, name, &al)) < 0 ||
-      (r = get_file (fs, al.target, &a)) < 0 ||
+      (r = cfs_iget_file (fs, al.target, &a)) < 0 ||
       (r = cfs_dir_find (fs, d2, newname, &bl)) < 0 ||
-      (r = get_file (fs, bl.target, &b)) < 0)
+      (r = cfs_iget_file (fs, bl.target, &b)) < 0)
     return r;
   if (al.target == bl.target)
     return 0; /* two names of one file */
@@ -726,7 +723,7 @@ cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
   if (flags & CFS_RENAME_EXCHANGE)
     return exchange (fs, &d1, name, nd, newname);
   if ((r = cfs_dir_find (fs, &d1, name, &sloc)) < 0 ||
-      (r = get_file (fs, sloc.target, &src)) < 0)
+      (r = cfs_iget_file (fs, sloc.target, &src)) < 0)
     return r;
   r = cfs_dir_find (fs, nd, newname, &dloc);
   if (r < 0 && r != -ENOENT)
@@ -737,7 +734,7 @@ cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name, uint64_t newdir,
       return -EEXIST;
     if (dloc.target == sloc.target)
       return 0; /* two names of one file: nothing to do */
-    if ((r = get_file (fs, dloc.target, &dst)) < 0)
+    if ((r = cfs_iget_file (fs, dloc.target, &dst)) < 0)
       return r;
     if (S_ISDIR (src.in.mode) && !S_ISDIR (dst.in.mode))
       return -ENOTDIR;
@@ -813,7 +810,7 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
   struct ino n;
   int r;
 
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (set && !fs->writable)
     return -EROFS;
@@ -890,7 +887,7 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   uint64_t end, pos;
   int r;
 
-  if ((r = get_file (fs, ino, &h)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &h)) < 0)
     return r;
   if (S_ISDIR (h.in.mode))
     return -EISDIR;
@@ -964,7 +961,7 @@ write_blocks (struct cfs_fs *fs, uint64_t ino, const void *buf, size_t len,
   uint64_t pos;
   int r;
 
-  if ((r = get_file (fs, ino, &h)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &h)) < 0)
     return r;
   if (!S_ISREG (h.in.mode))
     return -EINVAL;
@@ -1110,7 +1107,7 @@ cfs_fallocate (struct cfs_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
   if ((mode & ~known) || ((mode & CFS_FALLOC_PUNCH_HOLE) &&
                           (!keep || (mode & CFS_FALLOC_ZERO_RANGE))))
     return -EOPNOTSUPP;
-  if ((r = get_file (fs, ino, &h)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &h)) < 0)
     return r;
   if (!S_ISREG (h.in.mode))
     return -ENODEV;
@@ -1149,7 +1146,7 @@ cfs_lseek (struct cfs_fs *fs, uint64_t ino, uint64_t off, int whence,
 
   if (whence != SEEK_DATA && whence != SEEK_HOLE)
     return -EINVAL;
-  if ((r = get_file (fs, ino, &h)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &h)) < 0)
     return r;
   if (off >= h.in.size)
     return -ENXIO;
@@ -1224,7 +1221,7 @@ cfs_release (struct cfs_fs *fs, uint64_t ino)
   *of = fs->open[--fs->nopen];
   if (!unlinked)
     return 0;
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   return n.in.links == 0 ? free_file (fs, &n) : 0;
 }
@@ -1266,7 +1263,7 @@ cfs_locate (struct cfs_fs *fs, uint64_t ino, enum cfs_where where,
   bool fresh;
   int r;
 
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   k = &fs->chunks[c];
   switch (where) {
@@ -1306,7 +1303,7 @@ cfs_file_runs (struct cfs_fs *fs, uint64_t ino, cfs_run_fn fn, void *opaque)
   bool fresh;
   int r;
 
-  if ((r = get_file (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (n.in.flags & CFS_INODE_INLINE)
     return 0; /* the target is in the inode: no data blocks */

@@ -113,19 +113,6 @@ struct xlist {
   size_t len;
 };
 
-/* An inode whose attributes may be used: in use, not a continuation. */
-static int
-get_owner (struct cfs_fs *fs, uint64_t ref, struct ino *n)
-{
-  int r;
-
-  if ((r = cfs_iget (fs, ref, n)) < 0)
-    return r;
-  if (n->in.mode == 0 || (n->in.flags & CFS_INODE_CONT))
-    return -ESTALE;
-  return 0;
-}
-
 /* n's xattr block, read and checked as its own. */
 static int
 get_block (struct cfs_fs *fs, const struct ino *n, struct cblk **b)
@@ -414,7 +401,7 @@ get_value (struct cfs_fs *fs, uint64_t ino, uint8_t ns, const char *rest,
   size_t vl;
   int r;
 
-  if ((r = get_owner (fs, ino, &n)) < 0 || (r = load (fs, &n, &x)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0 || (r = load (fs, &n, &x)) < 0)
     return r;
   if ((off = find (&x, ns, rest)) < 0)
     return -ENODATA;
@@ -485,7 +472,7 @@ cfs_setxattr (struct cfs_fs *fs, uint64_t ino, const char *name,
   int r;
 
   if ((r = parse_name (name, &ns, &rest)) < 0 ||
-      (r = get_owner (fs, ino, &n)) < 0)
+      (r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (!fs->writable)
     return -EROFS;
@@ -513,7 +500,7 @@ cfs_removexattr (struct cfs_fs *fs, uint64_t ino, const char *name)
   int r;
 
   if ((r = parse_name (name, &ns, &rest)) < 0 ||
-      (r = get_owner (fs, ino, &n)) < 0)
+      (r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   if (!fs->writable)
     return -EROFS;
@@ -528,7 +515,7 @@ cfs_listxattr (struct cfs_fs *fs, uint64_t ino, char *buf, size_t len)
   struct ino n;
   int r;
 
-  if ((r = get_owner (fs, ino, &n)) < 0 || (r = load (fs, &n, &x)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0 || (r = load (fs, &n, &x)) < 0)
     return r;
   for (off = 0; off < x.len;
        off += 4u + x.b[off + 1] + cfs_get16 (x.b + off + 2)) {
@@ -555,7 +542,7 @@ cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino, uint32_t umask,
   struct ino n;
   int len, r;
 
-  if ((r = get_owner (fs, ino, &n)) < 0)
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
   len = get_value (fs, dir, CFS_XATTR_ACL_DEFAULT, "", v, sizeof v);
   if (len == -ENODATA || S_ISLNK (n.in.mode)) {
