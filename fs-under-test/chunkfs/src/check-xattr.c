@@ -10,15 +10,6 @@
 #include "check-passes.h"
 #include "problem.h"
 
-static bool
-all_zero (const unsigned char *p, size_t len)
-{
-  while (len--)
-    if (*p++)
-      return false;
-  return true;
-}
-
 /* What is wrong with inode i's in-inode area, or NULL. */
 static const char *
 area_problem (const struct cfs_inode *in)
@@ -27,7 +18,8 @@ area_problem (const struct cfs_inode *in)
   const char *why;
   size_t n;
 
-  if (in->flags & CFS_INODE_INLINE || all_zero (in->xattr, sizeof in->xattr))
+  if (in->flags & CFS_INODE_INLINE ||
+      cfs_all_zero (in->xattr, sizeof in->xattr))
     return NULL;
   if (in->flags & CFS_INODE_CONT)
     return "a continuation has none";

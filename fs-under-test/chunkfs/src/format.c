@@ -272,15 +272,6 @@ cfs_header_encode (const struct cfs_chunk_header *h, void *blk)
   cfs_put32 (p + CFS_BLOCK - 4, cfs_meta_crc (h->super.uuid, p, CFS_BLOCK - 4));
 }
 
-static bool
-all_zero (const unsigned char *p, size_t len)
-{
-  while (len--)
-    if (*p++)
-      return false;
-  return true;
-}
-
 int
 cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
                    struct cfs_chunk_header *h, struct cfs_err *err)
@@ -290,7 +281,7 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
 
   memset (h, 0, sizeof *h);
   h->index = index;
-  if (all_zero (p, CFS_BLOCK)) {
+  if (cfs_all_zero (p, CFS_BLOCK)) {
     h->state = CFS_UNINIT;
     return 0;
   }
@@ -371,7 +362,7 @@ cfs_inode_decode (const void *slot, const uint8_t uuid[16], uint32_t chunk,
   const unsigned char *p = slot;
 
   memset (in, 0, sizeof *in);
-  if (all_zero (p, CFS_INODE_SIZE))
+  if (cfs_all_zero (p, CFS_INODE_SIZE))
     return 0; /* free */
   if (check_crc (uuid, p, 252, "inode", err) == -1)
     return -1;

@@ -115,7 +115,7 @@ struct cfs_inode {
   uint64_t offset; /* continuation: file offset; directory: parent */
   uint64_t head, next, mapped;
   unsigned char map[CFS_MAP_AREA]; /* the extent map, bytes 88..143 */
-  uint64_t rdev; /* a special file's: its mapping area holds it instead */
+  uint64_t rdev;     /* a special file's: its mapping area holds it instead */
   char symlink[100]; /* inline target, NUL-terminated (99 bytes at most) */
   /* Extended attributes in the inode (not an inline symlink's), as
    * entries (xattr.c), and the block holding them when they do not fit.
@@ -198,6 +198,18 @@ static inline unsigned char *
 cfs_map_entry (struct cfs_inode *in, unsigned k)
 {
   return in->map + 8 + 12 * k;
+}
+
+/* Are len bytes at p all zero?  (An all-zero block or slot is valid:
+ * an uninitialised header, a never-used inode, an empty attribute area.)
+ */
+static inline bool
+cfs_all_zero (const unsigned char *p, size_t len)
+{
+  while (len--)
+    if (*p++)
+      return false;
+  return true;
 }
 
 /* (chunk, inode) packed as in head, next and parent fields. */
