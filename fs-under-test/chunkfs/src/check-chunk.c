@@ -77,6 +77,8 @@ read_header (struct ck *k)
     k->h.state = CFS_DAMAGED;
     k->h.generation = cfs_get64 (blk + 16) + 1;
     k->h.super = k->sb;
+    k->h.itable_mark = k->g.inodes; /* all read; pass 1 sets it */
+    k->mark_unknown = true;
     k->br_changed = true; /* the table's place was in the header */
     ck_lose_backrefs (k);
     return 0;
@@ -94,8 +96,9 @@ read_header (struct ck *k)
 static int
 chunk_alloc (struct ck *k)
 {
+  /* Zeroed pages cost nothing until touched: past the mark, never. */
   k->ino = calloc (k->g.inodes, sizeof *k->ino);
-  k->itab = malloc ((size_t)k->g.inode_table_blocks * CFS_BLOCK);
+  k->itab = calloc (k->g.inode_table_blocks, CFS_BLOCK);
   k->itab_dirty = calloc (k->g.inode_table_blocks, 1);
   k->used = calloc (k->g.chunk_blocks / 8 + 1, 1);
   return k->ino && k->itab && k->itab_dirty && k->used ? 0 : -1;
@@ -107,7 +110,7 @@ chunk_free (struct ck *k)
   uint32_t i;
 
   if (k->ino)
-    for (i = 0; i < k->g.inodes; i++)
+    for (i = 0; i < k->nino; i++)
       free (k->ino[i].dblocks);
   free (k->ino);
   free (k->itab);
@@ -131,7 +134,7 @@ remember_in_use (struct ck *k)
   uint32_t t, s;
 
   ck_remember (k, ck_abs (k, 0));
-  for (t = 0; k->ino && t < k->g.inode_table_blocks; t++)
+  for (t = 0; k->ino && t < k->nino / CFS_INODES_PER_BLOCK; t++)
     for (s = 0; s < CFS_INODES_PER_BLOCK; s++)
       if (k->ino[t * CFS_INODES_PER_BLOCK + s].used) {
         ck_remember (k, ck_abs (k, k->g.inode_table + t));
@@ -149,9 +152,16 @@ ck_chunk (struct ck *k, uint32_t c)
   k->incomplete = false;
   k->nbr = 0;
   k->br_changed = false;
+  k->nino = 0;
+  k->mark_unknown = false;
   ck_pass (k, 1);
-  /* Header, bitmaps and inode table lie together: one request. */
-  ck_prefetch (k, ck_abs (k, 0), k->g.first_data);
+  /* Header, bitmaps and the inode table up to a new chunk's mark lie
+   * together: one request, and another if the mark is further.
+   */
+  ck_prefetch (k, ck_abs (k, 0),
+               k->g.inode_table +
+                   (cfs_mark_start (&k->sb) + CFS_INODES_PER_BLOCK - 1) /
+                       CFS_INODES_PER_BLOCK);
   if (read_header (k) == -1) {
     ck_prefetch (k, 0, 0);
     ck_map_set (k, c, false);

@@ -85,7 +85,9 @@ struct ck {
   /* The chunk being checked. */
   uint32_t c;
   struct cfs_chunk_header h;
-  struct cino *ino;
+  struct cino *ino;   /* g.inodes of them; those from nino on unused */
+  uint32_t nino;       /* slots read: the mark, in whole table blocks */
+  bool mark_unknown;   /* the header was rebuilt: the mark is found */
   unsigned char *itab; /* its inode table */
   uint8_t *itab_dirty; /* a byte per table block */
   uint8_t *used;       /* the block bitmap, rebuilt */
@@ -108,6 +110,8 @@ extern int ck_read (struct ck *k, uint64_t abs, void *buf);
  * costs only itself).  n = 0 forgets them.
  */
 extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
+/* Read further, to n blocks from the prefetch's first (one request). */
+extern void ck_prefetch_more (struct ck *k, uint32_t n);
 /* Keep block abs of the prefetched blocks for later ck_reads. */
 extern void ck_remember (struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);

@@ -67,6 +67,13 @@ write_backrefs (struct ck *k)
   k->h.backref_blocks = nblocks;
 }
 
+/* Inode i in use (0 always is); none is past the slots read. */
+static bool
+in_use (const struct ck *k, uint32_t i)
+{
+  return i == 0 || (i < k->nino && k->ino[i].used);
+}
+
 /* Compare one bitmap (blocks or inodes) with what is in use. */
 static void
 check_bitmap (struct ck *k, bool inodes)
@@ -91,7 +98,7 @@ check_bitmap (struct ck *k, bool inodes)
     unsigned char *blk = blks + (size_t)(bit / CFS_BITS_PER_BITMAP) * CFS_BLOCK;
     uint32_t o = bit % CFS_BITS_PER_BITMAP;
     bool disk = blk[CFS_HEADER_SIZE + o / 8] >> o % 8 & 1;
-    bool want = inodes ? (bit == 0 || k->ino[bit].used) : ck_is_used (k, bit);
+    bool want = inodes ? in_use (k, bit) : ck_is_used (k, bit);
     if (disk != want)
       want ? set++ : clear++;
   }
@@ -106,7 +113,7 @@ check_bitmap (struct ck *k, bool inodes)
       for (bit = b * CFS_BITS_PER_BITMAP;
            bit < limit && bit < (b + 1) * CFS_BITS_PER_BITMAP; bit++) {
         uint32_t o = bit % CFS_BITS_PER_BITMAP;
-        if (inodes ? (bit == 0 || k->ino[bit].used) : ck_is_used (k, bit))
+        if (inodes ? in_use (k, bit) : ck_is_used (k, bit))
           blk[CFS_HEADER_SIZE + o / 8] |= (uint8_t)(1u << o % 8);
       }
       cfs_meta_seal (k->sb.uuid, blk);
@@ -124,7 +131,7 @@ ck_pass5 (struct ck *k, uint64_t fixed_before)
   struct timespec ts;
 
   write_backrefs (k);
-  for (t = 0; t < k->g.inode_table_blocks; t++)
+  for (t = 0; t < k->nino / CFS_INODES_PER_BLOCK; t++)
     if (k->itab_dirty[t] && k->write)
       ck_write (k, ck_abs (k, k->g.inode_table + t),
                 k->itab + (size_t)t * CFS_BLOCK);
@@ -132,7 +139,8 @@ ck_pass5 (struct ck *k, uint64_t fixed_before)
   check_bitmap (k, false);
   for (b = 0; b < k->g.chunk_blocks; b++)
     free_b += !ck_is_used (k, b);
-  for (i = 1; i < k->g.inodes; i++)
+  free_i = k->g.inodes - k->nino; /* never used */
+  for (i = 1; i < k->nino; i++)
     free_i += !k->ino[i].used;
   k->res->blocks_used += k->g.chunk_blocks - free_b;
   if ((k->h.free_blocks != free_b || k->h.free_inodes != free_i) &&

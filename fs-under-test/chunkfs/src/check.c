@@ -116,6 +116,21 @@ ck_prefetch (struct ck *k, uint64_t abs, uint32_t n)
   k->pf_n = n;
 }
 
+void
+ck_prefetch_more (struct ck *k, uint32_t n)
+{
+  struct cfs_err err;
+  unsigned char *more;
+
+  if (k->pf == NULL || n <= k->pf_n || k->pf_abs + n > k->sb.device_blocks ||
+      (more = realloc (k->pf, (size_t)n * CFS_BLOCK)) == NULL)
+    return;
+  k->pf = more;
+  if (cfs_read (k->io, k->pf_abs + k->pf_n, n - k->pf_n,
+                k->pf + (size_t)k->pf_n * CFS_BLOCK, &err) == 0)
+    k->pf_n = n;
+}
+
 /* The cache slot of block abs: hashed, since chunks are aligned to
  * powers of two and their blocks of one kind would share slots.
  */
