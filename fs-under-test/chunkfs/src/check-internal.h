@@ -15,7 +15,12 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
-#define CK_BCACHE         8192       /* blocks remembered (32 MiB) */
+#define CK_BCACHE         65536      /* blocks remembered at most (256 MiB) */
+#define CK_RCACHE         8192       /* recent blocks, when it is full */
+#define CK_BSLAB          1024       /* blocks allocated at a time */
+#define CK_BSLOTS         (4 * CK_BCACHE) /* hash slots: blocks and zeros */
+#define CK_BZERO          UINT32_MAX /* bc_at: an all-zero block, no copy */
+#define CK_BGONE          UINT64_MAX /* bc_key: a block forgotten */
 
 /* An inode of the chunk being checked. */
 struct cino {
@@ -69,15 +74,25 @@ struct ck {
   unsigned char *pf;
   uint64_t pf_abs;
   uint32_t pf_n;
-  /* Blocks read before, by block number (direct-mapped, hashed;
-   * CK_BCACHE slots): the inodes, directory blocks and back-references
-   * that references into other chunks name are read again and again
-   * (every chunk's back-references name the root directory), each a
-   * seek.  A checked chunk leaves its header and the inode-table blocks
-   * in use here.  Kept up to date by ck_write, the checker's only write.
+  /* Blocks read before, by block number (open addressing, never
+   * evicted; up to CK_BCACHE, then nothing more is kept): the inodes,
+   * directory blocks and back-references that references into other
+   * chunks name are read again and again (every chunk's back-references
+   * name the root directory), each a seek.  A checked chunk leaves its
+   * header and the inode-table blocks in use here; -f reads every chunk's
+   * metadata into it first, in disk order (ck_preload).  Kept up to date
+   * by ck_write, the checker's only write.
    */
-  unsigned char (*bc)[CFS_BLOCK];
-  uint64_t *bc_abs; /* per slot: block + 1, 0 for empty */
+  unsigned char *bc_slab[CK_BCACHE / CK_BSLAB];
+  uint64_t *bc_key; /* CK_BSLOTS slots: block + 1, 0 for empty */
+  uint32_t *bc_at;  /* per slot: the block's place in the slabs */
+  uint32_t bc_n;    /* blocks copied */
+  uint32_t bc_keys; /* slots taken */
+  /* When it is full: the blocks read most recently (direct-mapped,
+   * hashed; CK_RCACHE slots).
+   */
+  unsigned char (*rc)[CFS_BLOCK];
+  uint64_t *rc_abs; /* per slot: block + 1, 0 for empty */
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -85,7 +100,7 @@ struct ck {
   /* The chunk being checked. */
   uint32_t c;
   struct cfs_chunk_header h;
-  struct cino *ino;   /* g.inodes of them; those from nino on unused */
+  struct cino *ino;    /* g.inodes of them; those from nino on unused */
   uint32_t nino;       /* slots read: the mark, in whole table blocks */
   bool mark_unknown;   /* the header was rebuilt: the mark is found */
   unsigned char *itab; /* its inode table */
@@ -114,6 +129,10 @@ extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
 extern void ck_prefetch_more (struct ck *k, uint32_t n);
 /* Keep block abs of the prefetched blocks for later ck_reads. */
 extern void ck_remember (struct ck *k, uint64_t abs);
+/* Keep block abs (buf) for later ck_reads. */
+extern void ck_keep (struct ck *k, uint64_t abs, const void *buf);
+/* Is the cache full (nothing more kept)? */
+extern bool ck_cache_full (const struct ck *k);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
@@ -156,6 +175,14 @@ extern int ck_add_backref (struct ck *k, const struct backref *b);
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
+
+/* ---- check-preload.c ---- */
+/* -f: every queued chunk's metadata (header, bitmaps, inode table up to
+ * its mark, back-reference table, directory blocks, extent leaves, xattr
+ * blocks) read in disk order, a few requests a chunk, and kept, so that
+ * references between chunks cost no seeks.
+ */
+extern void ck_preload (struct ck *k);
 
 /* ---- check-chunk.c ---- */
 /* Check chunk c: false if it is not in use (nothing was checked). */
