@@ -38,6 +38,12 @@ struct pending {
   struct backref br;
 };
 
+/* A block that could not be read, and why. */
+struct badblock {
+  uint64_t abs;
+  char why[160];
+};
+
 struct hcache {
   uint32_t chunk;
   bool valid, ok;
@@ -93,6 +99,12 @@ struct ck {
    */
   unsigned char (*rc)[CFS_BLOCK];
   uint64_t *rc_abs; /* per slot: block + 1, 0 for empty */
+  /* Blocks that could not be read: not read again (each read of one
+   * costs the drive's error recovery again, 2 minutes on a desktop
+   * disk) until ck_write rewrites them.
+   */
+  struct badblock *bad;
+  size_t nbad, abad;
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -133,6 +145,8 @@ extern void ck_remember (struct ck *k, uint64_t abs);
 extern void ck_keep (struct ck *k, uint64_t abs, const void *buf);
 /* Is the cache full (nothing more kept)? */
 extern bool ck_cache_full (const struct ck *k);
+/* Is block abs one that could not be read? */
+extern bool ck_is_bad (const struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);

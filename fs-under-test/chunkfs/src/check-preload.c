@@ -59,10 +59,20 @@ keep_run (struct ck *k, uint32_t c, uint32_t first, uint32_t n,
 {
   struct cfs_err err;
   uint64_t abs = cfs_block (&k->sb, c, first);
+  uint32_t i, ok = 0;
 
-  if (cfs_read (k->io, abs, n, buf, &err) == -1)
-    return -1;
-  for (uint32_t i = 0; i < n; i++)
+  for (i = 0; i < n; i++)
+    if (ck_is_bad (k, abs + i))
+      return -1;
+  /* A request that fails: block by block, so that the bad block is
+   * known (and never read again) and the rest kept.
+   */
+  if (cfs_read (k->io, abs, n, buf, &err) == -1) {
+    for (i = 0; i < n; i++)
+      ok += ck_read (k, abs + i, buf + (size_t)i * CFS_BLOCK) == 0;
+    return ok == n ? 0 : -1;
+  }
+  for (i = 0; i < n; i++)
     ck_keep (k, abs + i, buf + (size_t)i * CFS_BLOCK);
   return 0;
 }
@@ -101,6 +111,8 @@ keep_blocks (struct ck *k, uint32_t c, struct blist *l)
   unsigned char *buf = NULL;
   size_t i = 0, j;
 
+  if (l->n == 0)
+    return;
   qsort (l->v, l->n, sizeof *l->v, cmp_u32);
   while (i < l->n) {
     uint32_t first = l->v[i], last = first;
@@ -165,7 +177,7 @@ ck_preload (struct ck *k)
   unsigned char *buf = malloc ((size_t)k->g.first_data * CFS_BLOCK);
   size_t i;
 
-  if (order && buf) {
+  if (order && buf && k->nwork) {
     memcpy (order, k->work, k->nwork * sizeof *order);
     qsort (order, k->nwork, sizeof *order, cmp_u32);
     /* A quarter of the cache stays for what the checks read. */

@@ -107,6 +107,9 @@ read_run (struct ck *k, uint64_t abs, uint32_t n, unsigned char *dst)
   struct cfs_err err;
   uint32_t i;
 
+  for (i = 0; i < n; i++)
+    if (ck_is_bad (k, abs + i))
+      return -1; /* read block by block, the bad one not at all */
   for (i = 0; i < n; i++) {
     const unsigned char *p = bc_get (k, abs + i);
     if (p == NULL)
@@ -286,6 +289,30 @@ kept_read (struct ck *k, uint64_t abs, const void *buf)
   k->rc_abs[s] = abs + 1;
 }
 
+bool
+ck_is_bad (const struct ck *k, uint64_t abs)
+{
+  for (size_t i = 0; i < k->nbad; i++)
+    if (k->bad[i].abs == abs)
+      return true;
+  return false;
+}
+
+static void
+bad_add (struct ck *k, uint64_t abs, const char *why)
+{
+  if (k->nbad == k->abad) {
+    size_t na = k->abad ? 2 * k->abad : 8;
+    struct badblock *nb = realloc (k->bad, na * sizeof *nb);
+    if (nb == NULL)
+      return; /* not remembered: read again */
+    k->bad = nb;
+    k->abad = na;
+  }
+  k->bad[k->nbad].abs = abs;
+  snprintf (k->bad[k->nbad++].why, sizeof k->bad[0].why, "%s", why);
+}
+
 int
 ck_read (struct ck *k, uint64_t abs, void *buf)
 {
@@ -310,8 +337,14 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
               (unsigned long long)abs);
     return -1;
   }
+  for (size_t i = 0; i < k->nbad; i++)
+    if (k->bad[i].abs == abs) {
+      snprintf (k->errmsg, sizeof k->errmsg, "%s", k->bad[i].why);
+      return -1;
+    }
   if (cfs_read (k->io, abs, 1, buf, &err) == -1) {
     snprintf (k->errmsg, sizeof k->errmsg, "%s", err.msg);
+    bad_add (k, abs, err.msg);
     return -1;
   }
   kept_read (k, abs, buf);
@@ -338,6 +371,10 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
     k->left = true;
     return -1;
   }
+  /* Rewritten: readable again (a drive remaps a sector it writes). */
+  for (size_t i = 0; i < k->nbad; i++)
+    if (k->bad[i].abs == abs)
+      k->bad[i--] = k->bad[--k->nbad];
   return 0;
 }
 
@@ -1097,6 +1134,7 @@ out:
   free (k->bc_at);
   free (k->rc);
   free (k->rc_abs);
+  free (k->bad);
   free (k->pf);
   free (k);
 }

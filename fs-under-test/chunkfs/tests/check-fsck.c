@@ -900,6 +900,59 @@ START_TEST (test_itable_mark)
 }
 END_TEST
 
+/* Every chunk's dirty-map bit set. */
+static void
+set_first_bits (unsigned char *blk)
+{
+  memset (blk + CFS_HEADER_SIZE, 0xff, 8);
+}
+
+/* A chunk header that cannot be read: each read of it costs the drive's
+ * error recovery (minutes), so the checker reads it at most twice (once
+ * in a request with its neighbours, once alone to know which block
+ * failed) and remembers it, whatever refers to the chunk, until -y
+ * rewrites it; the repair then converges.
+ */
+START_TEST (test_unreadable_once)
+{
+  struct img m;
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_test_faults f = {.bad = true};
+  struct cfs_check_opts o = {.progress_fd = -1, .name = "t"};
+  struct cfs_check_result r;
+
+  build (&m, 4);
+  io = cfs_open (m.path, false, &err);
+  fs = open_fs (io, 0);
+  s = *cfs_fs_super (fs);
+  f.bad_block = cfs_block (&s, dir_chunk (fs), 0);
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  for (int full = 0; full < 2; full++) {
+    o.mode = CFS_CHECK_NO;
+    o.full = full;
+    if (!full) /* the incremental check reads it when it is dirty */
+      reseal (m.path, CFS_MAP_BLOCK, set_first_bits);
+    io = cfs_test_io (cfs_open (m.path, false, &err), &f);
+    cfs_check (io, &o, &r);
+    ck_assert_uint_gt (r.problems, 0);
+    ck_assert_uint_ge (cfs_test_io_bad_reads (io), 1);
+    ck_assert_uint_le (cfs_test_io_bad_reads (io), 2);
+    cfs_close (io, &err);
+  }
+  o.mode = CFS_CHECK_YES;
+  io = cfs_test_io (cfs_open (m.path, true, &err), &f);
+  cfs_check (io, &o, &r);
+  ck_assert_uint_le (cfs_test_io_bad_reads (io), 2);
+  cfs_close (io, &err);
+  repair_converges (m.path, true);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -915,6 +968,7 @@ main (void)
       {"extent_block", test_extent_block},
       {"extent_bad", test_extent_bad},
       {"itable_mark", test_itable_mark},
+      {"unreadable_once", test_unreadable_once},
   };
 
   return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);
