@@ -96,12 +96,38 @@ read_header (struct ck *k)
 static int
 chunk_alloc (struct ck *k)
 {
-  /* Zeroed pages cost nothing until touched: past the mark, never. */
-  k->ino = calloc (k->g.inodes, sizeof *k->ino);
-  k->itab = calloc (k->g.inode_table_blocks, CFS_BLOCK);
-  k->itab_dirty = calloc (k->g.inode_table_blocks, 1);
-  k->used = calloc (k->g.chunk_blocks / 8 + 1, 1);
-  return k->ino && k->itab && k->itab_dirty && k->used ? 0 : -1;
+  /* Made once, zeroed, and after each chunk zeroed again only as far as
+   * it was used (the slots read): a 4 GiB chunk's are 36 MiB, and its
+   * check may use 16 KiB of them.
+   */
+  if (k->ino_buf == NULL) {
+    k->ino_buf = calloc (k->g.inodes, sizeof *k->ino);
+    k->itab_buf = calloc (k->g.inode_table_blocks, CFS_BLOCK);
+    k->itab_dirty_buf = calloc (k->g.inode_table_blocks, 1);
+    k->used_buf = calloc (k->g.chunk_blocks / 8 + 1, 1);
+    if (!k->ino_buf || !k->itab_buf || !k->itab_dirty_buf || !k->used_buf) {
+      ck_chunk_release (k);
+      return -1;
+    }
+  }
+  k->ino = k->ino_buf;
+  k->itab = k->itab_buf;
+  k->itab_dirty = k->itab_dirty_buf;
+  k->used = k->used_buf;
+  return 0;
+}
+
+void
+ck_chunk_release (struct ck *k)
+{
+  free (k->ino_buf);
+  free (k->itab_buf);
+  free (k->itab_dirty_buf);
+  free (k->used_buf);
+  k->ino_buf = NULL;
+  k->itab_buf = NULL;
+  k->itab_dirty_buf = NULL;
+  k->used_buf = NULL;
 }
 
 static void
@@ -109,13 +135,15 @@ chunk_free (struct ck *k)
 {
   uint32_t i;
 
-  if (k->ino)
+  if (k->ino) {
     for (i = 0; i < k->nino; i++)
       free (k->ino[i].dblocks);
-  free (k->ino);
-  free (k->itab);
-  free (k->itab_dirty);
-  free (k->used);
+    /* Nothing past the slots read was written. */
+    memset (k->ino, 0, (size_t)k->nino * sizeof *k->ino);
+    memset (k->itab, 0, (size_t)k->nino * CFS_INODE_SIZE);
+    memset (k->itab_dirty, 0, k->nino / CFS_INODES_PER_BLOCK);
+    memset (k->used, 0, k->g.chunk_blocks / 8 + 1);
+  }
   free (k->br);
   k->ino = NULL;
   k->itab = NULL;

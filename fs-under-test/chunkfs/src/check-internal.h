@@ -112,7 +112,10 @@ struct ck {
   /* The chunk being checked. */
   uint32_t c;
   struct cfs_chunk_header h;
-  struct cino *ino;    /* g.inodes of them; those from nino on unused */
+  struct cino *ino;     /* g.inodes of them; those from nino on unused */
+  struct cino *ino_buf; /* ino, itab, itab_dirty and used live here */
+  unsigned char *itab_buf;
+  uint8_t *itab_dirty_buf, *used_buf;
   uint32_t nino;       /* slots read: the mark, in whole table blocks */
   bool mark_unknown;   /* the header was rebuilt: the mark is found */
   unsigned char *itab; /* its inode table */
@@ -201,5 +204,7 @@ extern void ck_preload (struct ck *k);
 /* ---- check-chunk.c ---- */
 /* Check chunk c: false if it is not in use (nothing was checked). */
 extern bool ck_chunk (struct ck *k, uint32_t c);
+/* The chunk checks' memory freed, at the end. */
+extern void ck_chunk_release (struct ck *k);
 
 #endif

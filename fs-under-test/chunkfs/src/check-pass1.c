@@ -249,7 +249,6 @@ claim_extent (struct ck *k, uint32_t i, const struct cfs_extent *e,
               uint64_t *prev, bool *fix)
 {
   const char *why = NULL;
-  uint32_t b;
 
   if (e->len == 0)
     why = "empty";
@@ -259,15 +258,13 @@ claim_extent (struct ck *k, uint32_t i, const struct cfs_extent *e,
            e->len > k->g.chunk_blocks - e->start ||
            e->start >= k->g.chunk_blocks)
     why = "outside its chunk's data";
-  for (b = 0; !why && b < e->len; b++)
-    if (ck_is_used (k, e->start + b))
-      why = "claimed twice";
+  if (!why && ck_any_used (k, e->start, e->len))
+    why = "claimed twice";
   if (why) {
     *fix = ck_fix (k, PR_1_EXTENT_BAD, k->c, i, e->lblk, e->start, e->len, why);
     return 0;
   }
-  for (b = 0; b < e->len; b++)
-    ck_set_used (k, e->start + b, true);
+  ck_set_range (k, e->start, e->len);
   *prev = (uint64_t)e->lblk + e->len;
   return 1;
 }

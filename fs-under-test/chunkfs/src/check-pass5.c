@@ -94,13 +94,27 @@ check_bitmap (struct ck *k, bool inodes)
                         k->h.generation, &err) == -1)
       memset (blk, 0xff, CFS_BLOCK), set++; /* rewritten whole */
   }
-  for (bit = 0; bit < limit; bit++) {
+  for (bit = 0; bit < limit;) {
     unsigned char *blk = blks + (size_t)(bit / CFS_BITS_PER_BITMAP) * CFS_BLOCK;
     uint32_t o = bit % CFS_BITS_PER_BITMAP;
     bool disk = blk[CFS_HEADER_SIZE + o / 8] >> o % 8 & 1;
-    bool want = inodes ? in_use (k, bit) : ck_is_used (k, bit);
+    bool want;
+    /* Block bitmaps a byte at a time (a bitmap block holds whole bytes
+     * of bits, and a chunk whole bytes of blocks).
+     */
+    if (!inodes && bit % 8 == 0 && bit + 8 <= limit) {
+      unsigned d = blk[CFS_HEADER_SIZE + o / 8], w = k->used[bit / 8];
+      if (d != w) {
+        set += (uint32_t)__builtin_popcount (w & ~d & 0xffu);
+        clear += (uint32_t)__builtin_popcount (d & ~w & 0xffu);
+      }
+      bit += 8;
+      continue;
+    }
+    want = inodes ? in_use (k, bit) : ck_is_used (k, bit);
     if (disk != want)
       want ? set++ : clear++;
+    bit++;
   }
   if ((set || clear) &&
       ck_fix (k, inodes ? PR_5_INODE_BITMAP : PR_5_BLOCK_BITMAP, k->c, set,
@@ -137,7 +151,12 @@ ck_pass5 (struct ck *k, uint64_t fixed_before)
                 k->itab + (size_t)t * CFS_BLOCK);
   check_bitmap (k, true);
   check_bitmap (k, false);
-  for (b = 0; b < k->g.chunk_blocks; b++)
+  for (b = 0; b + 64 <= k->g.chunk_blocks; b += 64) {
+    uint64_t w;
+    memcpy (&w, k->used + b / 8, 8);
+    free_b += w == UINT64_MAX ? 0 : 64 - (uint32_t)__builtin_popcountll (w);
+  }
+  for (; b < k->g.chunk_blocks; b++)
     free_b += !ck_is_used (k, b);
   free_i = k->g.inodes - k->nino; /* never used */
   for (i = 1; i < k->nino; i++)

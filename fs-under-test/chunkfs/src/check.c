@@ -1135,6 +1135,7 @@ out:
   free (k->rc);
   free (k->rc_abs);
   free (k->bad);
+  ck_chunk_release (k);
   free (k->pf);
   free (k);
 }
