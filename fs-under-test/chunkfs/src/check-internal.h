@@ -90,10 +90,11 @@ struct ck {
    * by ck_write, the checker's only write.
    */
   unsigned char *bc_slab[CK_BCACHE / CK_BSLAB];
-  uint64_t *bc_key; /* CK_BSLOTS slots: block + 1, 0 for empty */
-  uint32_t *bc_at;  /* per slot: the block's place in the slabs */
-  uint32_t bc_n;    /* blocks copied */
-  uint32_t bc_keys; /* slots taken */
+  uint64_t *bc_key;     /* CK_BSLOTS slots: block + 1, 0 for empty */
+  uint32_t *bc_at;      /* per slot: the block's place in the slabs */
+  uint32_t bc_n;        /* blocks copied */
+  uint32_t bc_keys;     /* slots taken */
+  bool preload_bitmaps; /* ck_preload keeps bitmap blocks too */
   /* When it is full: the blocks read most recently (direct-mapped,
    * hashed; CK_RCACHE slots).
    */

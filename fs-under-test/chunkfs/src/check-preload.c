@@ -73,7 +73,8 @@ keep_run (struct ck *k, uint32_t c, uint32_t first, uint32_t n,
     return ok == n ? 0 : -1;
   }
   for (i = 0; i < n; i++)
-    ck_keep (k, abs + i, buf + (size_t)i * CFS_BLOCK);
+    if (k->preload_bitmaps || first + i == 0 || first + i >= k->g.inode_table)
+      ck_keep (k, abs + i, buf + (size_t)i * CFS_BLOCK);
   return 0;
 }
 
@@ -177,6 +178,14 @@ ck_preload (struct ck *k)
   unsigned char *buf = malloc ((size_t)k->g.first_data * CFS_BLOCK);
   size_t i;
 
+  /* The bitmaps are kept too (so that the checks read nothing again)
+   * when every chunk's fit in the three quarters of the cache the read-
+   * ahead may fill; if not, each check reads
+   * its chunk's again, in one request, and the references between
+   * chunks, which cost more, are what is kept.
+   */
+  k->preload_bitmaps =
+      (uint64_t)k->nwork * (k->g.inode_table + 8) <= CK_BCACHE / 4 * 3;
   if (order && buf && k->nwork) {
     memcpy (order, k->work, k->nwork * sizeof *order);
     qsort (order, k->nwork, sizeof *order, cmp_u32);
