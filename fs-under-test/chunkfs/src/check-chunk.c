@@ -77,6 +77,8 @@ read_header (struct ck *k)
     k->h.state = CFS_DAMAGED;
     k->h.generation = cfs_get64 (blk + 16) + 1;
     k->h.super = k->sb;
+    k->h.itable_mark = k->g.inodes; /* all read; pass 1 sets it */
+    k->mark_unknown = true;
     k->br_changed = true; /* the table's place was in the header */
     ck_lose_backrefs (k);
     return 0;
@@ -94,11 +96,38 @@ read_header (struct ck *k)
 static int
 chunk_alloc (struct ck *k)
 {
-  k->ino = calloc (k->g.inodes, sizeof *k->ino);
-  k->itab = malloc ((size_t)k->g.inode_table_blocks * CFS_BLOCK);
-  k->itab_dirty = calloc (k->g.inode_table_blocks, 1);
-  k->used = calloc (k->g.chunk_blocks / 8 + 1, 1);
-  return k->ino && k->itab && k->itab_dirty && k->used ? 0 : -1;
+  /* Made once, zeroed, and after each chunk zeroed again only as far as
+   * it was used (the slots read): a 4 GiB chunk's are 36 MiB, and its
+   * check may use 16 KiB of them.
+   */
+  if (k->ino_buf == NULL) {
+    k->ino_buf = calloc (k->g.inodes, sizeof *k->ino);
+    k->itab_buf = calloc (k->g.inode_table_blocks, CFS_BLOCK);
+    k->itab_dirty_buf = calloc (k->g.inode_table_blocks, 1);
+    k->used_buf = calloc (k->g.chunk_blocks / 8 + 1, 1);
+    if (!k->ino_buf || !k->itab_buf || !k->itab_dirty_buf || !k->used_buf) {
+      ck_chunk_release (k);
+      return -1;
+    }
+  }
+  k->ino = k->ino_buf;
+  k->itab = k->itab_buf;
+  k->itab_dirty = k->itab_dirty_buf;
+  k->used = k->used_buf;
+  return 0;
+}
+
+void
+ck_chunk_release (struct ck *k)
+{
+  free (k->ino_buf);
+  free (k->itab_buf);
+  free (k->itab_dirty_buf);
+  free (k->used_buf);
+  k->ino_buf = NULL;
+  k->itab_buf = NULL;
+  k->itab_dirty_buf = NULL;
+  k->used_buf = NULL;
 }
 
 static void
@@ -106,13 +135,15 @@ chunk_free (struct ck *k)
 {
   uint32_t i;
 
-  if (k->ino)
-    for (i = 0; i < k->g.inodes; i++)
+  if (k->ino) {
+    for (i = 0; i < k->nino; i++)
       free (k->ino[i].dblocks);
-  free (k->ino);
-  free (k->itab);
-  free (k->itab_dirty);
-  free (k->used);
+    /* Nothing past the slots read was written. */
+    memset (k->ino, 0, (size_t)k->nino * sizeof *k->ino);
+    memset (k->itab, 0, (size_t)k->nino * CFS_INODE_SIZE);
+    memset (k->itab_dirty, 0, k->nino / CFS_INODES_PER_BLOCK);
+    memset (k->used, 0, k->g.chunk_blocks / 8 + 1);
+  }
   free (k->br);
   k->ino = NULL;
   k->itab = NULL;
@@ -131,7 +162,7 @@ remember_in_use (struct ck *k)
   uint32_t t, s;
 
   ck_remember (k, ck_abs (k, 0));
-  for (t = 0; k->ino && t < k->g.inode_table_blocks; t++)
+  for (t = 0; k->ino && t < k->nino / CFS_INODES_PER_BLOCK; t++)
     for (s = 0; s < CFS_INODES_PER_BLOCK; s++)
       if (k->ino[t * CFS_INODES_PER_BLOCK + s].used) {
         ck_remember (k, ck_abs (k, k->g.inode_table + t));
@@ -149,9 +180,16 @@ ck_chunk (struct ck *k, uint32_t c)
   k->incomplete = false;
   k->nbr = 0;
   k->br_changed = false;
+  k->nino = 0;
+  k->mark_unknown = false;
   ck_pass (k, 1);
-  /* Header, bitmaps and inode table lie together: one request. */
-  ck_prefetch (k, ck_abs (k, 0), k->g.first_data);
+  /* Header, bitmaps and the inode table up to a new chunk's mark lie
+   * together: one request, and another if the mark is further.
+   */
+  ck_prefetch (k, ck_abs (k, 0),
+               k->g.inode_table +
+                   (cfs_mark_start (&k->sb) + CFS_INODES_PER_BLOCK - 1) /
+                       CFS_INODES_PER_BLOCK);
   if (read_header (k) == -1) {
     ck_prefetch (k, 0, 0);
     ck_map_set (k, c, false);

@@ -15,7 +15,12 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
-#define CK_BCACHE         8192       /* blocks remembered (32 MiB) */
+#define CK_BCACHE         65536      /* blocks remembered at most (256 MiB) */
+#define CK_RCACHE         8192       /* recent blocks, when it is full */
+#define CK_BSLAB          1024       /* blocks allocated at a time */
+#define CK_BSLOTS         (4 * CK_BCACHE) /* hash slots: blocks and zeros */
+#define CK_BZERO          UINT32_MAX /* bc_at: an all-zero block, no copy */
+#define CK_BGONE          UINT64_MAX /* bc_key: a block forgotten */
 
 /* An inode of the chunk being checked. */
 struct cino {
@@ -31,6 +36,12 @@ struct cino {
 struct pending {
   uint32_t chunk;
   struct backref br;
+};
+
+/* A block that could not be read, and why. */
+struct badblock {
+  uint64_t abs;
+  char why[160];
 };
 
 struct hcache {
@@ -69,15 +80,32 @@ struct ck {
   unsigned char *pf;
   uint64_t pf_abs;
   uint32_t pf_n;
-  /* Blocks read before, by block number (direct-mapped, hashed;
-   * CK_BCACHE slots): the inodes, directory blocks and back-references
-   * that references into other chunks name are read again and again
-   * (every chunk's back-references name the root directory), each a
-   * seek.  A checked chunk leaves its header and the inode-table blocks
-   * in use here.  Kept up to date by ck_write, the checker's only write.
+  /* Blocks read before, by block number (open addressing, never
+   * evicted; up to CK_BCACHE, then nothing more is kept): the inodes,
+   * directory blocks and back-references that references into other
+   * chunks name are read again and again (every chunk's back-references
+   * name the root directory), each a seek.  A checked chunk leaves its
+   * header and the inode-table blocks in use here; -f reads every chunk's
+   * metadata into it first, in disk order (ck_preload).  Kept up to date
+   * by ck_write, the checker's only write.
    */
-  unsigned char (*bc)[CFS_BLOCK];
-  uint64_t *bc_abs; /* per slot: block + 1, 0 for empty */
+  unsigned char *bc_slab[CK_BCACHE / CK_BSLAB];
+  uint64_t *bc_key;     /* CK_BSLOTS slots: block + 1, 0 for empty */
+  uint32_t *bc_at;      /* per slot: the block's place in the slabs */
+  uint32_t bc_n;        /* blocks copied */
+  uint32_t bc_keys;     /* slots taken */
+  bool preload_bitmaps; /* ck_preload keeps bitmap blocks too */
+  /* When it is full: the blocks read most recently (direct-mapped,
+   * hashed; CK_RCACHE slots).
+   */
+  unsigned char (*rc)[CFS_BLOCK];
+  uint64_t *rc_abs; /* per slot: block + 1, 0 for empty */
+  /* Blocks that could not be read: not read again (each read of one
+   * costs the drive's error recovery again, 2 minutes on a desktop
+   * disk) until ck_write rewrites them.
+   */
+  struct badblock *bad;
+  size_t nbad, abad;
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -85,7 +113,12 @@ struct ck {
   /* The chunk being checked. */
   uint32_t c;
   struct cfs_chunk_header h;
-  struct cino *ino;
+  struct cino *ino;     /* g.inodes of them; those from nino on unused */
+  struct cino *ino_buf; /* ino, itab, itab_dirty and used live here */
+  unsigned char *itab_buf;
+  uint8_t *itab_dirty_buf, *used_buf;
+  uint32_t nino;       /* slots read: the mark, in whole table blocks */
+  bool mark_unknown;   /* the header was rebuilt: the mark is found */
   unsigned char *itab; /* its inode table */
   uint8_t *itab_dirty; /* a byte per table block */
   uint8_t *used;       /* the block bitmap, rebuilt */
@@ -108,8 +141,16 @@ extern int ck_read (struct ck *k, uint64_t abs, void *buf);
  * costs only itself).  n = 0 forgets them.
  */
 extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
+/* Read further, to n blocks from the prefetch's first (one request). */
+extern void ck_prefetch_more (struct ck *k, uint32_t n);
 /* Keep block abs of the prefetched blocks for later ck_reads. */
 extern void ck_remember (struct ck *k, uint64_t abs);
+/* Keep block abs (buf) for later ck_reads. */
+extern void ck_keep (struct ck *k, uint64_t abs, const void *buf);
+/* Is the cache full (nothing more kept)? */
+extern bool ck_cache_full (const struct ck *k);
+/* Is block abs one that could not be read? */
+extern bool ck_is_bad (const struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
@@ -153,8 +194,18 @@ extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
 
+/* ---- check-preload.c ---- */
+/* -f: every queued chunk's metadata (header, bitmaps, inode table up to
+ * its mark, back-reference table, directory blocks, extent leaves, xattr
+ * blocks) read in disk order, a few requests a chunk, and kept, so that
+ * references between chunks cost no seeks.
+ */
+extern void ck_preload (struct ck *k);
+
 /* ---- check-chunk.c ---- */
 /* Check chunk c: false if it is not in use (nothing was checked). */
 extern bool ck_chunk (struct ck *k, uint32_t c);
+/* The chunk checks' memory freed, at the end. */
+extern void ck_chunk_release (struct ck *k);
 
 #endif

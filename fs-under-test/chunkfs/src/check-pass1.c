@@ -31,7 +31,7 @@ read_inodes (struct ck *k)
 {
   uint32_t t, s;
 
-  for (t = 0; t < k->g.inode_table_blocks; t++) {
+  for (t = 0; t < k->nino / CFS_INODES_PER_BLOCK; t++) {
     unsigned char *blk = k->itab + (size_t)t * CFS_BLOCK;
     if (ck_read (k, ck_abs (k, k->g.inode_table + t), blk) == -1) {
       if (ck_fix (k, PR_1_ITABLE_BAD, k->c, t, k->errmsg,
@@ -64,6 +64,85 @@ read_inodes (struct ck *k)
         ck_special (k, i, blk + s * CFS_INODE_SIZE);
     }
   }
+}
+
+/* One past the highest inode the inode bitmap says is in use at or past
+ * slot `from`; `from` if none, UINT32_MAX if the bitmap is unreadable.
+ */
+static uint32_t
+bitmap_high (struct ck *k, uint32_t from)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_err err;
+  uint32_t b, high = from;
+
+  for (b = 0; b < k->g.inode_bitmap_blocks; b++) {
+    uint32_t first = b * CFS_BITS_PER_BITMAP, o;
+    if (ck_read (k, ck_abs (k, k->g.inode_bitmap + b), blk) == -1 ||
+        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BITMAP, k->c,
+                        k->h.generation, &err) == -1)
+      return UINT32_MAX;
+    for (o = 0; o < CFS_BITS_PER_BITMAP && first + o < k->g.inodes; o++)
+      if (first + o >= from && blk[CFS_HEADER_SIZE + o / 8] >> o % 8 & 1)
+        high = first + o + 1;
+  }
+  return high;
+}
+
+/* How much of the inode table to read (k->nino): up to the header's
+ * mark, as e2fsck stops at bg_itable_unused, unless the mark is past
+ * the table, the inode bitmap says an inode past it is in use, or cannot
+ * say (then all).  What the bitmap says: bitmap_high's.
+ */
+static uint32_t
+choose_slots (struct ck *k)
+{
+  uint32_t mark = k->h.itable_mark, high;
+  bool all = k->mark_unknown;
+
+  if (mark > k->g.inodes) {
+    if (ck_fix (k, PR_1_ITABLE_MARK_BIG, k->c, mark, k->g.inodes))
+      k->h.itable_mark = k->g.inodes;
+    mark = k->g.inodes;
+  }
+  high = bitmap_high (k, mark);
+  if (high > mark)
+    all = true;
+  k->nino = all ? k->g.inodes
+                : (mark + CFS_INODES_PER_BLOCK - 1) / CFS_INODES_PER_BLOCK *
+                      CFS_INODES_PER_BLOCK;
+  ck_prefetch_more (k, k->g.inode_table + k->nino / CFS_INODES_PER_BLOCK);
+  return high == UINT32_MAX ? mark : high;
+}
+
+/* After a read past the mark: a slot there in use (the bitmap's `high`
+ * or a slot not all zero) raises it.
+ */
+static void
+check_mark (struct ck *k, uint32_t high)
+{
+  uint32_t mark = k->h.itable_mark, i, slot;
+
+  if (mark > k->g.inodes)
+    mark = k->g.inodes;
+  if (k->nino <= mark)
+    return;
+  for (i = k->nino; i > mark && i > high; i--)
+    if (!cfs_all_zero (k->itab + (size_t)(i - 1) * CFS_INODE_SIZE,
+                       CFS_INODE_SIZE)) {
+      high = i;
+      break;
+    }
+  slot = high - 1;
+  if (high < cfs_mark_start (&k->sb))
+    high = cfs_mark_start (&k->sb);
+  high = (high + CFS_MARK_STEP - 1) / CFS_MARK_STEP * CFS_MARK_STEP;
+  if (high > k->g.inodes)
+    high = k->g.inodes;
+  if (k->mark_unknown)
+    k->h.itable_mark = high; /* the header is being rebuilt */
+  else if (high > mark && ck_fix (k, PR_1_ITABLE_MARK_LOW, k->c, slot, mark))
+    k->h.itable_mark = high;
 }
 
 static uint64_t
@@ -135,7 +214,7 @@ check_chains (struct ck *k)
 {
   uint32_t i;
 
-  for (i = 1; i < k->g.inodes; i++) {
+  for (i = 1; i < k->nino; i++) {
     struct cino *n = &k->ino[i];
     uint64_t me = cfs_ref (k->c, i);
     if (!n->used)
@@ -170,7 +249,6 @@ claim_extent (struct ck *k, uint32_t i, const struct cfs_extent *e,
               uint64_t *prev, bool *fix)
 {
   const char *why = NULL;
-  uint32_t b;
 
   if (e->len == 0)
     why = "empty";
@@ -180,15 +258,13 @@ claim_extent (struct ck *k, uint32_t i, const struct cfs_extent *e,
            e->len > k->g.chunk_blocks - e->start ||
            e->start >= k->g.chunk_blocks)
     why = "outside its chunk's data";
-  for (b = 0; !why && b < e->len; b++)
-    if (ck_is_used (k, e->start + b))
-      why = "claimed twice";
+  if (!why && ck_any_used (k, e->start, e->len))
+    why = "claimed twice";
   if (why) {
     *fix = ck_fix (k, PR_1_EXTENT_BAD, k->c, i, e->lblk, e->start, e->len, why);
     return 0;
   }
-  for (b = 0; b < e->len; b++)
-    ck_set_used (k, e->start + b, true);
+  ck_set_range (k, e->start, e->len);
   *prev = (uint64_t)e->lblk + e->len;
   return 1;
 }
@@ -487,15 +563,17 @@ merge_pending (struct ck *k)
 void
 ck_pass1 (struct ck *k)
 {
-  uint32_t i;
+  uint32_t i, high;
 
   for (i = 0; i < k->g.first_data; i++)
     ck_set_used (k, i, true);
   load_backrefs (k);
   merge_pending (k);
+  high = choose_slots (k);
   read_inodes (k);
+  check_mark (k, high);
   check_chains (k);
-  for (i = 1; i < k->g.inodes; i++)
+  for (i = 1; i < k->nino; i++)
     if (k->ino[i].used) {
       ck_walk_blocks (k, i, false);
       ck_xattr (k, i);

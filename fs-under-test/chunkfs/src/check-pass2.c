@@ -241,7 +241,7 @@ ck_pass2 (struct ck *k)
 {
   uint32_t i;
 
-  for (i = 1; i < k->g.inodes; i++)
+  for (i = 1; i < k->nino; i++)
     if (k->ino[i].used && S_ISDIR (k->ino[i].in.mode))
       check_dir (k, i);
   check_backrefs (k);

@@ -13,7 +13,7 @@ ck_pass3 (struct ck *k)
 {
   uint32_t i;
 
-  for (i = 1; i < k->g.inodes; i++) {
+  for (i = 1; i < k->nino; i++) {
     struct cino *n = &k->ino[i];
     uint64_t me = cfs_ref (k->c, i), parent = n->in.offset;
     if (!n->used || !S_ISDIR (n->in.mode) || me == cfs_ref (0, CFS_ROOT_INO))

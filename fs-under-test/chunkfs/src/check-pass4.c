@@ -12,7 +12,7 @@ ck_pass4 (struct ck *k)
 {
   uint32_t i;
 
-  for (i = 1; i < k->g.inodes; i++) {
+  for (i = 1; i < k->nino; i++) {
     struct cino *n = &k->ino[i];
     uint64_t me = cfs_ref (k->c, i);
     uint32_t want;

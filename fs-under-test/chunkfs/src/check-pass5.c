@@ -67,6 +67,13 @@ write_backrefs (struct ck *k)
   k->h.backref_blocks = nblocks;
 }
 
+/* Inode i in use (0 always is); none is past the slots read. */
+static bool
+in_use (const struct ck *k, uint32_t i)
+{
+  return i == 0 || (i < k->nino && k->ino[i].used);
+}
+
 /* Compare one bitmap (blocks or inodes) with what is in use. */
 static void
 check_bitmap (struct ck *k, bool inodes)
@@ -87,13 +94,27 @@ check_bitmap (struct ck *k, bool inodes)
                         k->h.generation, &err) == -1)
       memset (blk, 0xff, CFS_BLOCK), set++; /* rewritten whole */
   }
-  for (bit = 0; bit < limit; bit++) {
+  for (bit = 0; bit < limit;) {
     unsigned char *blk = blks + (size_t)(bit / CFS_BITS_PER_BITMAP) * CFS_BLOCK;
     uint32_t o = bit % CFS_BITS_PER_BITMAP;
     bool disk = blk[CFS_HEADER_SIZE + o / 8] >> o % 8 & 1;
-    bool want = inodes ? (bit == 0 || k->ino[bit].used) : ck_is_used (k, bit);
+    bool want;
+    /* Block bitmaps a byte at a time (a bitmap block holds whole bytes
+     * of bits, and a chunk whole bytes of blocks).
+     */
+    if (!inodes && bit % 8 == 0 && bit + 8 <= limit) {
+      unsigned d = blk[CFS_HEADER_SIZE + o / 8], w = k->used[bit / 8];
+      if (d != w) {
+        set += (uint32_t)__builtin_popcount (w & ~d & 0xffu);
+        clear += (uint32_t)__builtin_popcount (d & ~w & 0xffu);
+      }
+      bit += 8;
+      continue;
+    }
+    want = inodes ? in_use (k, bit) : ck_is_used (k, bit);
     if (disk != want)
       want ? set++ : clear++;
+    bit++;
   }
   if ((set || clear) &&
       ck_fix (k, inodes ? PR_5_INODE_BITMAP : PR_5_BLOCK_BITMAP, k->c, set,
@@ -106,7 +127,7 @@ check_bitmap (struct ck *k, bool inodes)
       for (bit = b * CFS_BITS_PER_BITMAP;
            bit < limit && bit < (b + 1) * CFS_BITS_PER_BITMAP; bit++) {
         uint32_t o = bit % CFS_BITS_PER_BITMAP;
-        if (inodes ? (bit == 0 || k->ino[bit].used) : ck_is_used (k, bit))
+        if (inodes ? in_use (k, bit) : ck_is_used (k, bit))
           blk[CFS_HEADER_SIZE + o / 8] |= (uint8_t)(1u << o % 8);
       }
       cfs_meta_seal (k->sb.uuid, blk);
@@ -124,15 +145,21 @@ ck_pass5 (struct ck *k, uint64_t fixed_before)
   struct timespec ts;
 
   write_backrefs (k);
-  for (t = 0; t < k->g.inode_table_blocks; t++)
+  for (t = 0; t < k->nino / CFS_INODES_PER_BLOCK; t++)
     if (k->itab_dirty[t] && k->write)
       ck_write (k, ck_abs (k, k->g.inode_table + t),
                 k->itab + (size_t)t * CFS_BLOCK);
   check_bitmap (k, true);
   check_bitmap (k, false);
-  for (b = 0; b < k->g.chunk_blocks; b++)
+  for (b = 0; b + 64 <= k->g.chunk_blocks; b += 64) {
+    uint64_t w;
+    memcpy (&w, k->used + b / 8, 8);
+    free_b += w == UINT64_MAX ? 0 : 64 - (uint32_t)__builtin_popcountll (w);
+  }
+  for (; b < k->g.chunk_blocks; b++)
     free_b += !ck_is_used (k, b);
-  for (i = 1; i < k->g.inodes; i++)
+  free_i = k->g.inodes - k->nino; /* never used */
+  for (i = 1; i < k->nino; i++)
     free_i += !k->ino[i].used;
   k->res->blocks_used += k->g.chunk_blocks - free_b;
   if ((k->h.free_blocks != free_b || k->h.free_inodes != free_i) &&

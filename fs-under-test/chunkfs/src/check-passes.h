@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check-internal.h"
 
@@ -36,6 +37,42 @@ ck_set_used (struct ck *k, uint32_t b, bool on)
     k->used[b / 8] |= (uint8_t)(1u << b % 8);
   else
     k->used[b / 8] &= (uint8_t) ~(1u << b % 8);
+}
+
+/* Is any of blocks [b, b + n) in use?  Whole bytes at a time: a 4 GiB
+ * chunk's files map a million blocks.
+ */
+static inline bool
+ck_any_used (const struct ck *k, uint32_t b, uint32_t n)
+{
+  uint32_t end = b + n;
+
+  for (; b < end && b % 8; b++)
+    if (ck_is_used (k, b))
+      return true;
+  for (; b + 8 <= end; b += 8)
+    if (k->used[b / 8])
+      return true;
+  for (; b < end; b++)
+    if (ck_is_used (k, b))
+      return true;
+  return false;
+}
+
+/* Blocks [b, b + n) in use. */
+static inline void
+ck_set_range (struct ck *k, uint32_t b, uint32_t n)
+{
+  uint32_t end = b + n;
+
+  for (; b < end && b % 8; b++)
+    ck_set_used (k, b, true);
+  if (b + 8 <= end) {
+    memset (k->used + b / 8, 0xff, (end - b) / 8);
+    b += (end - b) / 8 * 8;
+  }
+  for (; b < end; b++)
+    ck_set_used (k, b, true);
 }
 
 /* The device block of chunk-local block `local`. */

@@ -217,6 +217,7 @@ init_body (struct cfs_fs *fs, uint32_t c)
   k->h.generation = 1;
   k->h.free_blocks = fs->g.chunk_blocks - fs->g.first_data;
   k->h.free_inodes = fs->g.inodes - 1; /* inode 0 is never used */
+  k->h.itable_mark = cfs_mark_start (&fs->sb);
   for (i = 0; i < fs->g.block_bitmap_blocks; i++) {
     struct cblk *blk = cfs_cache_get (fs, c, fs->g.block_bitmap + i, CBLK_META,
                                       CFS_MAGIC_BITMAP, true);
@@ -605,6 +606,15 @@ cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i)
   if (r == 0) {
     fs->chunks[c].h.free_inodes = 0;
     return -ENOSPC;
+  }
+  /* A checker reads the inode table only up to the mark, even in a dirty
+   * chunk: raised, and durable, before the slot can be written.
+   */
+  if (*i >= fs->chunks[c].h.itable_mark) {
+    uint32_t mark = (*i / CFS_MARK_STEP + 1) * CFS_MARK_STEP;
+    fs->chunks[c].h.itable_mark = mark < fs->g.inodes ? mark : fs->g.inodes;
+    if (write_header (fs, c, true) < 0)
+      return -EIO;
   }
   if ((r = put_bit (fs, c, true, *i, true)) < 0)
     return r;

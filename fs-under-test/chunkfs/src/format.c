@@ -188,7 +188,7 @@ check_geometry (const struct cfs_super *s, struct cfs_err *err)
     bad = "inodes per chunk";
   else if (s->root_chunk != 0 || s->root_ino != CFS_ROOT_INO)
     bad = "root directory";
-  else if (s->features != 0)
+  else if (s->features & ~CFS_FEATURES_KNOWN)
     bad = "feature flags (unknown)";
   if (bad) {
     return cfs_fail (err, "superblock: bad %s", bad);
@@ -269,6 +269,8 @@ cfs_header_encode (const struct cfs_chunk_header *h, void *blk)
   cfs_put32 (p + 48, h->backref_block);
   cfs_put32 (p + 52, h->backref_blocks);
   super_fields (&h->super, p + 56);
+  if (h->super.features & CFS_FEATURE_ITABLE_MARK)
+    cfs_put32 (p + 152, h->itable_mark);
   cfs_put32 (p + CFS_BLOCK - 4, cfs_meta_crc (h->super.uuid, p, CFS_BLOCK - 4));
 }
 
@@ -307,6 +309,12 @@ cfs_header_decode (const void *blk, const uint8_t uuid[16], uint32_t index,
   super_read_fields (p + 56, &h->super);
   if (check_geometry (&h->super, err) == -1)
     return -1;
+  /* Without the mark (or unknown yet: the superblock copy is read with
+   * the header) every slot may have been used.
+   */
+  h->itable_mark = h->super.features & CFS_FEATURE_ITABLE_MARK
+                       ? cfs_get32 (p + 152)
+                       : h->super.inodes_per_chunk;
   /* Fields every reader sizes loops by: within the chunk. */
   if (h->free_blocks > h->super.chunk_blocks ||
       h->free_inodes > h->super.inodes_per_chunk ||

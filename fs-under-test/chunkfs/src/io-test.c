@@ -1,5 +1,7 @@
 /* chunkfs — the fault-injecting I/O manager for unit tests (io.h): fail
- * the Nth read or write, flip a bit of a block on every read, and keep
+ * the Nth read or write, flip a bit of a block on every read, fail every
+ * read of a block until it is written (as a drive's unreadable sector),
+ * and keep
  * writes in a volatile cache that a power cut drops.
  */
 #include <errno.h>
@@ -19,7 +21,7 @@ struct test_io {
   struct cfs_io io;
   struct cfs_io *inner;
   struct cfs_test_faults f;
-  uint64_t reads, writes;
+  uint64_t reads, writes, bad_reads;
   struct pending *cache;
   size_t ncache, cap;
 };
@@ -45,6 +47,12 @@ test_read (struct cfs_io *io, uint64_t block, uint32_t count, void *buf,
   if (++t->reads == t->f.fail_read) {
     cfs_errno (err, EIO, "read block %llu (injected)",
                (unsigned long long)block);
+    return -1;
+  }
+  if (t->f.bad && t->f.bad_block >= block && t->f.bad_block - block < count) {
+    t->bad_reads++;
+    cfs_errno (err, EIO, "read block %llu (unreadable)",
+               (unsigned long long)t->f.bad_block);
     return -1;
   }
   if (t->inner->m->read (t->inner, block, count, buf, err) == -1)
@@ -86,6 +94,8 @@ test_write (struct cfs_io *io, uint64_t block, uint32_t count, const void *buf,
                (unsigned long long)block);
     return -1;
   }
+  if (t->f.bad_block >= block && t->f.bad_block - block < count)
+    t->f.bad = false; /* rewritten: readable again */
   if (!t->f.volatile_writes || fua) {
     /* Through, and no cached copy may later overwrite it. */
     for (i = 0; i < count; i++) {
@@ -194,6 +204,12 @@ cfs_test_io_counts (struct cfs_io *io, uint64_t *reads, uint64_t *writes)
   struct test_io *t = (struct test_io *)io;
   *reads = t->reads;
   *writes = t->writes;
+}
+
+uint64_t
+cfs_test_io_bad_reads (struct cfs_io *io)
+{
+  return ((struct test_io *)io)->bad_reads;
 }
 
 void

@@ -41,6 +41,17 @@ dir_block (const struct cfs_super *s, unsigned char *blk, uint32_t dir_ino,
   cfs_meta_seal (s->uuid, blk);
 }
 
+uint64_t
+cfs_default_chunk_bytes (uint64_t blocks)
+{
+  uint64_t bytes = 128ull << 20;
+
+  while (bytes < (uint64_t)CFS_MAX_CHUNK_BLOCKS * CFS_BLOCK &&
+         blocks / (bytes / CFS_BLOCK) > CFS_DEFAULT_CHUNKS)
+    bytes *= 2;
+  return bytes;
+}
+
 /* The superblock for a device of cfs_blocks (io): 0, or -1 when the
  * options or the device do not fit.
  */
@@ -48,9 +59,10 @@ static int
 plan (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
       struct cfs_err *err)
 {
-  uint64_t chunk_bytes = o->chunk_bytes ? o->chunk_bytes : 128ull << 20;
-  uint64_t ratio = o->bytes_per_inode ? o->bytes_per_inode : 64ull << 10;
   uint64_t blocks = cfs_blocks (io), now = o->time_ns;
+  uint64_t chunk_bytes =
+      o->chunk_bytes ? o->chunk_bytes : cfs_default_chunk_bytes (blocks);
+  uint64_t ratio = o->bytes_per_inode ? o->bytes_per_inode : 64ull << 10;
 
   if (chunk_bytes < (uint64_t)CFS_MIN_CHUNK_BLOCKS * CFS_BLOCK ||
       chunk_bytes > (uint64_t)CFS_MAX_CHUNK_BLOCKS * CFS_BLOCK ||
@@ -94,6 +106,7 @@ plan (struct cfs_io *io, const struct cfs_mkfs_opts *o, struct cfs_super *s,
   s->inodes_per_chunk -= s->inodes_per_chunk % CFS_INODES_PER_BLOCK;
   s->root_chunk = 0;
   s->root_ino = CFS_ROOT_INO;
+  s->features = CFS_FEATURE_ITABLE_MARK;
   s->mkfs_time = now;
   if (o->label)
     snprintf (s->label, sizeof s->label, "%s", o->label);
@@ -219,6 +232,7 @@ write_chunk0 (struct cfs_io *io, const struct cfs_super *s,
   h.generation = 1;
   h.free_blocks = s->chunk_blocks - (g->first_data + 2);
   h.free_inodes = s->inodes_per_chunk - (CFS_LOST_FOUND_INO + 1);
+  h.itable_mark = cfs_mark_start (s);
   h.cleaned = s->mkfs_time;
   h.super = *s;
   cfs_header_encode (&h, blk);

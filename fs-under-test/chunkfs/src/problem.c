@@ -34,6 +34,14 @@ const struct cfs_problem cfs_problems[] = {
      "inodes %u..%u are lost.",
      "Clear them", 0},
     {PR_1_INODE_BAD, "Inode (%u, %u) is corrupt (%s).", "Clear", 0},
+    {PR_1_ITABLE_MARK_BIG,
+     "Chunk %u: its inode-table mark %u is past the table's %u inodes; "
+     "reading all of them.",
+     "Fix the mark", PR_PREEN_OK},
+    {PR_1_ITABLE_MARK_LOW,
+     "Chunk %u: inode %u is in use past the inode-table mark %u (a full "
+     "check would not read it).",
+     "Raise the mark", PR_PREEN_OK},
     {PR_1_MAPPED_SHORT,
      "Inode (%u, %u) maps blocks past the range it "
      "says it covers.",

@@ -20,6 +20,8 @@ enum {
   PR_0_INITMAP_STALE = 0x000006,   /* a chunk in use the map calls unused */
   PR_1_ITABLE_BAD = 0x010001,      /* inode-table block unreadable */
   PR_1_INODE_BAD = 0x010002,       /* inode checksum or fields */
+  PR_1_ITABLE_MARK_BIG = 0x010003, /* inode-table mark past the table */
+  PR_1_ITABLE_MARK_LOW = 0x010004, /* an inode in use past the mark */
   PR_1_MAPPED_SHORT = 0x010006,    /* blocks beyond the mapped range */
   PR_1_CHAIN_BROKEN = 0x010007,    /* continuation link broken */
   PR_1_CONT_ORPHAN = 0x010008,     /* continuation its head does not reach */

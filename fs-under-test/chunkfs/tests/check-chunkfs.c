@@ -111,7 +111,7 @@ START_TEST (test_super)
   ck_assert_int_eq (cfs_super_decode (blk, &t, &err), -1);
   ck_assert_str_eq (err.msg, "superblock: bad chunk count");
   s = a_super ();
-  s.features = 1;
+  s.features = 0x80000000u; /* a feature this chunkfs does not know */
   cfs_super_encode (&s, blk);
   ck_assert_int_eq (cfs_super_decode (blk, &t, &err), -1);
   /* Another kind of block is not a superblock. */
@@ -136,9 +136,27 @@ START_TEST (test_header)
   h.backref_block = 9;
   h.backref_blocks = 1;
   h.super = a_super ();
+  h.itable_mark = h.super.inodes_per_chunk;
   cfs_header_encode (&h, blk);
   ck_assert_int_eq (cfs_header_decode (blk, uuid_a, 3, &g, &err), 0);
   ck_assert_mem_eq (&h, &g, sizeof h);
+  /* Without the feature the mark is not stored: every slot counts. */
+  h.itable_mark = 80;
+  cfs_header_encode (&h, blk);
+  ck_assert (cfs_all_zero (blk + 152, 4));
+  ck_assert_int_eq (cfs_header_decode (blk, uuid_a, 3, &g, &err), 0);
+  ck_assert_uint_eq (g.itable_mark, h.super.inodes_per_chunk);
+  /* With it, the mark is kept, even past the table (the checker's to
+   * judge).
+   */
+  h.super.features = CFS_FEATURE_ITABLE_MARK;
+  for (uint32_t m = 80; m < 1u << 20; m *= 1000) {
+    h.itable_mark = m;
+    cfs_header_encode (&h, blk);
+    ck_assert_uint_eq (cfs_get32 (blk + 152), m);
+    ck_assert_int_eq (cfs_header_decode (blk, uuid_a, 3, &g, &err), 0);
+    ck_assert_mem_eq (&h, &g, sizeof h);
+  }
   /* The header of another chunk: a misdirected write. */
   ck_assert_int_eq (cfs_header_decode (blk, uuid_a, 2, &g, &err), -1);
   ck_assert (strstr (err.msg, "it is chunk 3's") != NULL);
@@ -301,7 +319,8 @@ START_TEST (test_mkfs)
 {
   char path[64];
   struct cfs_io *io = image (path, sizeof path, 3ull << 40); /* 3 TiB */
-  struct cfs_mkfs_opts o = {.label = "t", .uuid = uuid_a, .time_ns = 7};
+  struct cfs_mkfs_opts o = {
+      .label = "t", .uuid = uuid_a, .time_ns = 7, .chunk_bytes = 128ull << 20};
   struct cfs_super s, t;
   struct cfs_chunk_header h;
   struct cfs_geometry g;
@@ -328,6 +347,8 @@ START_TEST (test_mkfs)
   ck_assert_mem_eq (&h.super, &s, sizeof s);
   ck_assert_uint_eq (h.free_blocks, 32768 - g.first_data - 2);
   ck_assert_uint_eq (h.free_inodes, 2048 - 3);
+  ck_assert_uint_eq (s.features, CFS_FEATURE_ITABLE_MARK);
+  ck_assert_uint_eq (h.itable_mark, CFS_MARK_STEP);
   for (c = 1; c < s.chunks; c += s.chunks / 7) {
     ck_assert_int_eq (cfs_read (io, cfs_block (&s, c, 0), 1, blk, &err), 0);
     ck_assert_int_eq (cfs_header_decode (blk, s.uuid, c, &h, &err), 0);
@@ -419,6 +440,32 @@ START_TEST (test_mkfs_interrupted)
 }
 END_TEST
 
+/* The default chunk size keeps a disk at 2048 chunks or fewer, from
+ * 128 MiB up to 4 GiB.
+ */
+START_TEST (test_default_chunk)
+{
+  static const struct {
+    uint64_t bytes, chunk;
+  } want[] = {
+      {1ull << 30, 128ull << 20},
+      {256ull << 30, 128ull << 20},
+      {256ull << 30 | 1ull << 29, 256ull << 20},
+      {500ull * 1000 * 1000 * 1000, 256ull << 20},
+      {2ull * 1000 * 1000 * 1000 * 1000, 1ull << 30},
+      {8ull * 1000 * 1000 * 1000 * 1000, 4ull << 30},
+      {20ull * 1000 * 1000 * 1000 * 1000, 4ull << 30},
+  };
+
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    ck_assert_msg (cfs_default_chunk_bytes (want[i].bytes / CFS_BLOCK) ==
+                       want[i].chunk,
+                   "case %zu: %llu", i,
+                   (unsigned long long)cfs_default_chunk_bytes (want[i].bytes /
+                                                                CFS_BLOCK));
+}
+END_TEST
+
 START_TEST (test_mkfs_errors)
 {
   static const struct {
@@ -505,6 +552,7 @@ main (void)
       {"io_faults", test_io_faults},
       {"io_nbd", test_io_nbd},
       {"mkfs", test_mkfs},
+      {"default_chunk", test_default_chunk},
       {"mkfs_errors", test_mkfs_errors},
       {"mkfs_interrupted", test_mkfs_interrupted},
   };

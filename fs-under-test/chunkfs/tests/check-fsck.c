@@ -782,6 +782,177 @@ START_TEST (test_init_map)
 }
 END_TEST
 
+/* Chunk c's header, read and decoded (with the superblock s). */
+static struct cfs_chunk_header
+header_of (const char *path, const struct cfs_super *s, uint32_t c)
+{
+  unsigned char blk[CFS_BLOCK];
+  struct cfs_chunk_header h;
+  struct cfs_err err;
+  int fd = open (path, O_RDONLY);
+
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (
+      pread (fd, blk, sizeof blk, (off_t)(cfs_block (s, c, 0) * CFS_BLOCK)),
+      CFS_BLOCK);
+  close (fd);
+  ck_assert_msg (cfs_header_decode (blk, s->uuid, c, &h, &err) == 0, "%s",
+                 err.msg);
+  return h;
+}
+
+static void
+put_header (const char *path, const struct cfs_super *s,
+            const struct cfs_chunk_header *h)
+{
+  unsigned char blk[CFS_BLOCK];
+  int fd = open (path, O_RDWR);
+
+  ck_assert_int_ge (fd, 0);
+  cfs_header_encode (h, blk);
+  ck_assert_int_eq (pwrite (fd, blk, sizeof blk,
+                            (off_t)(cfs_block (s, h->index, 0) * CFS_BLOCK)),
+                    CFS_BLOCK);
+  close (fd);
+}
+
+/* A full check of path writing its report into *text (freed by the
+ * caller).
+ */
+static struct cfs_check_result
+check_text (const char *path, enum cfs_check_mode mode, char **text)
+{
+  size_t len;
+  FILE *out = open_memstream (text, &len);
+  struct cfs_check_opts o = {
+      .mode = mode, .full = true, .out = out, .progress_fd = -1, .name = path};
+  struct cfs_check_result r;
+  struct cfs_err err;
+  struct cfs_io *io = cfs_open (path, mode != CFS_CHECK_NO, &err);
+
+  ck_assert_msg (io != NULL, "%s", err.msg);
+  cfs_check (io, &o, &r);
+  ck_assert_int_eq (cfs_close (io, &err), 0);
+  fclose (out);
+  return r;
+}
+
+/* The inode-table mark: the mount raises it a step at a time as slots
+ * are used (and never below the highest); a mark below an inode in use
+ * or past the table is found by -f, whatever else it reads, and raised
+ * or clamped by -y.
+ */
+START_TEST (test_itable_mark)
+{
+  struct img m;
+  struct cfs_check_result r;
+  struct cfs_chunk_header h;
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_attr d, a;
+  uint32_t c, high = 0;
+  char name[16], *text;
+
+  build (&m, 3);
+  io = cfs_open (m.path, true, &err);
+  fs = open_fs (io, CFS_OPEN_WRITE);
+  s = *cfs_fs_super (fs);
+  ck_assert (s.features & CFS_FEATURE_ITABLE_MARK);
+  ck_assert_int_eq (cfs_mkdir (fs, 1, "many", 0755, 0, 0, &d), 0);
+  c = (uint32_t)(d.ino >> 32);
+  for (int i = 0; i < 150; i++) {
+    snprintf (name, sizeof name, "n%d", i);
+    ck_assert_int_eq (cfs_create (fs, d.ino, name, 0100644, 0, 0, &a), 0);
+    if ((uint32_t)(a.ino >> 32) == c && (uint32_t)a.ino > high)
+      high = (uint32_t)a.ino;
+  }
+  ck_assert_int_eq (cfs_fs_close (fs, &err), 0);
+  cfs_close (io, &err);
+  ck_assert_uint_gt (high, CFS_MARK_STEP);
+  h = header_of (m.path, &s, c);
+  ck_assert_uint_eq (h.itable_mark % CFS_MARK_STEP, 0);
+  ck_assert_uint_gt (h.itable_mark, high);
+  ck_assert_uint_le (h.itable_mark, high + CFS_MARK_STEP);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.problems, 0);
+
+  /* Too low: the inodes past it are still read, and still named. */
+  h.itable_mark = CFS_MARK_STEP;
+  put_header (m.path, &s, &h);
+  r = check_text (m.path, CFS_CHECK_NO, &text);
+  ck_assert_msg (r.problems == 1 && strstr (text, "[010004]"), "%s", text);
+  free (text);
+  repair_converges (m.path, true);
+  ck_assert_uint_gt (header_of (m.path, &s, c).itable_mark, high);
+
+  /* Past the table. */
+  h = header_of (m.path, &s, c);
+  h.itable_mark = s.inodes_per_chunk + 7;
+  put_header (m.path, &s, &h);
+  r = check_text (m.path, CFS_CHECK_NO, &text);
+  ck_assert_msg (r.problems == 1 && strstr (text, "[010003]"), "%s", text);
+  free (text);
+  repair_converges (m.path, true);
+  ck_assert_uint_eq (header_of (m.path, &s, c).itable_mark, s.inodes_per_chunk);
+  img_cleanup (&m);
+}
+END_TEST
+
+/* Every chunk's dirty-map bit set. */
+static void
+set_first_bits (unsigned char *blk)
+{
+  memset (blk + CFS_HEADER_SIZE, 0xff, 8);
+}
+
+/* A chunk header that cannot be read: each read of it costs the drive's
+ * error recovery (minutes), so the checker reads it at most twice (once
+ * in a request with its neighbours, once alone to know which block
+ * failed) and remembers it, whatever refers to the chunk, until -y
+ * rewrites it; the repair then converges.
+ */
+START_TEST (test_unreadable_once)
+{
+  struct img m;
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_test_faults f = {.bad = true};
+  struct cfs_check_opts o = {.progress_fd = -1, .name = "t"};
+  struct cfs_check_result r;
+
+  build (&m, 4);
+  io = cfs_open (m.path, false, &err);
+  fs = open_fs (io, 0);
+  s = *cfs_fs_super (fs);
+  f.bad_block = cfs_block (&s, dir_chunk (fs), 0);
+  cfs_fs_abandon (fs);
+  cfs_close (io, &err);
+  for (int full = 0; full < 2; full++) {
+    o.mode = CFS_CHECK_NO;
+    o.full = full;
+    if (!full) /* the incremental check reads it when it is dirty */
+      reseal (m.path, CFS_MAP_BLOCK, set_first_bits);
+    io = cfs_test_io (cfs_open (m.path, false, &err), &f);
+    cfs_check (io, &o, &r);
+    ck_assert_uint_gt (r.problems, 0);
+    ck_assert_uint_ge (cfs_test_io_bad_reads (io), 1);
+    ck_assert_uint_le (cfs_test_io_bad_reads (io), 2);
+    cfs_close (io, &err);
+  }
+  o.mode = CFS_CHECK_YES;
+  io = cfs_test_io (cfs_open (m.path, true, &err), &f);
+  cfs_check (io, &o, &r);
+  ck_assert_uint_le (cfs_test_io_bad_reads (io), 2);
+  cfs_close (io, &err);
+  repair_converges (m.path, true);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -796,6 +967,8 @@ main (void)
       {"init_map", test_init_map},
       {"extent_block", test_extent_block},
       {"extent_bad", test_extent_bad},
+      {"itable_mark", test_itable_mark},
+      {"unreadable_once", test_unreadable_once},
   };
 
   return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);

@@ -30,6 +30,17 @@
 #define CFS_MAX_CHUNKS ((CFS_MAP_BLOCKS / 2) * CFS_BITS_PER_BITMAP)
 #define CFS_NO_CHUNK   0xFFFFFFFFu /* the dirty map's chunk index */
 
+/* Superblock feature flags (FORMAT.md "Superblock"): a tool refuses a
+ * file system with a bit it does not know.
+ */
+#define CFS_FEATURE_ITABLE_MARK 1u /* chunk headers keep an inode-table mark   \
+                                    */
+#define CFS_FEATURES_KNOWN CFS_FEATURE_ITABLE_MARK
+/* The mount raises a chunk's inode-table mark this many slots at a time
+ * (one durable header write each time), and starts a chunk with it.
+ */
+#define CFS_MARK_STEP 64u
+
 /* Block kinds (the magic of their tag). */
 #define CFS_MAGIC_SUPER   "CHKS"
 #define CFS_MAGIC_HEADER  "CHKH"
@@ -64,8 +75,23 @@ struct cfs_chunk_header {
   uint32_t free_blocks, free_inodes;
   uint64_t checked, cleaned;
   uint32_t backref_block, backref_blocks;
+  /* Inode slots from this one on have never been used: all zero (with
+   * CFS_FEATURE_ITABLE_MARK; without it, decoded as the whole table).
+   * May exceed the table when damaged: the checker says so.
+   */
+  uint32_t itable_mark;
   struct cfs_super super; /* the copy */
 };
+
+/* The mark a chunk starts with (the whole table without the feature). */
+static inline uint32_t
+cfs_mark_start (const struct cfs_super *s)
+{
+  if (!(s->features & CFS_FEATURE_ITABLE_MARK) ||
+      s->inodes_per_chunk < CFS_MARK_STEP)
+    return s->inodes_per_chunk;
+  return CFS_MARK_STEP;
+}
 
 /* Inode flags. */
 #define CFS_INODE_CONT     1u  /* a continuation */

@@ -92,6 +92,8 @@ struct cfs_test_faults {
   uint32_t flip_bit;    /* ...this bit (0..32767) */
   bool flip;            /* ...when set */
   bool volatile_writes; /* writes stay in a cache until flush or FUA */
+  uint64_t bad_block;   /* every read of this block fails... */
+  bool bad;             /* ...when set, until the block is written */
 };
 
 /* A test channel over `inner` (it takes ownership). */
@@ -103,6 +105,8 @@ extern void cfs_test_io_set (struct cfs_io *io,
                              const struct cfs_test_faults *f);
 extern void cfs_test_io_counts (struct cfs_io *io, uint64_t *reads,
                                 uint64_t *writes);
+/* How many reads ran into the bad block. */
+extern uint64_t cfs_test_io_bad_reads (struct cfs_io *io);
 
 /* Power cut: drop every write not yet flushed, as a volatile cache
  * would (only with volatile_writes).
