@@ -33,7 +33,8 @@ predict_usage (FILE *fp)
       fp,
       "Usage: %s predict --fs TYPE [--fill PCT] [--files N|--files-per-tb N] "
       "[--profile P]...\n"
-      "                  [--seed N] [--restore-rate RATE] [--json FILE]\n"
+      "                  [--seed N] [--tree KIND] [--restore-rate RATE] "
+      "[--json FILE]\n"
       "Predict the read-only fsck time of each disk generation at full "
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
@@ -47,6 +48,9 @@ predict_usage (FILE *fp)
       "  --profile P   a disk (repeatable; default the three roadmap "
       "disks)\n"
       "  --seed N      seed of the tree (default 1)\n"
+      "  --tree KIND   the tree's shape: mixed (default), hardlink-farm, "
+      "small-files,\n"
+      "                large-media, aged (futuredisk(1))\n"
       "  --restore-rate RATE  a restore from backup runs at RATE per "
       "second (e.g.\n"
       "                125MB); default: the used bytes written back "
@@ -106,6 +110,7 @@ struct predict_opts {
    */
   uint64_t files, per_tb, seed;
   double fill, restore_rate;
+  enum fd_tree tree;
 };
 
 static int
@@ -142,6 +147,8 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return 0;
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &o->restore_rate, err);
+    case 'W':
+      return fd_tree_parse ("--tree", arg, &o->tree, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -156,6 +163,7 @@ static const struct option predict_options[] = {
     {"seed", required_argument, NULL, 'S'},
     {"json", required_argument, NULL, 'j'},
     {"restore-rate", required_argument, NULL, 'B'},
+    {"tree", required_argument, NULL, 'W'},
     {NULL, 0, NULL, 0},
 };
 
@@ -220,6 +228,7 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   t.populate = (struct fd_populate_opts){
       .seed = o->seed,
       .fill_pct = o->fill,
+      .tree = o->tree,
       .meta_only = true,
       .files =
           o->files
@@ -275,8 +284,8 @@ cmd_predict (int argc, char **argv)
       return 1;
     ret |= rc;
   }
-  printf ("(%s, %.0f%% full, metadata only; took %.0f s wall)\n", o.fs, o.fill,
-          fd_now_s () - t0);
+  printf ("(%s, %.0f%% full, %s tree, metadata only; took %.0f s wall)\n", o.fs,
+          o.fill, fd_tree_name (o.tree), fd_now_s () - t0);
   if (fd_interrupted)
     return 130;
   return ret;

@@ -965,9 +965,9 @@ record_inputs (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->size);
   fprintf (fp,
            ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"meta_only\": %" PRIu64
-           ", \"crash\": %s, \"time\": ",
+           ", \"crash\": %s, \"tree\": \"%s\", \"time\": ",
            t->seed, t->fill, t->populate.meta_only ? t->populate.files : 0,
-           t->crash ? "true" : "false");
+           t->crash ? "true" : "false", fd_tree_name (t->populate.tree));
   fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
   fd_json_string (fp, t->think ? t->think : "real");
