@@ -16,7 +16,8 @@
  *                each between 1/64 and 1/4 of the data to write, in 8
  *                directories.
  * aged           8 rounds of creates up to 85% of the free space (at
- *                least the fill), then deletes of each file with the
+ *                least the fill; fewer if the file system is full
+ *                first), then deletes of each file with the
  *                probability that leaves about half the fill; then
  *                creates up to the fill.  The free space is left in
  *                holes between survivors, and later files are split
@@ -89,6 +90,7 @@ struct gen {
   uint64_t room;   /* bytes free when it began */
   double scale;    /* metadata only: sizes times this */
   uint64_t next_id, files, links, deleted;
+  int file_errno; /* errno of the last file that could not be made */
   time_t last;
   char stage[32]; /* for the progress line */
 };
@@ -132,6 +134,23 @@ add_dir (struct gen *g, const char *path, struct fm_err *err)
   return 0;
 }
 
+/* After a file failed: when the file system has no inode left, say so
+ * (chunkfs has few) instead of only ENOSPC.  -1.
+ */
+static int
+out_of_inodes (const struct gen *g, struct fm_err *err)
+{
+  struct statvfs sv;
+
+  if (statvfs (g->root, &sv) == 0 && sv.f_files > 0 && sv.f_ffree == 0)
+    return fm_fail (err,
+                    "--tree %s: out of inodes after %" PRIu64
+                    " files (the file system has %" PRIu64
+                    "): a smaller --fill or a bigger --size",
+                    fd_tree_name (g->o->tree), g->files, (uint64_t)sv.f_files);
+  return -1;
+}
+
 /* A new file of size bytes at path: its index in the manifest, or -1. */
 static ssize_t
 add_file (struct gen *g, const char *path, uint64_t size, struct fm_err *err)
@@ -146,8 +165,10 @@ add_file (struct gen *g, const char *path, uint64_t size, struct fm_err *err)
     return fm_fail (err, "%s: path too long", path);
   e.id = ++g->next_id;
   snprintf (full, sizeof full, "%s/%s", g->root, path);
-  if (fd_populate_file (full, g->o->seed, &e, g->o->meta_only, err) == -1)
-    return -1;
+  if (fd_populate_file (full, g->o->seed, &e, g->o->meta_only, err) == -1) {
+    g->file_errno = errno;
+    return out_of_inodes (g, err);
+  }
   if (fd_manifest_push (g->m, &e) == -1)
     return fm_fail (err, "out of memory");
   g->m->bytes += size;
@@ -332,11 +353,16 @@ age_deletes (struct gen *g, unsigned r, uint64_t q, struct fm_err *err)
   return 0;
 }
 
-/* Create files (draws from *i on) until the data reaches upto. */
+/* Create files (draws from *i on) until the data reaches upto.  With
+ * full_ok, a full file system ends the creates early (btrfs, say, fills
+ * before 85% of what statvfs said was free): the file that did not fit
+ * is removed.
+ */
 static int
-age_creates (struct gen *g, uint64_t upto, uint64_t *i, struct fm_err *err)
+age_creates (struct gen *g, uint64_t upto, bool full_ok, uint64_t *i,
+             struct fm_err *err)
 {
-  char path[64];
+  char path[64], full[4096];
 
   for (; g->m->bytes < upto; (*i)++) {
     uint64_t size = mixed_size (g, *i);
@@ -344,8 +370,16 @@ age_creates (struct gen *g, uint64_t upto, uint64_t *i, struct fm_err *err)
       size = (upto - g->m->bytes + FD_BLOCK - 1) & ~(uint64_t)(FD_BLOCK - 1);
     snprintf (path, sizeof path, "d%d/a%" PRIu64,
               (int)(unit (g, *i, 5) * 16) & 15, *i);
-    if (add_file (g, path, size, err) == -1)
-      return -1;
+    g->file_errno = 0;
+    if (add_file (g, path, size, err) == -1) {
+      if (!full_ok || g->file_errno != ENOSPC)
+        return -1;
+      snprintf (full, sizeof full, "%s/%s", g->root, path);
+      if (unlink (full) == -1 && errno != ENOENT)
+        return fm_fail (err, "%s: unlink: %s", full, fd_strerror (errno));
+      (*i)++;
+      return 0;
+    }
   }
   return 0;
 }
@@ -370,12 +404,12 @@ aged (struct gen *g, struct fm_err *err)
   scale_to_fill (g, g->o->files, 1, raw_mixed);
   for (r = 0; r < AGE_ROUNDS; r++) {
     snprintf (g->stage, sizeof g->stage, "round %u of %d", r + 1, AGE_ROUNDS);
-    if (age_creates (g, high, &i, err) == -1 ||
+    if (age_creates (g, high, true, &i, err) == -1 ||
         age_deletes (g, r, q, err) == -1)
       return -1;
   }
   snprintf (g->stage, sizeof g->stage, "last creates");
-  return age_creates (g, g->target, &i, err);
+  return age_creates (g, g->target, false, &i, err);
 }
 
 /* ---- hardlink-farm ---- */
