@@ -131,8 +131,10 @@ write_range (int fd, const char *full, uint64_t seed, const struct fd_entry *e,
     fill_block (b, seed, e->id, off / FD_BLOCK);
     if (pwrite (fd, b + skip, n - skip, (off_t)(off + skip)) !=
         (ssize_t)(n - skip)) {
-      return fm_fail (err, "%s: write: %s", full,
-                      fd_strerror (errno ? errno : ENOSPC));
+      int en = errno ? errno : ENOSPC; /* a short write: the disk is full */
+      fm_fail (err, "%s: write: %s", full, fd_strerror (en));
+      errno = en; /* for a caller that stops at a full file system */
+      return -1;
     }
   }
   return 0;
@@ -213,7 +215,9 @@ allocate_file (const char *full, struct fd_entry *e, struct fm_err *err)
   r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
   close (fd);
   if (r != 0) {
-    return fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
+    fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
+    errno = r; /* for a caller that stops at a full file system */
+    return -1;
   }
   e->hash = 0; /* unwritten: reads as zeros */
   return 0;
