@@ -221,11 +221,11 @@ mixed_size (const struct gen *g, uint64_t i)
   return b ? b : FD_BLOCK;
 }
 
-/* Metadata only: the scale that makes n draws of size(g, i) times
- * `copies` come to the fill.
+/* Metadata only: the scale that makes n draws of size(g, i) come to
+ * the fill.
  */
 static void
-scale_to_fill (struct gen *g, uint64_t n, double copies,
+scale_to_fill (struct gen *g, uint64_t n,
                double (*size) (const struct gen *g, uint64_t i))
 {
   double sum = 0;
@@ -237,7 +237,7 @@ scale_to_fill (struct gen *g, uint64_t n, double copies,
   for (i = 0; i < n; i++)
     sum += size (g, i);
   if (sum > 0)
-    g->scale = (double)g->target / (sum * copies);
+    g->scale = (double)g->target / sum;
 }
 
 static double
@@ -302,7 +302,7 @@ large_media (struct gen *g, struct fm_err *err)
     if (add_dir (g, path, err) == -1)
       return -1;
   }
-  scale_to_fill (g, g->o->files, 1, raw_media);
+  scale_to_fill (g, g->o->files, raw_media);
   snprintf (g->stage, sizeof g->stage, "files");
   for (i = 0;
        g->o->meta_only ? g->files < g->o->files : g->m->bytes < g->target;
@@ -401,7 +401,7 @@ aged (struct gen *g, struct fm_err *err)
     if (add_dir (g, path, err) == -1)
       return -1;
   }
-  scale_to_fill (g, g->o->files, 1, raw_mixed);
+  scale_to_fill (g, g->o->files, raw_mixed);
   for (r = 0; r < AGE_ROUNDS; r++) {
     snprintf (g->stage, sizeof g->stage, "round %u of %d", r + 1, AGE_ROUNDS);
     if (age_creates (g, high, true, &i, err) == -1 ||
@@ -426,6 +426,47 @@ struct farm {
                         -1: deleted */
 };
 
+/* Files added per snapshot after the first. */
+static uint64_t
+farm_adds (const struct farm *f)
+{
+  return (uint64_t)(ADD_RATE * (double)f->n + 0.5);
+}
+
+/* Metadata only: the sizes (unscaled) of every file version the farm
+ * will make, as farm_file decides them, so the scale is exact: the
+ * mixed sizes' heavy tail makes an estimate from the first snapshot
+ * miss by half.  f->cur is scratch.
+ */
+static double
+farm_raw_total (const struct gen *g, struct farm *f)
+{
+  uint64_t n = f->n, j, k;
+  double total = 0;
+  unsigned s;
+
+  for (j = 0; j < n; j++) {
+    f->cur[j] = 0;
+    total += raw_mixed (g, j);
+  }
+  for (s = 1; s < SNAPSHOTS; s++) {
+    for (j = 0; j < n; j++) {
+      double r = unit (g, j * SNAPSHOTS + s, 6);
+      if (f->cur[j] < 0)
+        continue;
+      if (r < DELETE_RATE)
+        f->cur[j] = -1;
+      else if (r < DELETE_RATE + CHANGE_RATE)
+        total += raw_mixed (g, ((uint64_t)s << 40) | j);
+    }
+    for (k = 0; k < farm_adds (f); k++, n++) {
+      f->cur[n] = 0;
+      total += raw_mixed (g, n);
+    }
+  }
+  return total;
+}
+
 static int
 farm_plan (struct gen *g, struct farm *f, struct fm_err *err)
 {
@@ -437,14 +478,15 @@ farm_plan (struct gen *g, struct farm *f, struct fm_err *err)
   else
     for (f->n = 0; sum * copies < (double)g->target; f->n++)
       sum += (double)mixed_size (g, f->n);
-  scale_to_fill (g, f->n, copies, raw_mixed);
   f->ndirs = 1 + f->n / 8;
-  cap = f->n + (uint64_t)(ADD_RATE * (double)f->n + 1) * SNAPSHOTS;
+  cap = f->n + (farm_adds (f) + 1) * SNAPSHOTS;
   f->dirs = calloc (f->ndirs, sizeof *f->dirs);
   f->dir = calloc (cap, sizeof *f->dir);
   f->cur = calloc (cap, sizeof *f->cur);
   if (f->dirs == NULL || f->dir == NULL || f->cur == NULL)
     return fm_fail (err, "out of memory");
+  if (g->o->meta_only && f->n > 0)
+    g->scale = (double)g->target / farm_raw_total (g, f);
   for (k = 1; k < f->ndirs; k++) {
     uint64_t p = fm_below (fm_hash (g->o->seed, FM_STREAM_POPULATE, k, 400), k);
     if (snprintf (f->dirs[k], sizeof f->dirs[k], "%s%sd%" PRIu64, f->dirs[p],
@@ -489,7 +531,7 @@ farm_snapshot (struct gen *g, struct farm *f, unsigned s, uint64_t *nfiles,
                struct fm_err *err)
 {
   char snap[32], path[256];
-  uint64_t j, k, add = s ? (uint64_t)(ADD_RATE * (double)f->n + 0.5) : 0;
+  uint64_t j, k, add = s ? farm_adds (f) : 0;
 
   snprintf (snap, sizeof snap, "daily.%u", SNAPSHOTS - 1 - s);
   snprintf (g->stage, sizeof g->stage, "snapshot %s", snap);
