@@ -44,7 +44,8 @@ predict_usage (FILE *fp)
       "works)\n"
       "  --files N     files to spread it over, on every disk\n"
       "  --files-per-tb N  or so many per TB of capacity (default "
-      "50000)\n"
+      "50000; large-media:\n"
+      "                one per 512 MiB of the fill)\n"
       "  --profile P   a disk (repeatable; default the three roadmap "
       "disks)\n"
       "  --seed N      seed of the tree (default 1)\n"
@@ -111,7 +112,22 @@ struct predict_opts {
   uint64_t files, per_tb, seed;
   double fill, restore_rate;
   enum fd_tree tree;
+  bool per_tb_set; /* --files-per-tb given */
 };
+
+/* The files on a disk of `capacity` bytes: --files, else per TB; but
+ * large-media's are few and large unless told otherwise: one per 512 MiB
+ * (its median size) of the fill.
+ */
+static uint64_t
+predict_files (const struct predict_opts *o, uint64_t capacity)
+{
+  if (o->files)
+    return o->files;
+  if (o->tree == FD_TREE_LARGE_MEDIA && !o->per_tb_set)
+    return (uint64_t)((double)capacity * o->fill / 100 / (512.0 * 1048576)) + 1;
+  return (uint64_t)((double)o->per_tb * (double)capacity / 1e12) + 1;
+}
 
 static int
 predict_set (void *vo, int c, const char *arg, struct fm_err *err)
@@ -133,6 +149,7 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fm_parse_uint ("--files", arg, 1, 100000000, &o->files, err);
     case 'N':
       o->files = 0;
+      o->per_tb_set = true;
       return fm_parse_uint ("--files-per-tb", arg, 1, 100000000, &o->per_tb,
                             err);
     case 'p':
@@ -225,16 +242,12 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   t.timeout = 36000;
   t.check_only = true;
   t.restore_rate = o->restore_rate;
-  t.populate = (struct fd_populate_opts){
-      .seed = o->seed,
-      .fill_pct = o->fill,
-      .tree = o->tree,
-      .meta_only = true,
-      .files =
-          o->files
-              ? o->files
-              : (uint64_t)((double)o->per_tb * (double)p.capacity / 1e12) + 1,
-      .progress = stderr};
+  t.populate = (struct fd_populate_opts){.seed = o->seed,
+                                         .fill_pct = o->fill,
+                                         .tree = o->tree,
+                                         .meta_only = true,
+                                         .files = predict_files (o, p.capacity),
+                                         .progress = stderr};
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
   if (mkdtemp (t.dir) == NULL) {
     fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,

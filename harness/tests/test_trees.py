@@ -215,3 +215,26 @@ def test_garbled_stripes_found_and_attributed(run, tmp_path):
     assert corrupted and all(x["cause"] == "stripe" for x in corrupted), \
         rec["damaged"]
     assert a["garbled_blocks"] > 0
+
+
+def test_predict_per_tree(run, tmp_path):
+    """predict takes --tree: on a small whole disk, large-media defaults
+    to one file per 512 MiB of the fill, hardlink-farm's unique data comes
+    to the fill, and each record names its tree."""
+    prof = tmp_path / "small.profile"
+    prof.write_text("base = roadmap-2006\nname = small\ncapacity = 8GB\n")
+    out = tmp_path / "p.jsonl"
+    for tree in ("large-media", "hardlink-farm"):
+        p = run("predict", "--fs", "ext4", "--fill", "50", "--profile",
+                str(prof), "--tree", tree, "--json", str(out))
+        assert p.returncode == 0, p.stderr
+        assert f"{tree} tree" in p.stdout
+    media, farm = [json.loads(line) for line in
+                   out.read_text().splitlines()]
+    assert (media["tree"], farm["tree"]) == ("large-media", "hardlink-farm")
+    fill = 0.5 * 8e9
+    # 8 directories and about fill / 512 MiB files (the files column).
+    assert media["files"] == 8 + int(fill / (512 << 20)) + 1
+    assert 0.9 * fill < farm["bytes"] <= fill
+    assert [ph["name"] for ph in farm["phases"]] == [
+        "populate", "unmount", "inject", "check"]
