@@ -14,7 +14,8 @@
 #include "errmsg.h"
 #include "proc.h"
 
-#define OUT_MAX (16 << 20)
+#define OUT_MAX      (16 << 20)
+#define PROGRESS_MAX 512
 
 volatile sig_atomic_t fd_interrupted;
 static int shield;
@@ -79,9 +80,11 @@ struct sink {
   size_t len;
 };
 
-/* Read what is there; 0 at EOF, 1 if more may come. */
+/* Read what is there, keeping at most max bytes; 0 at EOF, 1 if more
+ * may come.
+ */
 static int
-drain (struct sink *s)
+drain (struct sink *s, size_t max)
 {
   char tmp[65536];
   ssize_t n = read (s->fd, tmp, sizeof tmp);
@@ -93,8 +96,8 @@ drain (struct sink *s)
     s->fd = -1;
     return 0;
   }
-  if (s->len + (size_t)n > OUT_MAX)
-    n = (ssize_t)(OUT_MAX - s->len); /* keep the start, drop the rest */
+  if (s->len + (size_t)n > max)
+    n = (ssize_t)(max - s->len); /* keep the start, drop the rest */
   memcpy (s->buf + s->len, tmp, (size_t)n);
   s->len += (size_t)n;
   s->buf[s->len] = '\0';
@@ -102,10 +105,11 @@ drain (struct sink *s)
 }
 
 /* The child: its own process group (so a timeout kills all it started),
- * stdin from /dev/null, stdout and stderr into the pipes.
+ * stdin from /dev/null, stdout and stderr into the pipes, and fd 3 into
+ * the progress pipe if there is one (-1: none).
  */
 static void __attribute__ ((noreturn))
-exec_child (char *const argv[], int out, int errp)
+exec_child (char *const argv[], int out, int errp, int prog)
 {
   int null = open ("/dev/null", O_RDONLY);
 
@@ -113,26 +117,53 @@ exec_child (char *const argv[], int out, int errp)
   dup2 (null, 0);
   dup2 (out, 1);
   dup2 (errp, 2);
+  if (prog != -1)
+    dup2 (prog, 3); /* dup2 clears close-on-exec on the copy */
   signal (SIGPIPE, SIG_DFL);
   execvp (argv[0], argv);
   fprintf (stderr, "%s: %s\n", argv[0], fd_strerror (errno));
   _exit (127);
 }
 
-/* Collect both pipes until they close, the deadline passes (the group
- * is killed, p->timed_out) or an unshielded interrupt comes.
+/* The last complete line of the progress pipe: what arrived is appended
+ * to the sink (cleared when full, as a line that long is no progress
+ * line), and every complete line moves to last.
  */
 static void
-collect (pid_t pid, struct sink sinks[2], double t0, double timeout_s,
-         struct fd_proc *p)
+progress_lines (struct sink *s, char *last, size_t size)
 {
+  char *nl;
+
+  while ((nl = memchr (s->buf, '\n', s->len)) != NULL) {
+    size_t n = (size_t)(nl - s->buf);
+    if (n < size) {
+      memcpy (last, s->buf, n);
+      last[n] = '\0';
+    }
+    s->len -= n + 1;
+    memmove (s->buf, nl + 1, s->len);
+  }
+  if (s->len >= PROGRESS_MAX - 1)
+    s->len = 0;
+  s->buf[s->len] = '\0';
+}
+
+/* Collect the pipes until they close, the deadline passes (the group
+ * is killed, p->timed_out) or an unshielded interrupt comes; with a
+ * watch, tick after each wake.
+ */
+static void
+collect (pid_t pid, struct sink sinks[3], double t0, double timeout_s,
+         const struct fd_watch *w, struct fd_proc *p)
+{
+  char last[PROGRESS_MAX] = "";
   int i;
 
-  while (sinks[0].fd != -1 || sinks[1].fd != -1) {
-    struct pollfd fds[2];
+  while (sinks[0].fd != -1 || sinks[1].fd != -1 || sinks[2].fd != -1) {
+    struct pollfd fds[3];
     int nf = 0, wait_ms = 1000;
 
-    for (i = 0; i < 2; i++)
+    for (i = 0; i < 3; i++)
       if (sinks[i].fd != -1)
         fds[nf++] = (struct pollfd){.fd = sinks[i].fd, .events = POLLIN};
     if (fd_interrupted && !shield) {
@@ -149,17 +180,20 @@ collect (pid_t pid, struct sink sinks[2], double t0, double timeout_s,
       if (left * 1000 < wait_ms)
         wait_ms = (int)(left * 1000) + 1;
     }
-    if (poll (fds, (nfds_t)nf, wait_ms) <= 0)
-      continue;
-    for (i = 0; i < 2; i++)
-      if (sinks[i].fd != -1) {
+    if (poll (fds, (nfds_t)nf, wait_ms) > 0)
+      for (i = 0; i < 3; i++) {
         int j;
-        for (j = 0; j < nf; j++)
+        for (j = 0; j < nf && sinks[i].fd != -1; j++)
           if (fds[j].fd == sinks[i].fd && fds[j].revents)
-            drain (&sinks[i]);
+            drain (&sinks[i], i == 2 ? PROGRESS_MAX - 1 : OUT_MAX);
       }
+    if (w) {
+      if (sinks[2].buf)
+        progress_lines (&sinks[2], last, sizeof last);
+      w->tick (w->opaque, last, p);
+    }
   }
-  for (i = 0; i < 2; i++)
+  for (i = 0; i < 3; i++)
     if (sinks[i].fd != -1)
       close (sinks[i].fd);
 }
@@ -188,8 +222,34 @@ int
 fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
         struct fm_err *err)
 {
-  int out[2], errp[2];
-  struct sink sinks[2];
+  return fd_run_watched (argv, timeout_s, NULL, p, err);
+}
+
+/* The pipes: stdout, stderr and (with a watch asking for it) progress. */
+static int
+open_pipes (int fds[3][2], bool progress, struct fm_err *err)
+{
+  int i;
+
+  for (i = 0; i < 3; i++)
+    fds[i][0] = fds[i][1] = -1;
+  for (i = 0; i < (progress ? 3 : 2); i++)
+    if (pipe2 (fds[i], O_CLOEXEC) == -1) {
+      fm_fail (err, "pipe: %s", fd_strerror (errno));
+      while (i-- > 0)
+        close (fds[i][0]), close (fds[i][1]);
+      return -1;
+    }
+  return 0;
+}
+
+int
+fd_run_watched (char *const argv[], double timeout_s, const struct fd_watch *w,
+                struct fd_proc *p, struct fm_err *err)
+{
+  int fds[3][2], i;
+  struct sink sinks[3];
+  char prog[PROGRESS_MAX];
   double t0 = fd_now_s ();
   pid_t pid;
 
@@ -200,25 +260,30 @@ fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
     fd_proc_free (p);
     return fm_fail (err, "out of memory");
   }
-  if (pipe2 (out, O_CLOEXEC) == -1 || pipe2 (errp, O_CLOEXEC) == -1) {
-    fm_fail (err, "pipe: %s", fd_strerror (errno));
+  if (open_pipes (fds, w && w->progress_pipe, err) == -1) {
     fd_proc_free (p);
     return -1;
   }
   pid = fork ();
   if (pid == -1) {
     fm_fail (err, "fork: %s", fd_strerror (errno));
+    for (i = 0; i < 3; i++)
+      if (fds[i][0] != -1)
+        close (fds[i][0]), close (fds[i][1]);
     fd_proc_free (p);
     return -1;
   }
   if (pid == 0)
-    exec_child (argv, out[1], errp[1]);
+    exec_child (argv, fds[0][1], fds[1][1], fds[2][1]);
   setpgid (pid, pid);
-  close (out[1]);
-  close (errp[1]);
-  sinks[0] = (struct sink){out[0], p->out, 0};
-  sinks[1] = (struct sink){errp[0], p->err, 0};
-  collect (pid, sinks, t0, timeout_s, p);
+  for (i = 0; i < 3; i++)
+    if (fds[i][1] != -1)
+      close (fds[i][1]);
+  prog[0] = '\0';
+  sinks[0] = (struct sink){fds[0][0], p->out, 0};
+  sinks[1] = (struct sink){fds[1][0], p->err, 0};
+  sinks[2] = (struct sink){fds[2][0], fds[2][0] == -1 ? NULL : prog, 0};
+  collect (pid, sinks, t0, timeout_s, w, p);
   reap (pid, t0, p);
   return 0;
 }

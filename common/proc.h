@@ -31,6 +31,24 @@ struct fd_proc {
 extern int fd_run (char *const argv[], double timeout_s, struct fd_proc *p,
                    struct fm_err *err);
 
+/* A long command watched while it runs (the checkers): with a progress
+ * pipe, the child's file descriptor 3 is the write end of a pipe (for
+ * e2fsck's and fsck.chunkfs's "-C3"), and tick is called with the last
+ * complete line read from it so far ("" before the first) and the output
+ * so far (p->out, p->err), each time something arrives on any pipe and at
+ * least once a second; the caller decides what to print and how often.
+ */
+struct fd_watch {
+  bool progress_pipe;
+  void (*tick) (void *opaque, const char *progress, const struct fd_proc *p);
+  void *opaque;
+};
+
+/* fd_run, watched by w (NULL: as fd_run). */
+extern int fd_run_watched (char *const argv[], double timeout_s,
+                           const struct fd_watch *w, struct fd_proc *p,
+                           struct fm_err *err);
+
 extern void fd_proc_free (struct fd_proc *p);
 
 /* Run and require exit code 0: -1 with err naming the command and quoting

@@ -77,20 +77,6 @@ model_usage (FILE *fp)
   fprintf (fp, "\n");
 }
 
-/* 4000 s -> "1.11 h"; durations people compare across disk generations. */
-static void
-human_duration (double s, char *buf, size_t len)
-{
-  if (s < 120)
-    snprintf (buf, len, "%.1f s", s);
-  else if (s < 7200)
-    snprintf (buf, len, "%.1f min", s / 60);
-  else if (s < 3 * 86400)
-    snprintf (buf, len, "%.1f h", s / 3600);
-  else
-    snprintf (buf, len, "%.1f days", s / 86400);
-}
-
 /* An IOPS figure, or `none` for a disk that takes no time. */
 static void
 qd_iops (double v, const char *fmt, const char *none, char *buf, size_t len)
@@ -151,9 +137,9 @@ print_row (const struct fm_profile *p, const struct fm_summary *s)
   else
     snprintf (bw, sizeof bw, "%.0f/%.0f/%.0f", p->bandwidth / 1e6,
               fm_profile_bw_outer (p) / 1e6, fm_profile_bw_inner (p) / 1e6);
-  human_duration (s->min_full_read_s, minr, sizeof minr);
-  human_duration (s->full_read_s, full, sizeof full);
-  human_duration (s->random_10pct_s, pct, sizeof pct);
+  fm_format_duration (s->min_full_read_s, minr, sizeof minr);
+  fm_format_duration (s->full_read_s, full, sizeof full);
+  fm_format_duration (s->random_10pct_s, pct, sizeof pct);
   if (s->random_4k_iops > 0)
     snprintf (iops, sizeof iops, "%.0f", s->random_4k_iops);
   for (i = 0; i < 3; i++)

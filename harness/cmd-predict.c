@@ -63,17 +63,6 @@ predict_usage (FILE *fp)
       fd_progname);
 }
 
-static void
-duration (double s, char *buf, size_t len)
-{
-  if (s < 120)
-    snprintf (buf, len, "%.1f s", s);
-  else if (s < 7200)
-    snprintf (buf, len, "%.1f min", s / 60);
-  else
-    snprintf (buf, len, "%.2f h", s / 3600);
-}
-
 /* The trial's row of the table, when its check ran. */
 static void
 print_row (struct trial *t, const struct fm_profile *p, bool first,
@@ -90,10 +79,10 @@ print_row (struct trial *t, const struct fm_profile *p, bool first,
   full_read = (double)p->design_capacity / (double)p->bandwidth;
   fm_format_size (p->capacity, cap, sizeof cap);
   fm_format_size (t->m.bytes, used, sizeof used);
-  duration (full_read, fr, sizeof fr);
-  duration (ck->virtual_s, fk, sizeof fk);
+  fm_format_duration (full_read, fr, sizeof fr);
+  fm_format_duration (ck->virtual_s, fk, sizeof fk);
   if (t->restore_s >= 0)
-    duration (t->restore_s, rs, sizeof rs);
+    fm_format_duration (t->restore_s, rs, sizeof rs);
   printf ("%-17s %9s %8zu %9s %12s %12s %8.2fx %12s %s%s%s\n", p->name, cap,
           t->m.n, used, fr, fk,
           *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0, rs,
@@ -248,6 +237,8 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
                                          .meta_only = true,
                                          .files = predict_files (o, p.capacity),
                                          .progress = stderr};
+  t.progress = stderr;
+  t.progress_every = 10;
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
   if (mkdtemp (t.dir) == NULL) {
     fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,

@@ -73,6 +73,11 @@ static const char run_help[] =
     "manifest)\n"
     "  --timeout SEC    kill a checker after SEC seconds (default "
     "3600)\n"
+    "  --progress SEC   a running checker's progress line (virtual time so "
+    "far,\n"
+    "                   pass, share of it done) every SEC seconds of wall "
+    "time\n"
+    "                   (default 10; 0: at each update)\n"
     "  --attach HOW     the block device: nbd (/dev/nbdN), loop "
     "(nbdfuse + a\n"
     "                   loop device), auto (default: nbd where the "
@@ -111,7 +116,8 @@ run_usage (FILE *fp)
       "[--target TYPE[:COUNT[:KIND]]]\n"
       "              [--time MODE] [--think real|zero] [--json FILE] [--db "
       "FILE]\n"
-      "              [--dir DIR] [--keep] [--timeout SECONDS] "
+      "              [--dir DIR] [--keep] [--timeout SECONDS] [--progress "
+      "SECONDS] "
       "[--attach auto|nbd|loop]\n"
       "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
       "              [--crash-points N|all]\n"
@@ -199,6 +205,9 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       return 0;
     case 'o':
       return fm_parse_double ("--timeout", arg, 1, 1e7, &t->timeout, err);
+    case 'g':
+      return fm_parse_double ("--progress", arg, 0, 1e7, &t->progress_every,
+                              err);
     case 'D':
       o->db_path = arg;
       return 0;
@@ -252,6 +261,7 @@ static const struct option run_options[] = {
     {"dir", required_argument, NULL, 'd'},
     {"keep", no_argument, NULL, 'k'},
     {"timeout", required_argument, NULL, 'o'},
+    {"progress", required_argument, NULL, 'g'},
     {"meta-only", required_argument, NULL, 'M'},
     {"tree", required_argument, NULL, 'W'},
     {"db", required_argument, NULL, 'D'},
@@ -343,6 +353,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   t->seed = 1;
   t->fill = 30;
   t->timeout = 3600;
+  t->progress_every = 10;
   t->cut_reference_intact = -1;
   rc = fd_options_parse (&run_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
@@ -462,6 +473,7 @@ run_one (struct run_opts *o)
   t->populate.seed = t->seed;
   t->populate.fill_pct = t->fill;
   t->populate.progress = stderr;
+  t->progress = stderr;
   if (fd_trial_run (t, &err) == -1) {
     snprintf (t->error, sizeof t->error, "%s", err.msg);
     ret = 1;

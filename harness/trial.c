@@ -110,6 +110,100 @@ end (struct fd_disk *d, struct phase *p, const struct clocks *c0,
   return 0;
 }
 
+/* A checker running: what its progress line needs. */
+struct watch {
+  struct trial *t;
+  struct fd_disk *d;
+  const char *name;
+  const struct clocks *c0;
+  double last; /* wall time of the last line */
+};
+
+/* The last line of text that starts a pass: e2fsck's and fsck.chunkfs's
+ * "Pass 2: Checking ..." (not their timing lines, "Pass 2: Memory used",
+ * "Pass 5: I/O read", "Pass 2: time"), xfs_repair's "Phase 3 - ...",
+ * btrfs check's "[2/7] checking ...".  Its number in *num (0: none yet).
+ */
+static void
+last_pass (const char *text, char *buf, size_t len, int *num)
+{
+  const char *line = text;
+
+  while (line && *line) {
+    const char *end = strchrnul (line, '\n');
+    int n, a, b, at = 0;
+    if ((sscanf (line, "Pass %d: %n", &n, &at) == 1 && at > 0 &&
+         strncmp (line + at, "Memory used", 11) != 0 &&
+         strncmp (line + at, "I/O ", 4) != 0 &&
+         strncmp (line + at, "time ", 5) != 0) ||
+        (sscanf (line, "Phase %d -%n", &n, &at) == 1 && at > 0) ||
+        (sscanf (line, "[%d/%d]", &a, &b) == 2 && (n = a) > 0)) {
+      snprintf (buf, len, "%.*s", (int)(end - line), line);
+      *num = n;
+    }
+    line = *end ? end + 1 : NULL;
+  }
+}
+
+/* One progress line, when the last is progress_every old: the virtual
+ * time the checker has taken so far (the disk's clock), the wall time,
+ * its pass, and the share of that pass done where the checker says so
+ * ("PASS DONE TOTAL DEVICE" on fd 3, for the pass the output is in).
+ */
+static void
+check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
+{
+  struct watch *w = opaque;
+  double now = fd_now_s ();
+  char pass[96] = "", share[32] = "", virt[32];
+  struct fd_json *j;
+  struct fm_err err;
+  uint64_t vns = 0;
+  unsigned long done, total;
+  int p, num = 0;
+
+  if (now - w->last < w->t->progress_every)
+    return;
+  if (fd_ctl_ok (fd_disk_control (w->d), "stats", &j, &err) == -1)
+    return; /* the phase's end reports a dead control socket */
+  if (fd_json_u64 (j, "virtual_ns", &vns, &err) == -1 || vns < w->c0->vns)
+    vns = w->c0->vns;
+  fd_json_free (j);
+  w->last = now;
+  last_pass (pr->err, pass, sizeof pass, &num);
+  last_pass (pr->out, pass, sizeof pass, &num);
+  if (sscanf (progress, "%d %lu %lu", &p, &done, &total) == 3 && total > 0 &&
+      (p == num || num == 0)) {
+    if (num == 0) /* the output names no pass: the progress line does */
+      snprintf (pass, sizeof pass, "pass %d", p);
+    snprintf (share, sizeof share, " (%.0f %% done)",
+              100.0 * (double)done / (double)total);
+  }
+  fm_format_duration ((double)(vns - w->c0->vns) / 1e9, virt, sizeof virt);
+  fprintf (w->t->progress, "%s: %s: %s virtual so far (%.0f s wall)%s%s%s\n",
+           fd_progname, w->name, virt, now - w->c0->wall, pass[0] ? "; " : "",
+           pass, share);
+  fflush (w->t->progress);
+}
+
+/* The checker's command line: the template's, with the progress option
+ * after the program name when progress is shown.
+ */
+static void
+checker_argv (const struct trial *t, const char *const *tmpl, struct fd_disk *d,
+              char *argv[FD_ARGV_MAX + 2])
+{
+  const char *with[FD_ARGV_MAX + 1] = {tmpl[0]};
+  size_t i, n = 1;
+
+  if (t->progress && t->fs->progress_opt)
+    with[n++] = t->fs->progress_opt;
+  for (i = 1; i < FD_ARGV_MAX && tmpl[i] && n < FD_ARGV_MAX; i++)
+    with[n++] = tmpl[i];
+  with[n] = NULL;
+  fd_fs_argv (with, fd_disk_device (d), argv);
+}
+
 /* Run a checker (check, repair or recheck) as one phase. */
 static int
 checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
@@ -119,9 +213,11 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
                                 ? t->fs->repair_zap_log
                             : repair ? t->fs->repair
                                      : t->fs->check;
-  char *argv[FD_ARGV_MAX + 1];
+  char *argv[FD_ARGV_MAX + 2];
   struct clocks c;
   struct fd_proc pr;
+  struct fd_watch watch;
+  struct watch w;
   struct phase *p;
   enum fd_outcome o;
 
@@ -135,8 +231,11 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   }
   if ((p = begin (t, d, name, &c, err)) == NULL)
     return -1;
-  fd_fs_argv (tmpl, fd_disk_device (d), argv);
-  if (fd_run (argv, t->timeout, &pr, err) == -1)
+  checker_argv (t, tmpl, d, argv);
+  w = (struct watch){t, d, name, &c, fd_now_s ()};
+  watch = (struct fd_watch){t->fs->progress_opt != NULL, check_tick, &w};
+  if (fd_run_watched (argv, t->timeout, t->progress ? &watch : NULL, &pr,
+                      err) == -1)
     return -1;
   if (end (d, p, &c, err) == -1) {
     fd_proc_free (&pr);

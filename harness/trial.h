@@ -85,6 +85,12 @@ struct trial {
   double fill, timeout;
   bool keep;
   struct fd_populate_opts populate;
+  /* A checker's progress (virtual time so far, pass, share of the pass
+   * done) goes to this stream at most every progress_every seconds of
+   * wall time (0: at each update); NULL: none.
+   */
+  FILE *progress;
+  double progress_every;
   bool check_only;     /* stop after the read-only check (predict) */
   bool crash;          /* power cut with writes in flight instead of unmount */
   double restore_rate; /* --restore-rate, bytes/s; 0: the disk's own */

@@ -1,6 +1,7 @@
 /* futuredisk — common: unit tests for running tools (proc.c): exit codes
  * and output, the timeout, and what a signal does to a running command
- * with and without the shield detach relies on.
+ * with and without the shield detach relies on, and a watched command's
+ * progress pipe.
  */
 #include <signal.h>
 
@@ -99,6 +100,66 @@ START_TEST (test_shielded)
 }
 END_TEST
 
+/* What the ticks saw: how many, and the last progress line and output. */
+struct seen {
+  int ticks;
+  char progress[600];
+  char out[64];
+};
+
+static void
+tick (void *opaque, const char *progress, const struct fd_proc *p)
+{
+  struct seen *s = opaque;
+
+  s->ticks++;
+  snprintf (s->progress, sizeof s->progress, "%s", progress);
+  snprintf (s->out, sizeof s->out, "%s", p->out);
+}
+
+START_TEST (test_watched)
+{
+  /* A line too long for the progress buffer is dropped whole; a line
+   * without its newline is not complete, so not shown.
+   */
+  char script[] = "echo 'Pass 1: x'; echo '1 5 10 dev' >&3; "
+                  "head -c 2000 /dev/zero | tr '\\0' 7 >&3; echo >&3; "
+                  "echo '2 7 10 dev' >&3; printf '3 1' >&3; echo done";
+  char *argv[] = {sh, dash_c, script, NULL};
+  struct seen s = {0};
+  struct fd_watch w = {true, tick, &s};
+  struct fm_err err;
+  struct fd_proc p;
+
+  ck_assert_int_eq (fd_run_watched (argv, 10, &w, &p, &err), 0);
+  ck_assert_int_eq (p.status, 0);
+  ck_assert_int_gt (s.ticks, 0);
+  /* The last tick comes after every pipe closed: it saw everything. */
+  ck_assert_str_eq (s.progress, "2 7 10 dev");
+  ck_assert_str_eq (s.out, "Pass 1: x\ndone\n");
+  fd_proc_free (&p);
+}
+END_TEST
+
+START_TEST (test_no_progress_pipe)
+{
+  /* Without a progress pipe the ticks still come, with no progress. */
+  char script[] = "echo '1 2 3 dev'";
+  char *argv[] = {sh, dash_c, script, NULL};
+  struct seen s = {0};
+  struct fd_watch w = {false, tick, &s};
+  struct fm_err err;
+  struct fd_proc p;
+
+  ck_assert_int_eq (fd_run_watched (argv, 10, &w, &p, &err), 0);
+  ck_assert_int_eq (p.status, 0);
+  ck_assert_int_gt (s.ticks, 0);
+  ck_assert_str_eq (s.progress, "");
+  ck_assert_str_eq (s.out, "1 2 3 dev\n");
+  fd_proc_free (&p);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -107,6 +168,8 @@ main (void)
       {"timeout", test_timeout},
       {"interrupted", test_interrupted},
       {"shielded", test_shielded},
+      {"watched", test_watched},
+      {"no-progress-pipe", test_no_progress_pipe},
   };
 
   return fd_check_main ("proc", cases, sizeof cases / sizeof cases[0]);

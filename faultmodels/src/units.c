@@ -166,3 +166,16 @@ fm_format_size (uint64_t bytes, char *buf, int len)
   else
     snprintf (buf, len, "%.3g %s", v, units[u]);
 }
+
+void
+fm_format_duration (double s, char *buf, int len)
+{
+  if (s < 120)
+    snprintf (buf, len, "%.1f s", s);
+  else if (s < 7200)
+    snprintf (buf, len, "%.1f min", s / 60);
+  else if (s < 3 * 86400)
+    snprintf (buf, len, "%.1f h", s / 3600);
+  else
+    snprintf (buf, len, "%.1f days", s / 86400);
+}

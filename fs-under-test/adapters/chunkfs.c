@@ -203,6 +203,7 @@ const struct fd_fs fd_fs_chunkfs = {
     .mount_cmd = {"chunkfs", "-o", "blkdev", "{dev}", "{mnt}"},
     .check = {"fsck.chunkfs", "-fn", "-t", "{dev}"},
     .repair = {"fsck.chunkfs", "-fy", "-t", "{dev}"},
+    .progress_opt = "-C3",
     .outcome = fd_outcome_e2fsck,
     .passes = chunkfs_passes,
     .locate = chunkfs_locate,

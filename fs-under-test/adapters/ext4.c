@@ -154,6 +154,7 @@ const struct fd_fs fd_fs_ext4 = {
     .mount_opts = "noinit_itable",
     .check = {"e2fsck", "-fn", "-tt", "{dev}"},
     .repair = {"e2fsck", "-fy", "-tt", "{dev}"},
+    .progress_opt = "-C3",
     .outcome = fd_outcome_e2fsck,
     .passes = ext4_passes,
     .locate = ext4_locate,

@@ -67,6 +67,11 @@ struct fd_fs {
   const char *mkfs[FD_ARGV_MAX];   /* make the file system */
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
+  /* The checker's option that writes e2fsck's progress lines ("PASS DONE
+   * TOTAL DEVICE", e2fsck(8) -C) to file descriptor 3, or NULL: the
+   * harness puts it after the program name when it shows progress.
+   */
+  const char *progress_opt;
   /* A repair exit code meaning "the log must be replayed first" (xfs: 2;
    * 0 = none), and the repair that destroys the log instead.
    */

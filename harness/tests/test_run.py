@@ -330,6 +330,26 @@ def test_too_small_for_xfs(run):
     assert "xfs needs a disk of at least 300 MiB" in p.stderr
 
 
+@pytest.mark.parametrize("fs,pass_line", [
+    ("ext4", r"; Pass [1-5]: Checking [a-z ,]+ \(\d+ % done\)$"),
+    ("xfs", r"; Phase [1-7] - "),
+])
+def test_check_progress_lines(run, fs, pass_line):
+    """--progress 0: a line at each update of a running checker, with the
+    virtual time so far, the pass and (e2fsck's -C3) the share done."""
+    import re
+    p = run("run", "--fs", fs, "--size", "512M", "--fill", "5", "--think",
+            "zero", "--progress", "0", check=0)
+    lines = [l for l in p.stderr.splitlines()
+             if l.startswith("futuredisk: check: ")]
+    assert lines, p.stderr
+    head = r"^futuredisk: check: \d+\.\d (s|min) virtual so far \(\d+ s wall\)"
+    assert all(re.match(head, l) for l in lines), lines
+    assert any(re.search(pass_line, l) for l in lines), lines
+    assert run("run", "--fs", fs, "--progress", "-1",
+               check=2).stderr.count("--progress") == 1
+
+
 def test_predict_meta_only(run, tmp_path):
     """predict: whole (small) disks filled with metadata only; the table
     has a row per profile, and the plugin stored only metadata."""

@@ -39,4 +39,9 @@ extern int fm_parse_uint (const char *what, const char *s, uint64_t min,
 /* Format bytes with a decimal suffix ("500 GB", "1.07 GB"). */
 extern void fm_format_size (uint64_t bytes, char *buf, int len);
 
+/* Format seconds the way durations are compared across disk generations:
+ * "12.5 s" under 2 minutes, then minutes, hours, and days from 3 days.
+ */
+extern void fm_format_duration (double s, char *buf, int len);
+
 #endif

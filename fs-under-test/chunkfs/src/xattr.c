@@ -462,6 +462,22 @@ set_value (struct cfs_fs *fs, struct ino *n, uint8_t ns, const char *rest,
   return cfs_iput (fs, n);
 }
 
+/* What setting and removing share: the name parsed, the inode in use,
+ * the file system writable; the errors in the order the kernel's
+ * callers expect (a bad name before a read-only file system).
+ */
+static int
+change_begin (struct cfs_fs *fs, uint64_t ino, const char *name, struct ino *n,
+              uint8_t *ns, const char **rest)
+{
+  int r;
+
+  if ((r = parse_name (name, ns, rest)) < 0 ||
+      (r = cfs_iget_file (fs, ino, n)) < 0)
+    return r;
+  return fs->writable ? 0 : -EROFS;
+}
+
 int
 cfs_setxattr (struct cfs_fs *fs, uint64_t ino, const char *name,
               const void *value, size_t len, unsigned flags)
@@ -471,11 +487,8 @@ cfs_setxattr (struct cfs_fs *fs, uint64_t ino, const char *name,
   uint8_t ns;
   int r;
 
-  if ((r = parse_name (name, &ns, &rest)) < 0 ||
-      (r = cfs_iget_file (fs, ino, &n)) < 0)
+  if ((r = change_begin (fs, ino, name, &n, &ns, &rest)) < 0)
     return r;
-  if (!fs->writable)
-    return -EROFS;
   if (flags & ~(CFS_XATTR_CREATE | CFS_XATTR_REPLACE) ||
       flags == (CFS_XATTR_CREATE | CFS_XATTR_REPLACE))
     return -EINVAL;
@@ -499,11 +512,8 @@ cfs_removexattr (struct cfs_fs *fs, uint64_t ino, const char *name)
   uint8_t ns;
   int r;
 
-  if ((r = parse_name (name, &ns, &rest)) < 0 ||
-      (r = cfs_iget_file (fs, ino, &n)) < 0)
+  if ((r = change_begin (fs, ino, name, &n, &ns, &rest)) < 0)
     return r;
-  if (!fs->writable)
-    return -EROFS;
   return set_value (fs, &n, ns, rest, NULL, 0, CFS_XATTR_REPLACE, true);
 }
 
