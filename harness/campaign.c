@@ -20,6 +20,7 @@
   X (SIZE, "size", "1G")                                                       \
   X (FILL, "fill", "30")                                                       \
   X (META, "meta-only", "0")                                                   \
+  X (TREE, "tree", "mixed")                                                    \
   X (CRASH, "crash", "no")                                                     \
   X (FAULTS, "faults", "")                                                     \
   X (TARGET, "target", "none")                                                 \
@@ -394,6 +395,14 @@ check_meta (struct expansion *x, size_t i, struct fm_err *err)
 }
 
 static int
+check_tree (struct expansion *x, size_t i, struct fm_err *err)
+{
+  enum fd_tree t;
+
+  return fd_tree_parse ("tree", x->v[K_TREE]->v[i], &t, err);
+}
+
+static int
 check_repair_cut (struct expansion *x, size_t i, struct fm_err *err)
 {
   return fm_parse_uint ("repair-cut", x->v[K_REPAIR_CUT]->v[i], 0, UINT64_MAX,
@@ -561,6 +570,7 @@ static const struct {
     {K_PROFILE, check_profile, NULL},
     {K_FILL, check_fill, NULL},
     {K_META, check_meta, NULL},
+    {K_TREE, check_tree, NULL},
     {K_CRASH, check_crash, NULL},
     {K_FAULTS, check_faults, NULL},
     {K_TARGET, check_target, NULL},
@@ -629,6 +639,13 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
     target = "";
   if (*target && !fs_has_type (fs, target))
     return 0;
+  if (strcmp (v[K_TREE]->v[ix[K_TREE]], "mixed") != 0 &&
+      (strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
+       x->points[ix[K_CRASH_POINTS]] > 0))
+    return fm_fail (err,
+                    "%s: [matrix %s]: tree '%s' has no crash workload (crash, "
+                    "crash-points): only the mixed tree has one",
+                    c->path, m->name, v[K_TREE]->v[ix[K_TREE]]);
   for (s = 0; s < x->nseeds; s++)
     for (r = 0; r < x->reps; r++) {
       struct fd_campaign_trial *t = new_trial (c, err);
@@ -641,6 +658,7 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
           .size = v[K_SIZE]->v[ix[K_SIZE]],
           .fill = x->fill[ix[K_FILL]],
           .meta_only = x->meta[ix[K_META]],
+          .tree = v[K_TREE]->v[ix[K_TREE]],
           /* crash points are states of a crash */
           .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
                    x->points[ix[K_CRASH_POINTS]] > 0,

@@ -4,7 +4,7 @@
  * A campaign file is INI: a [campaign] section (name, and defaults for
  * every matrix key) and one or more [matrix NAME] sections whose lists
  * are crossed - file systems x profiles x sizes x fills x meta-only x
- * crash x fault specs x targets x seeds x repetitions.  Loading checks
+ * trees x crash x fault specs x targets x seeds x repetitions.  Loading checks
  * every value (file systems, profiles, sizes, fault keys, target types)
  * so a bad file fails before the first trial, naming file, line and key.
  * The expansion is in file order and deterministic: trial i is the same
@@ -27,6 +27,7 @@ struct fd_campaign_trial {
   const char *fs, *profile, *size;
   double fill;
   uint64_t meta_only; /* files; 0: written data (--fill) */
+  const char *tree;   /* --tree: mixed, hardlink-farm, ... */
   bool crash;
   const char *faults;    /* a fault spec, or "" */
   const char *target;    /* TYPE[:N[:KIND]], or "" */

@@ -122,7 +122,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
           " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
-          " AND crash_points = ?"
+          " AND crash_points = ? AND tree = ?"
           " ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
@@ -142,6 +142,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_int64 (st, 14, (sqlite3_int64)t->rep);
   sqlite3_bind_int64 (st, 15, (sqlite3_int64)t->repair_cut);
   sqlite3_bind_int64 (st, 16, (sqlite3_int64)t->crash_points);
+  sqlite3_bind_text (st, 17, t->tree, -1, SQLITE_STATIC);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -199,10 +200,12 @@ describe (const struct fd_campaign_trial *t, char *buf, size_t len)
     snprintf (cut, sizeof cut, " crash-points all");
   else if (t->crash_points)
     snprintf (cut, sizeof cut, " crash-points %" PRIu64, t->crash_points);
-  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
+  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
             t->profile, t->size, t->meta_only ? "meta " : "fill ",
             t->meta_only ? (double)t->meta_only : t->fill,
-            t->crash ? " crash" : "", *t->faults ? " faults " : "", t->faults,
+            strcmp (t->tree, "mixed") ? " tree " : "",
+            strcmp (t->tree, "mixed") ? t->tree : "", t->crash ? " crash" : "",
+            *t->faults ? " faults " : "", t->faults,
             *t->target ? " target " : "", t->target, cut, t->seed,
             t->rep ? " (again)" : "");
 }
@@ -223,6 +226,17 @@ struct night {
   uint64_t jobs;
   bool tty;
 };
+
+/* "OPT VALUE" onto argv at *a, when asked. */
+static void
+opt_if (const char **argv, size_t *a, bool when, const char *opt,
+        const char *value)
+{
+  if (when) {
+    argv[(*a)++] = opt;
+    argv[(*a)++] = value;
+  }
+}
 
 static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
@@ -258,28 +272,14 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   argv[a++] = t->size;
   argv[a++] = "--fill";
   argv[a++] = fill;
-  if (t->meta_only) {
-    argv[a++] = "--meta-only";
-    argv[a++] = meta;
-  }
+  opt_if (argv, &a, t->meta_only, "--meta-only", meta);
+  opt_if (argv, &a, strcmp (t->tree, "mixed") != 0, "--tree", t->tree);
   if (t->crash)
     argv[a++] = "--crash";
-  if (*t->faults) {
-    argv[a++] = "--faults";
-    argv[a++] = t->faults;
-  }
-  if (*t->target) {
-    argv[a++] = "--target";
-    argv[a++] = t->target;
-  }
-  if (t->repair_cut) {
-    argv[a++] = "--repair-cut";
-    argv[a++] = cut;
-  }
-  if (t->crash_points) {
-    argv[a++] = "--crash-points";
-    argv[a++] = points;
-  }
+  opt_if (argv, &a, *t->faults, "--faults", t->faults);
+  opt_if (argv, &a, *t->target, "--target", t->target);
+  opt_if (argv, &a, t->repair_cut, "--repair-cut", cut);
+  opt_if (argv, &a, t->crash_points, "--crash-points", points);
   argv[a++] = "--time";
   argv[a++] = t->time;
   argv[a++] = "--think";

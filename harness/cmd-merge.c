@@ -32,7 +32,7 @@ merge_usage (FILE *fp)
   "recorded, fs, profile, size, seed, fill_pct, faults, target, "              \
   "targets_hit, files, bytes, write_probe, error, version, record, "           \
   "campaign, run_id, rep, crash, meta_only, time_mode, think, scenario, "      \
-  "repair_cut, crash_points"
+  "repair_cut, crash_points, tree"
 
 /* Print the statement's error, naming src; -1.  Before any other
  * statement is finalized: finalizing one that ran clears the message.

@@ -33,7 +33,8 @@ predict_usage (FILE *fp)
       fp,
       "Usage: %s predict --fs TYPE [--fill PCT] [--files N|--files-per-tb N] "
       "[--profile P]...\n"
-      "                  [--seed N] [--restore-rate RATE] [--json FILE]\n"
+      "                  [--seed N] [--tree KIND] [--restore-rate RATE] "
+      "[--json FILE]\n"
       "Predict the read-only fsck time of each disk generation at full "
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
@@ -43,10 +44,14 @@ predict_usage (FILE *fp)
       "works)\n"
       "  --files N     files to spread it over, on every disk\n"
       "  --files-per-tb N  or so many per TB of capacity (default "
-      "50000)\n"
+      "50000; large-media:\n"
+      "                one per 512 MiB of the fill)\n"
       "  --profile P   a disk (repeatable; default the three roadmap "
       "disks)\n"
       "  --seed N      seed of the tree (default 1)\n"
+      "  --tree KIND   the tree's shape: mixed (default), hardlink-farm, "
+      "small-files,\n"
+      "                large-media, aged (futuredisk(1))\n"
       "  --restore-rate RATE  a restore from backup runs at RATE per "
       "second (e.g.\n"
       "                125MB); default: the used bytes written back "
@@ -95,7 +100,23 @@ struct predict_opts {
    */
   uint64_t files, per_tb, seed;
   double fill, restore_rate;
+  enum fd_tree tree;
+  bool per_tb_set; /* --files-per-tb given */
 };
+
+/* The files on a disk of `capacity` bytes: --files, else per TB; but
+ * large-media's are few and large unless told otherwise: one per 512 MiB
+ * (its median size) of the fill.
+ */
+static uint64_t
+predict_files (const struct predict_opts *o, uint64_t capacity)
+{
+  if (o->files)
+    return o->files;
+  if (o->tree == FD_TREE_LARGE_MEDIA && !o->per_tb_set)
+    return (uint64_t)((double)capacity * o->fill / 100 / (512.0 * 1048576)) + 1;
+  return (uint64_t)((double)o->per_tb * (double)capacity / 1e12) + 1;
+}
 
 static int
 predict_set (void *vo, int c, const char *arg, struct fm_err *err)
@@ -117,6 +138,7 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fm_parse_uint ("--files", arg, 1, 100000000, &o->files, err);
     case 'N':
       o->files = 0;
+      o->per_tb_set = true;
       return fm_parse_uint ("--files-per-tb", arg, 1, 100000000, &o->per_tb,
                             err);
     case 'p':
@@ -131,6 +153,8 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return 0;
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &o->restore_rate, err);
+    case 'W':
+      return fd_tree_parse ("--tree", arg, &o->tree, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -145,6 +169,7 @@ static const struct option predict_options[] = {
     {"seed", required_argument, NULL, 'S'},
     {"json", required_argument, NULL, 'j'},
     {"restore-rate", required_argument, NULL, 'B'},
+    {"tree", required_argument, NULL, 'W'},
     {NULL, 0, NULL, 0},
 };
 
@@ -206,15 +231,12 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   t.timeout = 36000;
   t.check_only = true;
   t.restore_rate = o->restore_rate;
-  t.populate = (struct fd_populate_opts){
-      .seed = o->seed,
-      .fill_pct = o->fill,
-      .meta_only = true,
-      .files =
-          o->files
-              ? o->files
-              : (uint64_t)((double)o->per_tb * (double)p.capacity / 1e12) + 1,
-      .progress = stderr};
+  t.populate = (struct fd_populate_opts){.seed = o->seed,
+                                         .fill_pct = o->fill,
+                                         .tree = o->tree,
+                                         .meta_only = true,
+                                         .files = predict_files (o, p.capacity),
+                                         .progress = stderr};
   t.progress = stderr;
   t.progress_every = 10;
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
@@ -266,8 +288,8 @@ cmd_predict (int argc, char **argv)
       return 1;
     ret |= rc;
   }
-  printf ("(%s, %.0f%% full, metadata only; took %.0f s wall)\n", o.fs, o.fill,
-          fd_now_s () - t0);
+  printf ("(%s, %.0f%% full, %s tree, metadata only; took %.0f s wall)\n", o.fs,
+          o.fill, fd_tree_name (o.tree), fd_now_s () - t0);
   if (fd_interrupted)
     return 130;
   return ret;

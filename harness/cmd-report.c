@@ -611,7 +611,8 @@ static void
 section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
   static const char *const classes[] = {"lost_found", "partial", "corrupted",
-                                        "unreadable", "missing"};
+                                        "unreadable", "missing", "link_lost"};
+  const size_t ncls = sizeof classes / sizeof classes[0];
   sqlite3_stmt *st = prepare (
       db,
       "SELECT t.fs || ' | ' || CASE WHEN t.faults = '' THEN 'no faults' "
@@ -632,16 +633,17 @@ section_loss (FILE *fp, sqlite3 *db, const char *c, const char *r)
          fp);
   while (st && sqlite3_step (st) == SQLITE_ROW) {
     b = strs_index (&bars, col (st, 0));
-    for (k = 0; k < 5 && strcmp (col (st, 1), classes[k]); k++)
+    for (k = 0; k < ncls && strcmp (col (st, 1), classes[k]); k++)
       ;
     if (b == (size_t)-1 ||
-        (k < 5 && groups_add (&gs, b, k, sqlite3_column_double (st, 2)) == -1))
+        (k < ncls &&
+         groups_add (&gs, b, k, sqlite3_column_double (st, 2)) == -1))
       break;
   }
   sqlite3_finalize (st);
-  if (bars.n && (v = groups_medians (&gs, bars.n, 5, 0)) != NULL)
+  if (bars.n && (v = groups_medians (&gs, bars.n, ncls, 0)) != NULL)
     fd_svg_bars (fp, "files lost per fault spec", "files per trial",
-                 (const char *const *)bars.v, bars.n, classes, 5, v);
+                 (const char *const *)bars.v, bars.n, classes, ncls, v);
   else
     fputs ("<p class=\"none\">No audited untargeted trials in this "
            "night.</p>\n",

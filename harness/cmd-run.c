@@ -41,6 +41,12 @@ static const char run_help[] =
     "fills huge\n"
     "                   disks while the plugin stores only "
     "metadata\n"
+    "  --tree KIND      the tree's shape: mixed (default), hardlink-farm "
+    "(rsnapshot\n"
+    "                   snapshots), small-files (1-16 KiB), large-media, "
+    "aged\n"
+    "                   (free space fragmented by rounds of creates and "
+    "deletes)\n"
     "  --faults SPEC    faults the disk comes back with: a preset "
     "and/or\n"
     "                   KEY=VALUE keys, comma-separated\n"
@@ -105,7 +111,8 @@ run_usage (FILE *fp)
   fprintf (
       fp,
       "Usage: %s run --fs TYPE [--profile P] [--size SIZE] [--seed N]\n"
-      "              [--fill PCT] [--meta-only N] [--crash] [--faults SPEC] "
+      "              [--fill PCT] [--meta-only N] [--tree KIND] [--crash] "
+      "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
       "              [--time MODE] [--think real|zero] [--json FILE] [--db "
       "FILE]\n"
@@ -231,6 +238,8 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'P':
     case 'X':
       return run_set_cut (o, c, arg, err);
+    case 'W':
+      return fd_tree_parse ("--tree", arg, &t->populate.tree, err);
     case 'M':
       t->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
@@ -254,6 +263,7 @@ static const struct option run_options[] = {
     {"timeout", required_argument, NULL, 'o'},
     {"progress", required_argument, NULL, 'g'},
     {"meta-only", required_argument, NULL, 'M'},
+    {"tree", required_argument, NULL, 'W'},
     {"db", required_argument, NULL, 'D'},
     {"crash", no_argument, NULL, 'C'},
     {"time", required_argument, NULL, 'm'},
@@ -362,6 +372,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (t->crash_points && (t->repair_cut || o->sweep || t->target))
     return fd_usage_error ("run", "--crash-points goes with neither "
                                   "--repair-cut nor --target");
+  if (t->crash && t->populate.tree != FD_TREE_MIXED)
+    return fd_usage_error ("run",
+                           "--tree %s has no crash workload (--crash, "
+                           "--crash-points): only the mixed tree has one",
+                           fd_tree_name (t->populate.tree));
   if (t->crash_points && t->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "
                                   "--meta-only");

@@ -615,6 +615,87 @@ out:
   return rc;
 }
 
+/* The store's segment k (0: the file with the header) and the disk
+ * bytes it holds.  -1 with err.
+ */
+#define SEGMENT (UINT64_C (8) << 40)
+
+static int
+open_segment (const struct trial *t, uint64_t k, uint64_t *bytes,
+              struct fm_err *err)
+{
+  char path[PATH_MAX + 48];
+  struct stat st;
+  int fd;
+
+  if (k == 0)
+    snprintf (path, sizeof path, "%s", t->store);
+  else
+    snprintf (path, sizeof path, "%s.%" PRIu64, t->store, k);
+  if ((fd = open (path, O_RDWR | O_CLOEXEC)) == -1 || fstat (fd, &st) == -1) {
+    if (fd != -1)
+      close (fd);
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  }
+  *bytes = (uint64_t)st.st_size - (k == 0 ? STORE_HEADER : 0);
+  return fd;
+}
+
+/* Seeded bytes over [offset, offset+length) of the disk's segment k
+ * (fd holds `have` disk bytes); the bytes garbled, or -1 with err.
+ */
+static int64_t
+garble_segment (const struct trial *t, int fd, uint64_t k, uint64_t have,
+                uint64_t offset, uint64_t length, uint64_t seed,
+                struct fm_err *err)
+{
+  static uint64_t buf[CHUNK / 8];
+  uint64_t in = offset - k * SEGMENT, done = 0, i;
+
+  if (in >= have)
+    return 0;
+  if (length > have - in)
+    length = have - in;
+  while (done < length) {
+    uint64_t n = length - done < CHUNK ? length - done : CHUNK;
+    for (i = 0; i < (n + 7) / 8; i++)
+      buf[i] = fm_hash (seed, FM_STREAM_WRITE, offset + done + 8 * i, 78);
+    if (pwrite (fd, buf, n, (off_t)((k == 0 ? STORE_HEADER : 0) + in + done)) !=
+        (ssize_t)n)
+      return fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
+    done += n;
+  }
+  return (int64_t)length;
+}
+
+int
+fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
+           uint64_t seed, const char *detail, struct fm_err *err)
+{
+  uint64_t done = 0;
+
+  while (done < length) {
+    uint64_t at = offset + done, k = at / SEGMENT, have;
+    uint64_t n = (k + 1) * SEGMENT - at;
+    int fd = open_segment (t, k, &have, err);
+    int64_t r;
+    if (fd == -1)
+      return -1;
+    r = garble_segment (t, fd, k, have, at,
+                        n < length - done ? n : length - done, seed, err);
+    close (fd);
+    if (r == -1)
+      return -1;
+    if (r == 0)
+      break; /* past the disk's end */
+    done += (uint64_t)r;
+  }
+  if (done == 0)
+    return fm_fail (err, "byte %" PRIu64 ": beyond the disk", offset);
+  log_fault (t, "stripe", offset, done, detail);
+  return 0;
+}
+
 int
 fd_crash_points (struct trial *t, struct fm_err *err)
 {

@@ -46,4 +46,13 @@ extern int fd_write_fault (const struct trial *t, const char *kind,
                            uint64_t offset, uint64_t length, uint64_t seed,
                            struct fm_err *err);
 
+/* RAID-level corruption (--target TYPE:N:stripe): [offset,
+ * offset+length) of the disk in t->store (cut at the disk's end)
+ * overwritten with bytes from seed, as a controller that garbles a
+ * whole stripe leaves it; logged in the populate's fault log as kind
+ * "stripe" with detail.  The disk detached or idle.  -1 with err.
+ */
+extern int fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
+                      uint64_t seed, const char *detail, struct fm_err *err);
+
 #endif

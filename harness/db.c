@@ -68,15 +68,23 @@ static const char schema_v3[] =
     "ALTER TABLE trials ADD COLUMN repair_cut INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE trials ADD COLUMN crash_points INTEGER NOT NULL DEFAULT 0;";
 
+/* Version 4: the workload tree (--tree); trials before it had the
+ * mixed one.
+ */
+static const char schema_v4[] =
+    "ALTER TABLE trials ADD COLUMN tree TEXT NOT NULL DEFAULT 'mixed';";
+
 /* Since version 3 a repair cut and a sweep of crash points are part of
- * the scenario.
+ * the scenario, since version 4 a tree other than the mixed one (so the
+ * scenarios of older trials stay as they were).
  */
 #define SCENARIO_SQL                                                           \
   SCENARIO_SQL_V2                                                              \
   " || CASE WHEN repair_cut > 0 THEN ' repair-cut=' || "                       \
   "repair_cut ELSE '' END || CASE WHEN crash_points != 0 THEN "                \
   "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "                 \
-  "ELSE crash_points END ELSE '' END"
+  "ELSE crash_points END ELSE '' END || CASE WHEN tree != 'mixed' THEN "       \
+  "' tree=' || tree ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -135,6 +143,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema_v2, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 3 &&
          sqlite3_exec (db, schema_v3, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 4 &&
+         sqlite3_exec (db, schema_v4, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -195,9 +205,9 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
             " target, targets_hit, files, bytes, error, version, record,"
             " campaign, run_id, rep, crash, meta_only, time_mode, think,"
-            " repair_cut, crash_points)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiitttttiiittii", t->fs->name, t->profile, t->size,
+            " repair_cut, crash_points, tree)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "tttidtttiitttttiiittiit", t->fs->name, t->profile, t->size,
             (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
             t->target ? t->target : "", t->targets, (long long)t->m.n,
             (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
@@ -207,7 +217,7 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             t->time_mode ? t->time_mode : "virtual",
             t->think ? t->think : "real", (long long)t->repair_cut,
             /* all: -1 in SQLite's signed integers */
-            (long long)t->crash_points) == -1)
+            (long long)t->crash_points, fd_tree_name (t->populate.tree)) == -1)
     goto fail;
   id = sqlite3_last_insert_rowid (db);
   if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",

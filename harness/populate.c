@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "faultmodels/rng.h"
 #include "populate.h"
+#include "populate-int.h"
 #include "proc.h"
 
 static const char magic[8] = {'F', 'D', 'B', 'L', 'O', 'C', 'K', '1'};
@@ -65,8 +66,8 @@ unit (uint64_t seed, uint64_t i, uint64_t k)
 /* File sizes: lognormal around 8 KiB (most files are small), and one in
  * ten from a Pareto tail above 256 KiB (most bytes are in big files).
  */
-static uint64_t
-file_size (uint64_t seed, uint64_t i, uint64_t cap)
+uint64_t
+fd_populate_size (uint64_t seed, uint64_t i, uint64_t cap)
 {
   double s;
 
@@ -79,8 +80,8 @@ file_size (uint64_t seed, uint64_t i, uint64_t cap)
   return s < (double)cap ? (uint64_t)s : cap;
 }
 
-static int
-push (struct fd_manifest *m, const struct fd_entry *e)
+int
+fd_manifest_push (struct fd_manifest *m, const struct fd_entry *e)
 {
   if (m->n == m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 256;
@@ -130,8 +131,10 @@ write_range (int fd, const char *full, uint64_t seed, const struct fd_entry *e,
     fill_block (b, seed, e->id, off / FD_BLOCK);
     if (pwrite (fd, b + skip, n - skip, (off_t)(off + skip)) !=
         (ssize_t)(n - skip)) {
-      return fm_fail (err, "%s: write: %s", full,
-                      fd_strerror (errno ? errno : ENOSPC));
+      int en = errno ? errno : ENOSPC; /* a short write: the disk is full */
+      fm_fail (err, "%s: write: %s", full, fd_strerror (en));
+      errno = en; /* for a caller that stops at a full file system */
+      return -1;
     }
   }
   return 0;
@@ -212,17 +215,27 @@ allocate_file (const char *full, struct fd_entry *e, struct fm_err *err)
   r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
   close (fd);
   if (r != 0) {
-    return fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
+    fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
+    errno = r; /* for a caller that stops at a full file system */
+    return -1;
   }
   e->hash = 0; /* unwritten: reads as zeros */
   return 0;
 }
 
+int
+fd_populate_file (const char *full, uint64_t seed, struct fd_entry *e,
+                  bool meta_only, struct fm_err *err)
+{
+  return meta_only ? allocate_file (full, e, err)
+                   : write_file (full, seed, e, NO_SYNC, err);
+}
+
 /* Everything durable: sync(2), and fsync of the root directory, which
  * is what reaches a FUSE file system (sync(2) does not call into one).
  */
-static void
-sync_all (const char *root)
+void
+fd_populate_sync (const char *root)
 {
   int fd;
 
@@ -320,7 +333,7 @@ plan (struct tree *t, struct fm_err *err)
     /* The same sizes, scaled so that `files` files reach the fill. */
     double sum = 0;
     for (i = 0; i < o->files; i++)
-      sum += (double)file_size (o->seed, i, UINT64_MAX / 2);
+      sum += (double)fd_populate_size (o->seed, i, UINT64_MAX / 2);
     t->scale = sum > 0 ? (double)t->target / sum : 1;
   }
   return 0;
@@ -417,16 +430,17 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
 
   if (t->o->meta_only) {
     e->type = FD_FILE;
-    e->size = (uint64_t)((double)file_size (seed, t->files, UINT64_MAX / 2) *
-                         t->scale) &
-              ~(uint64_t)(FD_BLOCK - 1);
+    e->size =
+        (uint64_t)((double)fd_populate_size (seed, t->files, UINT64_MAX / 2) *
+                   t->scale) &
+        ~(uint64_t)(FD_BLOCK - 1);
     if (allocate_file (full, e, err) == -1)
       return -1;
     t->m->bytes += e->size;
   } else {
     bool sparse = i % 31 == 5;
     e->type = sparse ? FD_SPARSE : FD_FILE;
-    e->size = file_size (seed, i, t->cap);
+    e->size = fd_populate_size (seed, i, t->cap);
     if (sparse)
       e->size += 8 * FD_BLOCK;
     if (write_file (full, seed, e, how, err) == -1)
@@ -535,7 +549,7 @@ crash_replace (struct tree *t, uint64_t i, size_t j, bool dirsync,
   snprintf (full, sizeof full, "%s/%s", t->root, x->path);
   snprintf (tmp.path, sizeof tmp.path, "%s.t%" PRIu64, x->path, i);
   snprintf (tfull, sizeof tfull, "%s/%s", t->root, tmp.path);
-  tmp.size = file_size (t->o->seed, i, t->cap);
+  tmp.size = fd_populate_size (t->o->seed, i, t->cap);
   if (write_file (tfull, t->o->seed, &tmp, FSYNC, err) == -1)
     return -1;
   if (rename (tfull, full) == -1)
@@ -558,7 +572,8 @@ crash_replace (struct tree *t, uint64_t i, size_t j, bool dirsync,
   if (promise (t, x, err) == -1)
     return -1;
   tmp.promised_at = x->promised_at;
-  return push (t->m, &tmp) == -1 ? fm_fail (err, "out of memory") : 0;
+  return fd_manifest_push (t->m, &tmp) == -1 ? fm_fail (err, "out of memory")
+                                             : 0;
 }
 
 /* Append to file j, then fdatasync: its new size and content are
@@ -576,7 +591,7 @@ crash_append (struct tree *t, uint64_t i, size_t j, const char *how,
   snprintf (full, sizeof full, "%s/%s", t->root, x->path);
   if ((fd = open (full, O_WRONLY | O_CLOEXEC)) == -1)
     return fm_fail (err, "%s: %s", full, fd_strerror (errno));
-  x->size = old + file_size (t->o->seed, i, t->cap) / 4 + 1;
+  x->size = old + fd_populate_size (t->o->seed, i, t->cap) / 4 + 1;
   if (write_range (fd, full, t->o->seed, x, old, err) == -1 ||
       (sync_fd (fd, FDATASYNC) == -1 &&
        fm_fail (err, "%s: fdatasync: %s", full, fd_strerror (errno)) == -1)) {
@@ -613,7 +628,7 @@ crash_chain (struct tree *t, uint64_t i, struct fd_entry *e, char *full,
     snprintf (full, len, "%s/%s", t->root, d.path);
     if (mkdir (full, d.mode) == -1)
       return fm_fail (err, "%s: %s", full, fd_strerror (errno));
-    if (push (t->m, &d) == -1)
+    if (fd_manifest_push (t->m, &d) == -1)
       return fm_fail (err, "out of memory");
     snprintf (dir, sizeof dir, "%s", d.path);
   }
@@ -643,7 +658,8 @@ crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
       return -1;
     e->promise = FD_PROMISE_NONE;
     e->how = e->type == FD_DIR ? "mkdir" : "write";
-    return push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
+    return fd_manifest_push (t->m, e) == -1 ? fm_fail (err, "out of memory")
+                                            : 0;
   }
   if (p == PAT_REPLACE || p == PAT_REPLACE_NOSYNC || p == PAT_APPEND ||
       p == PAT_LINK || p == PAT_UNLINK) {
@@ -702,7 +718,7 @@ crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
   e->how = how;
   if (promise (t, e, err) == -1)
     return -1;
-  return push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
+  return fd_manifest_push (t->m, e) == -1 ? fm_fail (err, "out of memory") : 0;
 }
 
 static void
@@ -725,7 +741,7 @@ sync_promise (struct tree *t, struct fm_err *err)
 {
   size_t k;
 
-  sync_all (t->root);
+  fd_populate_sync (t->root);
   if (promise (t, NULL, err) == -1)
     return -1;
   for (k = 0; k < t->m->n; k++) {
@@ -754,7 +770,7 @@ add_entry (struct tree *t, uint64_t i, struct fm_err *err)
   snprintf (full, sizeof full, "%s/%s", t->root, e.path);
   if (make_placed (t, i, &e, full, err) == -1)
     return -1;
-  if (push (t->m, &e) == -1)
+  if (fd_manifest_push (t->m, &e) == -1)
     return fm_fail (err, "out of memory");
   /* Before a crash, the first half is made durable; the crash workload
    * follows.
@@ -779,6 +795,8 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
 
   memset (m, 0, sizeof *m);
   m->meta_only = o->meta_only;
+  if (o->tree != FD_TREE_MIXED)
+    return fd_populate_tree (root, o, m, err);
   rc = plan (&t, err);
   for (i = 0;
        rc == 0 && (o->meta_only ? t.files < o->files : m->bytes < t.target);
@@ -1075,6 +1093,47 @@ scan_lost_found (const char *root, const struct fd_manifest *m,
   closedir (d);
 }
 
+/* Entries holding a file's content (its names), by id then position. */
+static int
+by_id (const void *a, const void *b)
+{
+  const struct fd_entry *x = *(const struct fd_entry *const *)a,
+                        *y = *(const struct fd_entry *const *)b;
+
+  if (x->id != y->id)
+    return x->id < y->id ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static bool
+has_content (const struct fd_entry *e)
+{
+  return e->type == FD_FILE || e->type == FD_SPARSE || e->type == FD_HARDLINK;
+}
+
+/* A missing name of a file another of whose names is intact: the link
+ * was lost, not the file.  names: room for m->n pointers.
+ */
+static void
+find_lost_links (const struct fd_manifest *m, enum fd_audit_class *cls,
+                 const struct fd_entry **names)
+{
+  size_t i, j, k, n = 0;
+
+  for (i = 0; i < m->n; i++)
+    if (has_content (&m->v[i]))
+      names[n++] = &m->v[i];
+  qsort (names, n, sizeof *names, by_id);
+  for (i = 0; i < n; i = j) {
+    bool intact = false;
+    for (j = i; j < n && names[j]->id == names[i]->id; j++)
+      intact |= cls[names[j] - m->v] == FD_AUDIT_INTACT;
+    for (k = i; intact && k < j; k++)
+      if (cls[names[k] - m->v] == FD_AUDIT_MISSING)
+        cls[names[k] - m->v] = FD_AUDIT_LINK_LOST;
+  }
+}
+
 /* What the audit found of an entry beyond its class. */
 enum found {
   FOUND_AS_IS,
@@ -1166,7 +1225,8 @@ judge (const struct fd_entry *e, enum fd_audit_class c, enum found f,
     case FD_PROMISE_PREFIX:
       return c == FD_AUDIT_INTACT ? FD_DURABLE_INTACT : FD_DURABLE_BROKEN;
     case FD_PROMISE_NAME:
-      return c == FD_AUDIT_MISSING || c == FD_AUDIT_LOST_FOUND
+      return c == FD_AUDIT_MISSING || c == FD_AUDIT_LOST_FOUND ||
+                     c == FD_AUDIT_LINK_LOST
                  ? FD_DURABLE_BROKEN
                  : FD_DURABLE_INTACT;
     case FD_PROMISE_OLD_OR_NEW:
@@ -1236,6 +1296,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
     found[i] = (unsigned char)f;
   }
   scan_lost_found (root, m, cls);
+  find_lost_links (m, cls, sorted);
   tally (m, cls, found, a);
   for (i = 0; i < m->n; i++)
     sorted[i] = &m->v[i];

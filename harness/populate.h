@@ -83,9 +83,35 @@ struct fd_manifest {
   bool meta_only; /* files allocated, not written: they read as zeros */
 };
 
+/* The shape of the tree (--tree; harness/trees.c and futuredisk(1)
+ * document the distributions).
+ */
+#define FD_TREES(X)                                                            \
+  X (MIXED, "mixed")                                                           \
+  X (HARDLINK_FARM, "hardlink-farm")                                           \
+  X (SMALL_FILES, "small-files")                                               \
+  X (LARGE_MEDIA, "large-media")                                               \
+  X (AGED, "aged")
+
+enum fd_tree {
+#define FD_TREE_ENUM(id, name) FD_TREE_##id,
+  FD_TREES (FD_TREE_ENUM)
+#undef FD_TREE_ENUM
+  FD_NTREES
+};
+
+extern const char *fd_tree_name (enum fd_tree t);
+
+/* A tree's name into *t; -1 with err naming what (the option or key)
+ * and the value.
+ */
+extern int fd_tree_parse (const char *what, const char *s, enum fd_tree *t,
+                          struct fm_err *err);
+
 struct fd_populate_opts {
   uint64_t seed;
-  double fill_pct; /* share of the capacity to fill with file data */
+  enum fd_tree tree; /* FD_TREE_MIXED: the default */
+  double fill_pct;   /* share of the capacity to fill with file data */
   /* Metadata only: allocate the files (fallocate: unwritten extents)
    * instead of writing them, so an 8 TB disk fills to 50% while the
    * plugin stores only metadata.  There are then exactly `files` files,
@@ -134,7 +160,9 @@ extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
                               struct fm_err *err);
 
 /* Audit classes: the trial record's `audit` (harness/futuredisk.pod,
- * harness/SCHEMA.md).
+ * harness/SCHEMA.md).  link_lost: a name of a hard-linked file is gone
+ * while another of its names reads back intact (the link was lost, not
+ * the file); a file all of whose names are gone is missing under each.
  */
 #define FD_AUDIT_CLASSES(X)                                                    \
   X (INTACT, "intact")                                                         \
@@ -143,6 +171,7 @@ extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
   X (CORRUPTED, "corrupted")                                                   \
   X (UNREADABLE, "unreadable")                                                 \
   X (MISSING, "missing")                                                       \
+  X (LINK_LOST, "link_lost")                                                   \
   X (EXTRA, "extra")
 
 enum fd_audit_class {

@@ -272,57 +272,124 @@ fd_target_kind_of (const char *target)
 }
 
 int
+fd_target_stripe (const char *kind, uint64_t *bytes, struct fm_err *err)
+{
+  *bytes = 0;
+  if (strcmp (kind, "stripe") == 0) {
+    *bytes = FD_STRIPE_DEFAULT;
+    return 0;
+  }
+  if (strncmp (kind, "stripe=", 7) != 0)
+    return 0;
+  if (fm_parse_size ("target stripe", kind + 7, bytes, err) == -1)
+    return -1;
+  if (*bytes < FD_BLOCK || *bytes > (64 << 20) || *bytes % FD_BLOCK) {
+    return fm_fail (err,
+                    "target stripe '%.32s': a multiple of 4K from 4K to 64M",
+                    kind + 7);
+  }
+  return 0;
+}
+
+int
 fd_trial_target_kind (const char *kind, struct fm_err *err)
 {
+  uint64_t stripe;
+
+  if (fd_target_stripe (kind, &stripe, err) == -1)
+    return -1;
   if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot") &&
-      !fd_write_fault_kind (kind))
+      !fd_write_fault_kind (kind) && stripe == 0)
     return fm_fail (err,
                     "target kind '%.32s' is not ure, lse, rot, lost-write, "
-                    "misdirected-write or torn-write",
+                    "misdirected-write, torn-write or stripe[=SIZE]",
                     kind);
   return 0;
 }
 
+/* The stripe around byte off of the disk garbled (place `done` of
+ * count).
+ */
+static int
+garble_stripe (struct trial *t, uint64_t off, uint64_t stripe, uint64_t done,
+               uint64_t count, struct fm_err *err)
+{
+  char detail[160];
+
+  snprintf (detail, sizeof detail,
+            "harness: stripe of %" PRIu64 " bytes garbled (RAID-level "
+            "corruption), place %" PRIu64 " of %" PRIu64,
+            stripe, done + 1, count);
+  return fd_garble (t, off - off % stripe, stripe,
+                    fm_hash (t->seed, FM_STREAM_WRITE, done, 79), detail, err);
+}
+
+/* A block a --target hits: where, and in which file. */
+struct place {
+  uint64_t off, n;
+  const char *path;
+};
+
+/* One place hit with kind (the done'th of count).  A write fault undoes
+ * a write the log has, a stripe is garbled in the store; the rest the
+ * disk does through its control socket.
+ */
+static int
+hit (struct trial *t, struct fd_disk *d, const char *kind, uint64_t stripe,
+     const struct place *p, uint64_t done, uint64_t count, struct fm_err *err)
+{
+  char line[128];
+
+  snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, p->off,
+            p->n);
+  if (stripe)
+    return garble_stripe (t, p->off, stripe, done, count, err);
+  if (fd_write_fault_kind (kind))
+    return fd_write_fault (t, kind, p->off, p->n, t->seed + done, err);
+  return fd_ctl_ok (fd_disk_control (d), line, NULL, err);
+}
+
 /* --target TYPE[:COUNT[:KIND]]: choose COUNT regular files by the seed,
- * find their blocks of TYPE, fault them with KIND through the control
- * socket.
+ * find their blocks of TYPE, then fault them all with KIND (all found
+ * first: a fault may hit what the search reads, as a stripe does).
  */
 static int
 inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
 {
   char type[32] = "", count_s[32] = "1", kind[32] = "ure";
-  uint64_t count, done = 0, tries;
+  uint64_t count, done = 0, tries, stripe, k;
+  struct place *p;
+  int rc = 0;
 
   sscanf (t->target, "%31[^:]:%31[^:]:%31s", type, count_s, kind);
-  if (fm_parse_uint ("--target count", count_s, 1, 1000, &count, err) == -1)
+  if (fm_parse_uint ("--target count", count_s, 1, 1000, &count, err) == -1 ||
+      fd_target_stripe (kind, &stripe, err) == -1)
     return -1;
+  if ((p = calloc (count, sizeof *p)) == NULL)
+    return fm_fail (err, "out of memory");
   for (tries = 0; done < count && tries < 100 * count && t->m.n; tries++) {
     const struct fd_entry *e = &t->m.v[fm_below (
         fm_hash (t->seed, FM_STREAM_POPULATE, tries, 99), t->m.n)];
-    uint64_t off, n;
-    char line[128];
-
     if (e->type != FD_FILE || e->size < FD_BLOCK)
       continue;
-    if (t->fs->locate (fd_disk_device (d), type, e->path, &off, &n, err) == -1)
-      return -1;
-    snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, off,
-              n);
-    /* A write fault undoes a write the log has; the rest the disk does. */
-    if (fd_write_fault_kind (kind)
-            ? fd_write_fault (t, kind, off, n, t->seed + done, err) == -1
-            : fd_ctl_ok (fd_disk_control (d), line, NULL, err) == -1)
-      return -1;
-    snprintf (t->targets + strlen (t->targets),
-              sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
-              done ? "; " : "", kind, type, e->path, off);
+    p[done].path = e->path;
+    if ((rc = t->fs->locate (fd_disk_device (d), type, e->path, &p[done].off,
+                             &p[done].n, err)) == -1)
+      break;
     done++;
   }
-  if (done < count) {
-    return fm_fail (err, "--target %s: found only %" PRIu64 " files to hit",
-                    t->target, done);
+  for (k = 0; rc == 0 && k < done; k++) {
+    if ((rc = hit (t, d, kind, stripe, &p[k], k, count, err)) == -1)
+      break;
+    snprintf (t->targets + strlen (t->targets),
+              sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
+              k ? "; " : "", kind, type, p[k].path, p[k].off);
   }
-  return 0;
+  free (p);
+  if (rc == 0 && done < count)
+    rc = fm_fail (err, "--target %s: found only %" PRIu64 " files to hit",
+                  t->target, done);
+  return rc;
 }
 
 static int
@@ -1064,9 +1131,9 @@ record_inputs (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->size);
   fprintf (fp,
            ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"meta_only\": %" PRIu64
-           ", \"crash\": %s, \"time\": ",
+           ", \"crash\": %s, \"tree\": \"%s\", \"time\": ",
            t->seed, t->fill, t->populate.meta_only ? t->populate.files : 0,
-           t->crash ? "true" : "false");
+           t->crash ? "true" : "false", fd_tree_name (t->populate.tree));
   fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
   fd_json_string (fp, t->think ? t->think : "real");

@@ -205,10 +205,23 @@ extern const char *fd_trial_quicker (const struct trial *t);
 extern const char *fd_target_kind_of (const char *target);
 
 /* Is kind a fault a --target can carry: ure, lse, rot (the disk's),
- * lost-write, misdirected-write, torn-write (undone from the write log)?
- * -1 with err naming it.
+ * lost-write, misdirected-write, torn-write (undone from the write log),
+ * stripe[=SIZE] (RAID-level corruption: the whole stripe around the
+ * block garbled)?  -1 with err naming it.
  */
 extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
+
+/* A stripe's bytes when no size is given: a RAID 5 of four data disks
+ * with 64 KiB chunks (mdadm's default chunk is 512 KiB; hardware
+ * controllers of the kernel.org era used 64 KiB).
+ */
+#define FD_STRIPE_DEFAULT (256 << 10)
+
+/* The stripe of a --target KIND stripe[=SIZE] into *bytes (0: kind is
+ * not stripe).  -1 with err naming a bad size.
+ */
+extern int fd_target_stripe (const char *kind, uint64_t *bytes,
+                             struct fm_err *err);
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

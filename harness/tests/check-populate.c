@@ -259,6 +259,49 @@ START_TEST (test_same_seed_same_workload)
 }
 END_TEST
 
+/* A hardlink-farm tree: a name lost while another name of the file is
+ * intact is a link lost; a file all of whose names are gone is missing
+ * under each.
+ */
+START_TEST (test_link_lost_or_file_lost)
+{
+  struct fd_populate_opts o = {
+      .seed = 5, .fill_pct = 20, .tree = FD_TREE_HARDLINK_FARM};
+  struct tree t;
+  struct fd_audit a;
+  struct fm_err err;
+  const struct fd_entry *link = NULL, *whole = NULL;
+  char path[512], viol[4096];
+  size_t i, j, names = 0;
+
+  fd_check_tmpdir ("populate", t.dir, sizeof t.dir);
+  ck_assert (mount ("tmpfs", t.dir, "tmpfs", 0, "size=32m") == 0);
+  ck_assert_msg (fd_populate (t.dir, &o, &t.m, &err) == 0, "%s", err.msg);
+  /* A link, and another file (not linked) with its names. */
+  for (i = 0; i < t.m.n && link == NULL; i++)
+    if (t.m.v[i].type == FD_HARDLINK)
+      link = &t.m.v[i];
+  ck_assert_ptr_nonnull (link);
+  for (i = 0; i < t.m.n && whole == NULL; i++)
+    if (t.m.v[i].type == FD_FILE && t.m.v[i].linked && t.m.v[i].id != link->id)
+      whole = &t.m.v[i];
+  ck_assert_ptr_nonnull (whole);
+  ck_assert (unlink (at (&t, link, path, sizeof path)) == 0);
+  for (j = 0; j < t.m.n; j++)
+    if (t.m.v[j].id == whole->id && t.m.v[j].type != FD_DIR) {
+      ck_assert_msg (unlink (at (&t, &t.m.v[j], path, sizeof path)) == 0,
+                     "%s: %s", path, strerror (errno));
+      names++;
+    }
+  ck_assert_uint_ge (names, 2);
+  audit (&t, 5, &a, viol, sizeof viol);
+  ck_assert_uint_eq (a.count[FD_AUDIT_LINK_LOST], 1);
+  ck_assert_uint_eq (a.count[FD_AUDIT_MISSING], names);
+  ck_assert_uint_eq (a.durability[FD_DURABLE_BROKEN], names + 1);
+  fell (&t);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -268,6 +311,7 @@ main (void)
       {"rename", test_rename_old_or_new},
       {"deterministic", test_same_seed_same_workload},
       {"crash-point", test_promises_at_a_crash_point},
+      {"link-lost", test_link_lost_or_file_lost},
   };
 
   return fd_check_main ("populate", cases, sizeof cases / sizeof cases[0]);
