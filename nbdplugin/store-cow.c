@@ -117,8 +117,19 @@ cow_read (struct store *s, void *buf, uint64_t count, uint64_t offset)
   return 0;
 }
 
-/* Page p (which [offset, offset+count) covers only in part) becomes the
- * overlay's with the base's bytes, unless it is already.
+static int
+first_kind (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  (void)offset, (void)length;
+  *(bool *)opaque = hole;
+  return 1;
+}
+
+/* Page p (which a write or zero covers only in part) becomes the
+ * overlay's with the base's bytes, unless it is already.  A hole of the
+ * base stays a hole (the overlay's file has one there): the page is then
+ * data or hole after the write as it would be in one store file, so the
+ * clone's extents and bytes stored are a fresh store's.
  */
 static int
 copy_up (struct cowstore *c, uint64_t p)
@@ -126,13 +137,15 @@ copy_up (struct cowstore *c, uint64_t p)
   char page[STORE_PAGE];
   uint64_t at = p * STORE_PAGE;
   uint64_t n = c->s.size - at < STORE_PAGE ? c->s.size - at : STORE_PAGE;
+  bool hole = false;
   int ret = 0;
 
   pthread_mutex_lock (&c->copy_lock);
   if (!owned (c, p)) {
-    if (c->base->ops->read (c->base, page, n, at) == -1)
+    if (c->base->ops->extents (c->base, n, at, first_kind, &hole) == -1 ||
+        (!hole && c->base->ops->read (c->base, page, n, at) == -1))
       ret = failed (c, c->base);
-    else if (c->over->ops->write (c->over, page, n, at) == -1)
+    else if (!hole && c->over->ops->write (c->over, page, n, at) == -1)
       ret = failed (c, c->over);
     else
       set_owned (c, p, p + 1);
