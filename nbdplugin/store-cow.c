@@ -220,41 +220,12 @@ cow_flush (struct store *s)
   return 0;
 }
 
-/* Extents from the two stores, adjacent runs of one kind joined, so the
- * clone reports what one store written the same way would.
- */
-struct join {
-  store_extent_fn *fn;
-  void *opaque;
-  uint64_t offset, length;
-  bool hole, have;
-  int rc; /* the caller's last answer: 1 stop, -1 error */
-};
-
-static int
-join_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
-{
-  struct join *j = opaque;
-
-  if (j->have && j->hole == hole && j->offset + j->length == offset) {
-    j->length += length;
-    return 0;
-  }
-  if (j->have && (j->rc = j->fn (j->opaque, j->offset, j->length, j->hole)))
-    return j->rc;
-  j->offset = offset;
-  j->length = length;
-  j->hole = hole;
-  j->have = true;
-  return 0;
-}
-
 static int
 cow_extents (struct store *s, uint64_t count, uint64_t offset,
              store_extent_fn *fn, void *opaque)
 {
   struct cowstore *c = (struct cowstore *)s;
-  struct join j = {.fn = fn, .opaque = opaque};
+  struct store_join j = {.fn = fn, .opaque = opaque};
   uint64_t end = offset + count;
 
   while (offset < end && j.rc == 0) {
@@ -265,13 +236,11 @@ cow_extents (struct store *s, uint64_t count, uint64_t offset,
 
     if (n > end - offset)
       n = end - offset;
-    if (from->ops->extents (from, n, offset, join_extent, &j) == -1)
+    if (from->ops->extents (from, n, offset, store_join_extent, &j) == -1)
       return j.rc == -1 ? -1 : failed (c, from);
     offset += n;
   }
-  if (j.rc == 0 && j.have)
-    j.rc = fn (opaque, j.offset, j.length, j.hole);
-  return j.rc < 0 ? -1 : 0;
+  return store_join_end (&j);
 }
 
 static uint64_t

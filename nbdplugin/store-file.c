@@ -2,8 +2,9 @@
  *
  * Layout: a 4 KiB header, then the disk's bytes at file offset
  * 4096 + disk offset.  The file is as sparse as the disk: unwritten ranges
- * are holes (ftruncate), zeroed ranges are punched, and extents come from
- * SEEK_DATA / SEEK_HOLE.  The header records the disk size and profile so
+ * are holes (ftruncate), zeroed ranges are punched, and extents are the
+ * file's allocated ranges (FIEMAP; SEEK_DATA / SEEK_HOLE where the file
+ * system has no FIEMAP).  The header records the disk size and profile so
  * that a restart with other parameters is refused instead of serving a
  * disk whose contents no longer mean what they meant.
  *
@@ -22,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,49 +182,132 @@ file_flush (struct store *s)
   return 0;
 }
 
+int
+store_join_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct store_join *j = opaque;
+
+  if (j->have && j->hole == hole && j->offset + j->length == offset) {
+    j->length += length;
+    return 0;
+  }
+  if (j->have && (j->rc = j->fn (j->opaque, j->offset, j->length, j->hole)))
+    return j->rc;
+  j->offset = offset;
+  j->length = length;
+  j->hole = hole;
+  j->have = true;
+  return 0;
+}
+
+int
+store_join_end (struct store_join *j)
+{
+  if (j->rc == 0 && j->have)
+    j->rc = j->fn (j->opaque, j->offset, j->length, j->hole);
+  return j->rc < 0 ? -1 : 0;
+}
+
+/* The allocated runs of [at, stop) in fd, file offsets, from FIEMAP: an
+ * unwritten extent (what a zero without punch leaves on ext4) is data,
+ * whether or not its pages are cached, where SEEK_DATA's answer depends
+ * on the page cache.  1 if the file system has no FIEMAP (tmpfs).
+ */
+static int
+fiemap_runs (int fd, uint64_t at, uint64_t stop, uint64_t base,
+             struct store_join *j)
+{
+  union {
+    struct fiemap m;
+    char room[sizeof (struct fiemap) + 64 * sizeof (struct fiemap_extent)];
+  } u;
+  uint64_t pos = at;
+  unsigned i;
+
+  while (pos < stop && j->rc == 0) {
+    memset (&u.m, 0, sizeof u.m);
+    u.m.fm_start = pos;
+    u.m.fm_length = stop - pos;
+    u.m.fm_extent_count = 64;
+    if (ioctl (fd, FS_IOC_FIEMAP, &u.m) == -1)
+      return errno == EOPNOTSUPP || errno == ENOTTY ? 1 : -1;
+    for (i = 0; i < u.m.fm_mapped_extents && j->rc == 0; i++) {
+      const struct fiemap_extent *e = &u.m.fm_extents[i];
+      uint64_t from = e->fe_logical > pos ? e->fe_logical : pos;
+      uint64_t to = e->fe_logical + e->fe_length;
+
+      to = to < stop ? to : stop;
+      if (from > pos)
+        store_join_extent (j, pos - base, from - pos, true);
+      if (to > from && j->rc == 0)
+        store_join_extent (j, from - base, to - from, false);
+      pos = to > pos ? to : pos;
+    }
+    if (u.m.fm_mapped_extents == 0 ||
+        (u.m.fm_extents[u.m.fm_mapped_extents - 1].fe_flags &
+         FIEMAP_EXTENT_LAST)) {
+      if (pos < stop && j->rc == 0)
+        store_join_extent (j, pos - base, stop - pos, true);
+      pos = stop;
+    }
+  }
+  return 0;
+}
+
+/* The same from SEEK_DATA and SEEK_HOLE, where there is no FIEMAP. */
+static int
+seek_runs (int fd, uint64_t at, uint64_t stop, uint64_t base,
+           struct store_join *j)
+{
+  uint64_t pos = at;
+
+  while (pos < stop && j->rc == 0) {
+    off_t data = lseek (fd, (off_t)pos, SEEK_DATA), h;
+
+    if (data == -1 && errno != ENXIO)
+      return -1;
+    if (data == -1 || (uint64_t)data >= stop) {
+      store_join_extent (j, pos - base, stop - pos, true);
+      return 0;
+    }
+    if ((uint64_t)data > pos) {
+      store_join_extent (j, pos - base, (uint64_t)data - pos, true);
+      pos = (uint64_t)data;
+      continue;
+    }
+    if ((h = lseek (fd, (off_t)pos, SEEK_HOLE)) == -1)
+      return -1;
+    h = (uint64_t)h < stop ? h : (off_t)stop;
+    store_join_extent (j, pos - base, (uint64_t)h - pos, false);
+    pos = (uint64_t)h;
+  }
+  return 0;
+}
+
 static int
 file_extents (struct store *s, uint64_t count, uint64_t offset,
               store_extent_fn *fn, void *opaque)
 {
   struct filestore *f = (struct filestore *)s;
+  struct store_join j = {.fn = fn, .opaque = opaque};
   uint64_t end = offset + count;
 
-  while (offset < end) {
-    off_t at, data;
-    uint64_t n, next, stop, base;
-    int fd = span (f, offset, end - offset, &at, &n);
-    bool hole;
-    int rc;
+  while (offset < end && j.rc == 0) {
+    off_t at;
+    uint64_t n;
+    int fd = span (f, offset, end - offset, &at, &n), r;
 
-    /* Within this file: disk offset = file offset - base. */
-    base = (uint64_t)at - offset;
-    stop = offset + n;
-    data = lseek (fd, at, SEEK_DATA);
-    if (data == -1 && errno != ENXIO)
-      return fail (s, "lseek SEEK_DATA");
-    if (data == -1 || (uint64_t)data - base >= stop) {
-      next = stop;
-      hole = true;
-    } else if (data > at) {
-      next = (uint64_t)data - base;
-      hole = true;
-    } else {
-      off_t h = lseek (fd, at, SEEK_HOLE);
-      if (h == -1)
-        return fail (s, "lseek SEEK_HOLE");
-      next = (uint64_t)h - base;
-      hole = false;
-    }
-    if (next > stop)
-      next = stop;
-    if (next > end)
-      next = end;
-    rc = fn (opaque, offset, next - offset, hole);
-    if (rc != 0)
-      return rc < 0 ? -1 : 0;
-    offset = next;
+    /* Within this file: disk offset = file offset - (at - offset). */
+    r = fiemap_runs (fd, (uint64_t)at, (uint64_t)at + n, (uint64_t)at - offset,
+                     &j);
+    if (r == 1)
+      r = seek_runs (fd, (uint64_t)at, (uint64_t)at + n, (uint64_t)at - offset,
+                     &j);
+    if (r == -1)
+      return fail (s, "extents");
+    offset += n;
   }
-  return 0;
+  return store_join_end (&j);
 }
 
 static int

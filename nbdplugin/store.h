@@ -95,6 +95,22 @@ extern uint64_t store_data_bytes (struct store *s);
 
 /* ---- between store-file.c and store-cow.c ---- */
 
+/* Extents passed on with adjacent runs of one kind joined: what a store
+ * reports must not depend on how its file or files are split up.  Give
+ * store_join_extent (opaque: the struct) to ->extents, then call
+ * store_join_end for the last run; it returns what extents returns.
+ */
+struct store_join {
+  store_extent_fn *fn;
+  void *opaque;
+  uint64_t offset, length;
+  bool hole, have;
+  int rc; /* fn's last answer: 1 stop, -1 error */
+};
+extern int store_join_extent (void *opaque, uint64_t offset, uint64_t length,
+                              bool hole);
+extern int store_join_end (struct store_join *j);
+
 /* A plain store opened read-only: an overlay's base. */
 extern struct store *store_file_open_base (const char *path, uint64_t size,
                                            const char *profile,
