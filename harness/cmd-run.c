@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "attach.h"
 #include "db.h"
+#include "reuse.h"
 #include "trial.h"
 
 /* The options, after the usage line. */
@@ -88,6 +89,14 @@ static const char run_help[] =
     "                   writes a volatile cache held), each checked, "
     "repaired\n"
     "                   and audited against the promises made by then\n"
+    "  --base-out DIR   keep the populated disk in DIR (made) for later "
+    "trials\n"
+    "                   that populate the same, and break a copy-on-write "
+    "clone\n"
+    "  --base DIR       instead of populating, break a clone of the disk "
+    "kept in\n"
+    "                   DIR (futuredisk campaign sets both; --no-reuse "
+    "there not)\n"
     "  --campaign NAME, --run-id ID, --rep N\n"
     "                   label the record as repetition N of a campaign's "
     "night\n"
@@ -107,7 +116,7 @@ run_usage (FILE *fp)
       "              [--dir DIR] [--keep] [--timeout SECONDS] "
       "[--attach auto|nbd|loop]\n"
       "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
-      "              [--crash-points N|all]\n"
+      "              [--crash-points N|all] [--base-out DIR | --base DIR]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n",
       fd_progname);
@@ -222,6 +231,12 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'P':
     case 'X':
       return run_set_cut (o, c, arg, err);
+    case 'U':
+      t->base_out = arg;
+      return 0;
+    case 'b':
+      t->base = arg;
+      return 0;
     case 'M':
       t->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
@@ -255,6 +270,8 @@ static const struct option run_options[] = {
     {"repair-cut", required_argument, NULL, 'X'},
     {"crash-points", required_argument, NULL, 'P'},
     {"attach", required_argument, NULL, 'a'},
+    {"base-out", required_argument, NULL, 'U'},
+    {"base", required_argument, NULL, 'b'},
     {NULL, 0, NULL, 0},
 };
 
@@ -354,6 +371,15 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (t->crash_points && t->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "
                                   "--meta-only");
+  if (t->base && t->base_out)
+    return fd_usage_error ("run", "--base and --base-out: one or the other");
+  if (t->base && fd_base_check (t->base, &err) == -1)
+    return fd_usage_error ("run", "%s", err.msg);
+  if ((t->base || t->base_out) && (t->crash_points || o->sweep))
+    return fd_usage_error ("run",
+                           "--%s: a disk of its own for "
+                           "--crash-points and --repair-cut sweep:",
+                           t->base ? "base" : "base-out");
   if (o->sweep && t->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");
