@@ -232,16 +232,29 @@ struct night {
   struct fd_reuse *reuse; /* NULL: --no-reuse */
 };
 
+/* --base-out DIR or --base DIR into argv when the trial shares its
+ * populated disk (reuse.h); how many arguments.
+ */
+static size_t
+base_args (struct night *n, size_t idx, const char **argv)
+{
+  const char *out = NULL, *base = NULL;
+
+  if (n->reuse == NULL || fd_reuse_plan (n->reuse, idx, &out, &base) != 0 ||
+      (out == NULL && base == NULL))
+    return 0;
+  argv[0] = base ? "--base" : "--base-out";
+  argv[1] = base ? base : out;
+  return 2;
+}
+
 static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
   char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32], points[32];
-  const char *argv[52], *base_out = NULL, *base = NULL;
+  const char *argv[52];
   size_t a = 0;
-
-  if (n->reuse)
-    fd_reuse_plan (n->reuse, idx, &base_out, &base);
 
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
   snprintf (s->log, sizeof s->log, "%s.log", s->dir);
@@ -309,18 +322,11 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   argv[a++] = rep;
   argv[a++] = "--dir";
   argv[a++] = s->dir;
-  if (base_out || base) {
-    argv[a++] = base ? "--base" : "--base-out";
-    argv[a++] = base ? base : base_out;
-  }
+  a += base_args (n, idx, argv + a);
   argv[a] = NULL;
   s->idx = idx;
   s->pid = fd_spawn ((char *const *)argv, s->log, err);
-  if (s->pid == -1)
-    return -1;
-  if (n->reuse)
-    fd_reuse_started (n->reuse, idx, s->pid);
-  return 0;
+  return s->pid == -1 ? -1 : 0;
 }
 
 static void
@@ -456,6 +462,8 @@ run_night (struct night *n, double budget_s, struct fm_err *err)
           n->slots[j].pid = 0;
           break;
         }
+        if (n->reuse)
+          fd_reuse_started (n->reuse, n->todo[n->next], n->slots[j].pid);
         n->next++;
         running++;
       }

@@ -23,6 +23,7 @@
 #include "attach.h"
 #include "crashpoints.h"
 #include "errmsg.h"
+#include "fsadapter.h"
 #include "reuse.h"
 
 #define STORE_NAME   "disk.store"
@@ -259,23 +260,32 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
   return at < len ? 0 : -1;
 }
 
+enum base_state {
+  BASE_NONE,
+  BASE_MAKING,
+  BASE_READY
+};
+
 struct base {
   char key[512];
   char dir[PATH_MAX];
   size_t trials; /* of the night's, that share it */
-  enum {
-    BASE_NONE,
-    BASE_MAKING,
-    BASE_READY
-  } state;
-  int pid; /* BASE_MAKING: the child making it */
+  enum base_state state;
+  int pid;        /* BASE_MAKING: the child making it */
+  size_t running; /* trials on it (the maker, clones) running now */
+  /* Its copies cannot be mounted at once (fd_fs's copies_collide: xfs,
+   * btrfs share the UUID): one trial on it at a time.
+   */
+  bool alone;
 };
 
 struct fd_reuse {
   char root[PATH_MAX]; /* work/bases */
   struct base *b;
   size_t nb;
-  size_t *of;    /* per trial of the campaign: its base, or SIZE_MAX */
+  size_t *of; /* per trial of the campaign: its base, or SIZE_MAX */
+  int *pid;   /* per trial of the campaign: its child, once started */
+  size_t ntrials;
   size_t cloned; /* trials started on a clone */
 };
 
@@ -303,7 +313,8 @@ fd_reuse_new (const char *work, const struct fd_campaign *c, const size_t *todo,
   char key[512], abs[PATH_MAX];
 
   if (r == NULL || (r->b = calloc (ntodo + 1, sizeof *r->b)) == NULL ||
-      (r->of = calloc (total + 1, sizeof *r->of)) == NULL) {
+      (r->of = calloc (total + 1, sizeof *r->of)) == NULL ||
+      (r->pid = calloc (total + 1, sizeof *r->pid)) == NULL) {
     fd_reuse_free (r);
     fm_fail (err, "out of memory");
     return NULL;
@@ -316,13 +327,18 @@ fd_reuse_new (const char *work, const struct fd_campaign *c, const size_t *todo,
     fd_reuse_free (r);
     return NULL;
   }
+  r->ntrials = total;
   for (i = 0; i < total; i++)
     r->of[i] = SIZE_MAX;
-  for (i = 0; i < ntodo; i++)
-    if (fd_reuse_key (fd_campaign_trial (c, todo[i]), key, sizeof key) == 0) {
-      r->of[todo[i]] = base_of (r, key);
-      r->b[r->of[todo[i]]].trials++;
+  for (i = 0; i < ntodo; i++) {
+    const struct fd_campaign_trial *t = fd_campaign_trial (c, todo[i]);
+    const struct fd_fs *fs = fd_fs_find (t->fs, err);
+    if (fs && fd_reuse_key (t, key, sizeof key) == 0) {
+      struct base *b = &r->b[r->of[todo[i]] = base_of (r, key)];
+      b->trials++;
+      b->alone = fs->copies_collide;
     }
+  }
   return r;
 }
 
@@ -348,7 +364,7 @@ fd_reuse_plan (struct fd_reuse *r, size_t idx, const char **base_out,
     return 0;
   if (b->state == BASE_MAKING && is_ready (b))
     b->state = BASE_READY;
-  if (b->state == BASE_MAKING)
+  if (b->state == BASE_MAKING || (b->alone && b->running > 0))
     return 1;
   if (b->state == BASE_READY)
     *base = b->dir;
@@ -362,10 +378,11 @@ fd_reuse_started (struct fd_reuse *r, size_t idx, int pid)
 {
   const char *out, *base;
   struct base *b;
-
-  if (fd_reuse_plan (r, idx, &out, &base) != 0)
+  if (fd_reuse_plan (r, idx, &out, &base) != 0 || (!out && !base))
     return;
   b = &r->b[r->of[idx]];
+  r->pid[idx] = pid;
+  b->running++;
   if (out) {
     b->state = BASE_MAKING;
     b->pid = pid;
@@ -400,6 +417,11 @@ fd_reuse_ended (struct fd_reuse *r, int pid)
 {
   size_t i;
 
+  for (i = 0; i < r->ntrials; i++)
+    if (r->pid[i] == pid && r->of[i] != SIZE_MAX) {
+      r->b[r->of[i]].running--;
+      r->pid[i] = 0;
+    }
   for (i = 0; i < r->nb; i++) {
     struct base *b = &r->b[i];
     if (b->state != BASE_MAKING || b->pid != pid)
@@ -441,5 +463,6 @@ fd_reuse_free (struct fd_reuse *r)
     rmdir (r->root);
   free (r->b);
   free (r->of);
+  free (r->pid);
   free (r);
 }
