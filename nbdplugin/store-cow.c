@@ -15,8 +15,10 @@
  *
  * Concurrency: bits are set atomically, after the bytes they cover are in
  * the overlay, so a read racing a write sees the base's old bytes or the
- * new ones.  Copying a page up takes a lock, so two partial writes to
- * different bytes of one base page do not undo each other.
+ * new ones.  A write or zero that touches a page the clone does not have
+ * yet takes a lock, so a page copied up for one request never lands over
+ * bytes another wrote (two writes to different bytes of one base page
+ * both stay).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +40,7 @@ struct cowstore {
   size_t map_len;
   unsigned char *summary; /* per page of map: 0 = no bit set there */
   uint64_t npages;
-  pthread_mutex_t copy_lock; /* copying a page up */
+  pthread_mutex_t copy_lock; /* changes that touch the base's pages */
 };
 
 static bool
@@ -126,10 +128,10 @@ first_kind (void *opaque, uint64_t offset, uint64_t length, bool hole)
 }
 
 /* Page p (which a write or zero covers only in part) becomes the
- * overlay's with the base's bytes, unless it is already.  A hole of the
- * base stays a hole (the overlay's file has one there): the page is then
- * data or hole after the write as it would be in one store file, so the
- * clone's extents and bytes stored are a fresh store's.
+ * overlay's with the base's bytes.  A hole of the base stays a hole (the
+ * overlay's file has one there): the page is then data or hole after the
+ * write as it would be in one store file, so the clone's extents and
+ * bytes stored are a fresh store's.
  */
 static int
 copy_up (struct cowstore *c, uint64_t p)
@@ -138,71 +140,57 @@ copy_up (struct cowstore *c, uint64_t p)
   uint64_t at = p * STORE_PAGE;
   uint64_t n = c->s.size - at < STORE_PAGE ? c->s.size - at : STORE_PAGE;
   bool hole = false;
-  int ret = 0;
 
-  pthread_mutex_lock (&c->copy_lock);
-  if (!owned (c, p)) {
-    if (c->base->ops->extents (c->base, n, at, first_kind, &hole) == -1 ||
-        (!hole && c->base->ops->read (c->base, page, n, at) == -1))
-      ret = failed (c, c->base);
-    else if (!hole && c->over->ops->write (c->over, page, n, at) == -1)
-      ret = failed (c, c->over);
-    else
-      set_owned (c, p, p + 1);
-  }
-  pthread_mutex_unlock (&c->copy_lock);
-  return ret;
+  if (c->base->ops->extents (c->base, n, at, first_kind, &hole) == -1 ||
+      (!hole && c->base->ops->read (c->base, page, n, at) == -1))
+    return failed (c, c->base);
+  if (!hole && c->over->ops->write (c->over, page, n, at) == -1)
+    return failed (c, c->over);
+  set_owned (c, p, p + 1);
+  return 0;
 }
 
-/* Copy up the first and last pages of the range where it covers them
- * only in part; return the range's pages [*p0, *p1).
+/* A write (buf) or a zero (buf NULL) of [offset, offset+count).  While
+ * any page of it is the base's, under the lock: a copy-up must not land
+ * after another request wrote the whole page.  Pages the clone already
+ * has need no lock (the common case once a trial has written them).
  */
 static int
-copy_edges (struct cowstore *c, uint64_t count, uint64_t offset, uint64_t *p0,
-            uint64_t *p1)
+change (struct cowstore *c, const void *buf, uint64_t count, uint64_t offset,
+        bool punch)
 {
-  uint64_t end = offset + count;
+  uint64_t end = offset + count, p0 = offset / STORE_PAGE,
+           p1 = (end + STORE_PAGE - 1) / STORE_PAGE;
+  bool o, lock = run_end (c, p0, p1, &o) < p1 || !o;
+  int ret = 0;
 
-  *p0 = offset / STORE_PAGE;
-  *p1 = (end + STORE_PAGE - 1) / STORE_PAGE;
-  if (offset % STORE_PAGE && !owned (c, *p0) && copy_up (c, *p0) == -1)
-    return -1;
-  if (end % STORE_PAGE && end < c->s.size && !owned (c, *p1 - 1) &&
-      copy_up (c, *p1 - 1) == -1)
-    return -1;
-  return 0;
+  if (lock)
+    pthread_mutex_lock (&c->copy_lock);
+  if (offset % STORE_PAGE && !owned (c, p0))
+    ret = copy_up (c, p0);
+  if (ret == 0 && end % STORE_PAGE && end < c->s.size && !owned (c, p1 - 1))
+    ret = copy_up (c, p1 - 1);
+  if (ret == 0 &&
+      (buf ? c->over->ops->write (c->over, buf, count, offset)
+           : c->over->ops->zero (c->over, count, offset, punch)) == -1)
+    ret = failed (c, c->over);
+  if (ret == 0 && lock)
+    set_owned (c, p0, p1);
+  if (lock)
+    pthread_mutex_unlock (&c->copy_lock);
+  return ret;
 }
 
 static int
 cow_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
 {
-  struct cowstore *c = (struct cowstore *)s;
-  uint64_t p0, p1;
-
-  if (count == 0)
-    return 0;
-  if (copy_edges (c, count, offset, &p0, &p1) == -1)
-    return -1;
-  if (c->over->ops->write (c->over, buf, count, offset) == -1)
-    return failed (c, c->over);
-  set_owned (c, p0, p1);
-  return 0;
+  return count ? change ((struct cowstore *)s, buf, count, offset, false) : 0;
 }
 
 static int
 cow_zero (struct store *s, uint64_t count, uint64_t offset, bool punch)
 {
-  struct cowstore *c = (struct cowstore *)s;
-  uint64_t p0, p1;
-
-  if (count == 0)
-    return 0;
-  if (copy_edges (c, count, offset, &p0, &p1) == -1)
-    return -1;
-  if (c->over->ops->zero (c->over, count, offset, punch) == -1)
-    return failed (c, c->over);
-  set_owned (c, p0, p1);
-  return 0;
+  return count ? change ((struct cowstore *)s, NULL, count, offset, punch) : 0;
 }
 
 static int
