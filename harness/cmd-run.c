@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "attach.h"
 #include "db.h"
+#include "crashpoints.h"
 #include "reuse.h"
 #include "trial.h"
 
@@ -375,10 +376,13 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return fd_usage_error ("run", "--base and --base-out: one or the other");
   if (t->base && fd_base_check (t->base, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
-  if ((t->base || t->base_out) && (t->crash_points || o->sweep))
+  if ((t->base || t->base_out) &&
+      (t->crash_points || o->sweep ||
+       (t->target && fd_write_fault_kind (fd_target_kind_of (t->target)))))
     return fd_usage_error ("run",
                            "--%s: a disk of its own for "
-                           "--crash-points and --repair-cut sweep:",
+                           "--crash-points, --repair-cut sweep: and "
+                           "a write fault --target",
                            t->base ? "base" : "base-out");
   if (o->sweep && t->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "

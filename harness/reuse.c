@@ -108,8 +108,7 @@ fd_base_save (struct trial *t, const char *dir, struct fm_err *err)
     return -1;
   snprintf (path, sizeof path, "%s/" PHASES, dir);
   if (save_phases (t, path, err) == -1 ||
-      link_if (t->dir, dir, POPULATE_LOG, err) == -1 ||
-      link_if (t->dir, dir, FD_WRITELOG_NAME, err) == -1)
+      link_if (t->dir, dir, POPULATE_LOG, err) == -1)
     return -1;
   /* Last, and whole or not at all: the campaign starts clones on it. */
   snprintf (tmp, sizeof tmp, "%s/" READY ".tmp", dir);
@@ -204,8 +203,7 @@ fd_base_clone (struct trial *t, const char *dir, struct fm_err *err)
     return -1;
   snprintf (path, sizeof path, "%s/" MANIFEST, dir);
   if (fd_manifest_load (path, &t->m, err) == -1 ||
-      link_if (dir, t->dir, POPULATE_LOG, err) == -1 ||
-      link_if (dir, t->dir, FD_WRITELOG_NAME, err) == -1)
+      link_if (dir, t->dir, POPULATE_LOG, err) == -1)
     return -1;
   /* What the populate leaves in the trial's directory, for a reader. */
   snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
@@ -224,9 +222,12 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
   char keys[FD_WRITE_FAULT_KEYS][48];
   size_t nw = 0, i, at = 0;
   struct fm_err e;
-  bool wlog = *t->target && fd_write_fault_kind (fd_target_kind_of (t->target));
-
+  /* A sweep of crash points rebuilds the disk from its own write log,
+   * and a write fault target rewrites bytes of the store file in place
+   * (crashpoints.c), which in a clone are the overlay's, not the disk's.
+   */
   if (t->crash_points ||
+      (*t->target && fd_write_fault_kind (fd_target_kind_of (t->target))) ||
       (*t->faults && fd_fault_spec_writes (t->faults, keys, &nw, &e) == -1))
     return -1;
   for (i = 0; i < nw; i++)
@@ -237,8 +238,7 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
   snprintf (seed, sizeof seed, "%" PRIu64, t->seed);
   {
     /* Everything the populate depends on; a new such setting is a line
-     * here.  The write faults strike the populate; a write fault target
-     * needs its write log.
+     * here.  The write faults strike the populate.
      */
     const char *const fields[][2] = {
         {"fs", t->fs},
@@ -251,7 +251,6 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
         {"think", t->think},
         {"crash", t->crash ? "yes" : "no"},
         {"write-faults", writes},
-        {"writelog", wlog ? "yes" : "no"},
     };
     for (i = 0; i < sizeof fields / sizeof fields[0] && at < len; i++)
       at += (size_t)snprintf (buf + at, len - at, "%s%s=%s", i ? " " : "",

@@ -10,8 +10,8 @@
  * `cloned`.
  *
  * A base is a directory: the store (disk.store, read-only from then on),
- * the populate's manifest and phases, the populating server's fault log
- * and write log, and `ready`, made last.
+ * the populate's manifest and phases, the populating server's fault log,
+ * and `ready`, made last.
  */
 #ifndef FUTUREDISK_REUSE_H
 #define FUTUREDISK_REUSE_H
@@ -38,7 +38,7 @@ extern int fd_base_clone (struct trial *t, const char *dir, struct fm_err *err);
 
 /* The settings of a campaign trial its populate depends on, as
  * "name=value" words; 0, or -1 if its disk cannot be shared (a sweep of
- * crash points rebuilds the disk from its own write log).
+ * crash points, a write fault target: both rewrite the store file).
  */
 extern int fd_reuse_key (const struct fd_campaign_trial *t, char *buf,
                          size_t len);
