@@ -123,6 +123,9 @@ def test_clones_record_what_fresh_trials_record(futuredisk, tmp_path):
     (["--base", "/x", "--base-out", "/y"], "one or the other"),
     (["--base-out", "/y", "--crash-points", "3", "--crash"],
      "a disk of its own"),
+    # It rewrites the store file, in a clone the overlay's, in place.
+    (["--base-out", "/y", "--target", "inode:1:lost-write"],
+     "a disk of its own"),
 ])
 def test_run_refuses_bad_bases(run, tmp_path, args, message):
     p = run("run", "--fs", "ext4", "--size", "256M", "--dir",
