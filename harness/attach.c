@@ -437,9 +437,9 @@ static int
 start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
               struct fm_err *err)
 {
-  /* env + 2, nbdkit -P F -U S PLUGIN, 7 keys, the extras, NULL */
-  char *argv[3 + 6 + 7 + FD_FAULT_KEYS_MAX + 1], profile[300], size[80],
-      seed[40], ctl[PATH_MAX + 16];
+  /* env + 2, nbdkit -P F -U S PLUGIN, 8 keys, the extras, NULL */
+  char *argv[3 + 6 + 8 + FD_FAULT_KEYS_MAX + 1], profile[300], size[80],
+      seed[40], ctl[PATH_MAX + 16], base[PATH_MAX + 16];
   char stats[PATH_MAX + 16], log[PATH_MAX + 16], store[PATH_MAX + 16];
   char preload[PATH_MAX + 16], daemon_log[PATH_MAX + 16];
   const char *pre = getenv ("FD_NBDKIT_PRELOAD");
@@ -480,6 +480,10 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
   if (o->store) {
     snprintf (store, sizeof store, "store=%s", o->store);
     argv[n++] = store;
+  }
+  if (o->base) {
+    snprintf (base, sizeof base, "base=%s", o->base);
+    argv[n++] = base;
   }
   if (o->n_extra > FD_FAULT_KEYS_MAX)
     return fm_fail (err, "more than %d extra plugin parameters",

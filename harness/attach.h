@@ -28,6 +28,7 @@ struct fd_attach_opts {
   const char *size;    /* size=; NULL: the profile's */
   uint64_t seed;
   const char *store;        /* store=FILE, or NULL for RAM */
+  const char *base;         /* base=FILE (store a clone of it), or NULL */
   const char *const *extra; /* more KEY=VALUE plugin parameters */
   size_t n_extra;
   const char *fs;       /* adapter name, or NULL */

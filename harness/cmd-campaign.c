@@ -27,6 +27,7 @@
 #include "errmsg.h"
 #include "options.h"
 #include "proc.h"
+#include "reuse.h"
 #include "trial.h"
 
 static void
@@ -35,7 +36,8 @@ campaign_usage (FILE *fp)
   fprintf (fp,
            "Usage: %s campaign FILE [--db DB] [--jobs N] [--shard I/N] "
            "[--budget TIME]\n"
-           "                          [--resume] [--run-id ID] [--list]\n"
+           "                          [--resume] [--run-id ID] [--list] "
+           "[--no-reuse]\n"
            "Run a campaign's trials (one night), each a '%s run' on a fresh "
            "disk,\nrecording them in a SQLite database.\n"
            "\n"
@@ -57,6 +59,11 @@ campaign_usage (FILE *fp)
            "slurm-JOB\n"
            "                 under a Slurm array, else the start time, UTC)\n"
            "  --list         print the trials (of this shard) and exit\n"
+           "  --no-reuse     populate every trial's disk afresh (default: "
+           "trials that\n"
+           "                 populate the same disk share one, each breaking "
+           "a\n"
+           "                 copy-on-write clone)\n"
            "Exit status: 0 every trial recorded, 1 some could not be run, 2 "
            "bad\n"
            "arguments or file, 3 the budget ran out first, 130 interrupted.\n",
@@ -225,6 +232,7 @@ struct night {
   struct slot *slots;
   uint64_t jobs;
   bool tty;
+  struct fd_reuse *reuse; /* NULL: --no-reuse */
 };
 
 /* "OPT VALUE" onto argv at *a, when asked. */
@@ -238,12 +246,28 @@ opt_if (const char **argv, size_t *a, bool when, const char *opt,
   }
 }
 
+/* --base-out DIR or --base DIR into argv when the trial shares its
+ * populated disk (reuse.h); how many arguments.
+ */
+static size_t
+base_args (struct night *n, size_t idx, const char **argv)
+{
+  const char *out = NULL, *base = NULL;
+
+  if (n->reuse == NULL || fd_reuse_plan (n->reuse, idx, &out, &base) != 0 ||
+      (out == NULL && base == NULL))
+    return 0;
+  argv[0] = base ? "--base" : "--base-out";
+  argv[1] = base ? base : out;
+  return 2;
+}
+
 static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
   char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32], points[32];
-  const char *argv[48];
+  const char *argv[52];
   size_t a = 0;
 
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
@@ -298,6 +322,7 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   argv[a++] = rep;
   argv[a++] = "--dir";
   argv[a++] = s->dir;
+  a += base_args (n, idx, argv + a);
   argv[a] = NULL;
   s->idx = idx;
   s->pid = fd_spawn ((char *const *)argv, s->log, err);
@@ -325,6 +350,8 @@ finished (struct night *n, struct slot *s, int status)
   double check_s = 0, lost = 0, allowed = -1, elapsed = fd_now_s () - n->t0;
 
   n->done++;
+  if (n->reuse)
+    fd_reuse_ended (n->reuse, s->pid);
   describe (t, what, sizeof what);
   if ((db = fd_db_open (n->db_path, false, &err)) != NULL) {
     id = recorded (db, fd_campaign_name (n->c), n->run_id, t);
@@ -369,6 +396,29 @@ finished (struct night *n, struct slot *s, int status)
   s->pid = 0;
 }
 
+/* Move the first trial left that may start now to n->todo[n->next]:
+ * false if each waits for a base another trial is making.  (The order
+ * of the trials is the database's, not the results'.)
+ */
+static bool
+next_startable (struct night *n)
+{
+  const char *out, *base;
+  size_t k, idx;
+
+  for (k = n->next; k < n->ntodo; k++)
+    if (n->reuse == NULL ||
+        fd_reuse_plan (n->reuse, n->todo[k], &out, &base) == 0)
+      break;
+  if (k == n->ntodo)
+    return false;
+  idx = n->todo[k];
+  memmove (&n->todo[n->next + 1], &n->todo[n->next],
+           (k - n->next) * sizeof *n->todo);
+  n->todo[n->next] = idx;
+  return true;
+}
+
 /* Run the trials of n->todo, n->jobs at a time. */
 static int
 run_night (struct night *n, double budget_s, struct fm_err *err)
@@ -406,10 +456,14 @@ run_night (struct night *n, double budget_s, struct fm_err *err)
       out_of_budget = true;
     for (j = 0; j < n->jobs && n->next < n->ntodo && !out_of_budget; j++)
       if (n->slots[j].pid == 0) {
+        if (!next_startable (n))
+          break;
         if (start (n, &n->slots[j], n->todo[n->next], err) == -1) {
           n->slots[j].pid = 0;
           break;
         }
+        if (n->reuse)
+          fd_reuse_started (n->reuse, n->todo[n->next], n->slots[j].pid);
         n->next++;
         running++;
       }
@@ -456,7 +510,7 @@ newest_night (sqlite3 *db, const char *name, char *out, size_t len)
 struct campaign_opts {
   const char *file, *db, *run_id;
   uint64_t jobs, shard_i, shard_n, budget_ns;
-  bool shard_set, resume, list;
+  bool shard_set, resume, list, no_reuse;
 };
 
 static int
@@ -487,6 +541,9 @@ campaign_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'l':
       o->list = true;
       return 0;
+    case 'n':
+      o->no_reuse = true;
+      return 0;
   }
   return fm_fail (err, "unhandled option");
 }
@@ -500,6 +557,7 @@ static const struct option campaign_options[] = {
     {"resume", no_argument, NULL, 'r'},
     {"run-id", required_argument, NULL, 'i'},
     {"list", no_argument, NULL, 'l'},
+    {"no-reuse", no_argument, NULL, 'n'},
     {NULL, 0, NULL, 0},
 };
 
@@ -613,10 +671,13 @@ night_plan (const struct campaign_opts *o, struct night *n)
   return 0;
 }
 
-/* The binary the children run and their work directory: 0, or 1. */
+/* The binary the children run, their work directory and the bases
+ * they share in it (unless no_reuse): 0, or 1.
+ */
 static int
-night_prepare (struct night *n)
+night_prepare (struct night *n, bool no_reuse)
 {
+  struct fm_err err;
   /* The children run this very binary. */
   ssize_t len = readlink ("/proc/self/exe", n->self, sizeof n->self - 1);
 
@@ -632,6 +693,12 @@ night_prepare (struct night *n)
              fd_strerror (errno));
     return 1;
   }
+  if (!no_reuse && (n->reuse = fd_reuse_new (n->work, n->c, n->todo, n->ntodo,
+                                             &err)) == NULL) {
+    fprintf (stderr, "%s campaign: %s\n", fd_progname, err.msg);
+    rmdir (n->work);
+    return 1;
+  }
   return 0;
 }
 
@@ -643,6 +710,15 @@ night_end (struct night *n, int ret, const struct fm_err *err)
 
   if (ret == -1)
     fprintf (stderr, "%s campaign: %s\n", fd_progname, err->msg);
+  if (n->reuse) {
+    size_t cloned, bases;
+    fd_reuse_counts (n->reuse, &cloned, &bases);
+    fprintf (stderr,
+             "%s campaign: %zu trials broke a clone of one of %zu populated "
+             "disks\n",
+             fd_progname, cloned, bases);
+    fd_reuse_free (n->reuse);
+  }
   rmdir (n->work); /* kept when a trial's log is kept */
   fprintf (stderr,
            "%s campaign: %s night %s: %zu of %zu trials run in %.0f s; %zu "
@@ -687,7 +763,7 @@ campaign_run (const struct campaign_opts *o, const struct fd_campaign *c)
     return 1;
   rc = night_plan (o, &n);
   if (rc == 0)
-    rc = night_prepare (&n);
+    rc = night_prepare (&n, o->no_reuse);
   if (rc == 0) {
     n.tty = isatty (2);
     n.t0 = fd_now_s ();

@@ -20,6 +20,8 @@
 #include "proc.h"
 #include "attach.h"
 #include "db.h"
+#include "crashpoints.h"
+#include "reuse.h"
 #include "trial.h"
 
 /* The options, after the usage line. */
@@ -99,6 +101,14 @@ static const char run_help[] =
     "                   writes a volatile cache held), each checked, "
     "repaired\n"
     "                   and audited against the promises made by then\n"
+    "  --base-out DIR   keep the populated disk in DIR (made) for later "
+    "trials\n"
+    "                   that populate the same, and break a copy-on-write "
+    "clone\n"
+    "  --base DIR       instead of populating, break a clone of the disk "
+    "kept in\n"
+    "                   DIR (futuredisk campaign sets both; --no-reuse "
+    "there not)\n"
     "  --campaign NAME, --run-id ID, --rep N\n"
     "                   label the record as repetition N of a campaign's "
     "night\n"
@@ -120,7 +130,7 @@ run_usage (FILE *fp)
       "SECONDS] "
       "[--attach auto|nbd|loop]\n"
       "              [--restore-rate RATE] [--repair-cut K|sweep:N]\n"
-      "              [--crash-points N|all]\n"
+      "              [--crash-points N|all] [--base-out DIR | --base DIR]\n"
       "               [--campaign NAME --run-id ID "
       "[--rep N]]\n",
       fd_progname);
@@ -169,37 +179,57 @@ run_set_cut (struct run_opts *o, int c, const char *arg, struct fm_err *err)
                         err);
 }
 
+/* An option whose value is kept as it is: where it goes, or NULL. */
+static const char **
+run_slot (struct run_opts *o, int c)
+{
+  struct trial *t = &o->t;
+
+  switch (c) {
+    case 't':
+      return &o->fs;
+    case 'p':
+      return &t->profile;
+    case 's':
+      return &t->size;
+    case 'T':
+      return &t->target;
+    case 'j':
+      return &t->json_path;
+    case 'd':
+      return &o->dir;
+    case 'D':
+      return &o->db_path;
+    case 'c':
+      return &t->campaign;
+    case 'r':
+      return &t->run_id;
+    case 'U':
+      return &t->base_out;
+    case 'b':
+      return &t->base;
+  }
+  return NULL;
+}
+
 static int
 run_set (void *vo, int c, const char *arg, struct fm_err *err)
 {
   struct run_opts *o = vo;
   struct trial *t = &o->t;
+  const char **slot = run_slot (o, c);
 
+  if (slot) {
+    *slot = arg;
+    return 0;
+  }
   switch (c) {
-    case 't':
-      o->fs = arg;
-      return 0;
-    case 'p':
-      t->profile = arg;
-      return 0;
-    case 's':
-      t->size = arg;
-      return 0;
     case 'S':
       return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &t->seed, err);
     case 'f':
       return fm_parse_double ("--fill", arg, 0, 95, &t->fill, err);
     case 'F':
       return run_set_faults (o, arg, err);
-    case 'T':
-      t->target = arg;
-      return 0;
-    case 'j':
-      t->json_path = arg;
-      return 0;
-    case 'd':
-      o->dir = arg;
-      return 0;
     case 'k':
       t->keep = true;
       return 0;
@@ -208,9 +238,6 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'g':
       return fm_parse_double ("--progress", arg, 0, 1e7, &t->progress_every,
                               err);
-    case 'D':
-      o->db_path = arg;
-      return 0;
     case 'C':
       t->crash = true;
       return 0;
@@ -221,12 +248,6 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       if (strcmp (arg, "real") && strcmp (arg, "zero"))
         return fm_fail (err, "--think: '%.64s' is not real or zero", arg);
       t->think = arg;
-      return 0;
-    case 'c':
-      t->campaign = arg;
-      return 0;
-    case 'r':
-      t->run_id = arg;
       return 0;
     case 'R':
       return fm_parse_uint ("--rep", arg, 0, 1000000, &t->rep, err);
@@ -275,6 +296,8 @@ static const struct option run_options[] = {
     {"repair-cut", required_argument, NULL, 'X'},
     {"crash-points", required_argument, NULL, 'P'},
     {"attach", required_argument, NULL, 'a'},
+    {"base-out", required_argument, NULL, 'U'},
+    {"base", required_argument, NULL, 'b'},
     {NULL, 0, NULL, 0},
 };
 
@@ -380,6 +403,18 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (t->crash_points && t->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "
                                   "--meta-only");
+  if (t->base && t->base_out)
+    return fd_usage_error ("run", "--base and --base-out: one or the other");
+  if (t->base && fd_base_check (t->base, &err) == -1)
+    return fd_usage_error ("run", "%s", err.msg);
+  if ((t->base || t->base_out) &&
+      (t->crash_points || o->sweep ||
+       (t->target && fd_target_edits_store (fd_target_kind_of (t->target)))))
+    return fd_usage_error ("run",
+                           "--%s: a disk of its own for "
+                           "--crash-points, --repair-cut sweep:, "
+                           "a write fault or stripe --target",
+                           t->base ? "base" : "base-out");
   if (o->sweep && t->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");

@@ -449,6 +449,12 @@ fd_write_fault_kind (const char *kind)
          strcmp (kind, "torn-write") == 0;
 }
 
+bool
+fd_target_edits_store (const char *kind)
+{
+  return fd_write_fault_kind (kind) || strncmp (kind, "stripe", 6) == 0;
+}
+
 /* Bytes [offset, offset+len) of record r (a write) into buf, at the
  * range's place in buf (which covers [at, at+blen)).
  */

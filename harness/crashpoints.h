@@ -33,6 +33,12 @@ extern int fd_crash_points (struct trial *t, struct fm_err *err);
 /* Is kind (a --target KIND) a fault of a write as it was made? */
 extern bool fd_write_fault_kind (const char *kind);
 
+/* Does a --target of this kind edit the store file in place (a write
+ * fault, a garbled stripe)?  Such a trial needs a disk of its own: in a
+ * copy-on-write clone the file is the overlay, not the disk.
+ */
+extern bool fd_target_edits_store (const char *kind);
+
 /* A write fault of the disk range [offset, offset+length) (a block of
  * the populated file system): the last write the log has to it is
  * undone there - lost (the range holds what it held before), torn (a

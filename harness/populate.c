@@ -892,6 +892,124 @@ fd_manifest_write (const struct fd_manifest *m, const char *path,
   return 0;
 }
 
+/* ---- the manifest kept with a populated disk (fd_manifest_save) ---- */
+
+#define SAVED_MAGIC "# futuredisk manifest 1"
+
+/* The persistence patterns by name: a loaded entry's `how` points at
+ * the same static strings a populate sets.
+ */
+static const char *
+how_named (const char *name)
+{
+  static const char *const extra[] = {"mkdir", "sync"};
+  size_t k;
+
+  for (k = 0; k < NPATTERNS; k++)
+    if (strcmp (patterns[k].how, name) == 0)
+      return patterns[k].how;
+  for (k = 0; k < sizeof extra / sizeof extra[0]; k++)
+    if (strcmp (extra[k], name) == 0)
+      return extra[k];
+  return NULL;
+}
+
+int
+fd_manifest_save (const struct fd_manifest *m, const char *path,
+                  struct fm_err *err)
+{
+  FILE *fp = fopen (path, "w");
+  size_t i;
+
+  if (fp == NULL)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  fprintf (fp, SAVED_MAGIC "\t%" PRIu64 "\t%d\n", m->bytes, m->meta_only);
+  for (i = 0; i < m->n; i++) {
+    const struct fd_entry *e = &m->v[i];
+    fprintf (fp,
+             "%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64
+             "\t%s\t%d\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+             "\n",
+             e->path, (int)e->type, e->id, e->size, e->mode, e->hash, e->target,
+             (int)e->promise, e->how ? e->how : "", e->linked, e->old_id,
+             e->old_size, e->promised_at, e->old_promised_at);
+  }
+  if (fclose (fp) == EOF)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  return 0;
+}
+
+/* One saved entry (a line without its newline) into e; -1 if malformed. */
+static int
+parse_saved (char *line, struct fd_entry *e)
+{
+  char *f[14], *how;
+  int k, type, promise, linked;
+
+  for (k = 0; k < 14; k++)
+    if ((f[k] = strsep (&line, "\t")) == NULL)
+      return -1;
+  if (line != NULL || strlen (f[0]) >= sizeof e->path ||
+      strlen (f[6]) >= sizeof e->target)
+    return -1;
+  memset (e, 0, sizeof *e);
+  strcpy (e->path, f[0]);
+  strcpy (e->target, f[6]);
+  type = atoi (f[1]);
+  promise = atoi (f[7]);
+  linked = atoi (f[9]);
+  e->id = strtoull (f[2], NULL, 10);
+  e->size = strtoull (f[3], NULL, 10);
+  e->mode = (uint32_t)strtoul (f[4], NULL, 10);
+  e->hash = strtoull (f[5], NULL, 10);
+  e->old_id = strtoull (f[10], NULL, 10);
+  e->old_size = strtoull (f[11], NULL, 10);
+  e->promised_at = strtoull (f[12], NULL, 10);
+  e->old_promised_at = strtoull (f[13], NULL, 10);
+  how = f[8];
+  e->how = *how ? how_named (how) : NULL;
+  if (type < FD_FILE || type > FD_GONE || promise < FD_PROMISE_NONE ||
+      promise > FD_PROMISE_PREFIX || (*how && e->how == NULL))
+    return -1;
+  e->type = (enum fd_ftype)type;
+  e->promise = (enum fd_promise)promise;
+  e->linked = linked != 0;
+  return 0;
+}
+
+int
+fd_manifest_load (const char *path, struct fd_manifest *m, struct fm_err *err)
+{
+  FILE *fp = fopen (path, "r");
+  char *line = NULL;
+  size_t cap = 0, n = 1;
+  ssize_t len;
+  int meta = 0, ret = 0;
+
+  memset (m, 0, sizeof *m);
+  if (fp == NULL)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  if (getline (&line, &cap, fp) <= 0 ||
+      sscanf (line, SAVED_MAGIC "\t%" SCNu64 "\t%d", &m->bytes, &meta) != 2)
+    ret = fm_fail (err, "%s: not a saved manifest", path);
+  m->meta_only = meta != 0;
+  while (ret == 0 && (len = getline (&line, &cap, fp)) > 0) {
+    struct fd_entry e;
+    n++;
+    if (line[len - 1] == '\n')
+      line[len - 1] = '\0';
+    if (parse_saved (line, &e) == -1)
+      ret = fm_fail (err, "%s:%zu: a malformed entry", path, n);
+    else if (fd_manifest_push (m, &e) == -1)
+      ret = fm_fail (err, "out of memory");
+  }
+  free (line);
+  fclose (fp);
+  if (ret == -1)
+    fd_manifest_free (m);
+  return ret;
+}
+
 /* ---- the audit ---- */
 
 const char *

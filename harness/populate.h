@@ -159,6 +159,15 @@ extern int fd_manifest_at (const struct fd_manifest *m, uint64_t promises,
 extern int fd_manifest_write (const struct fd_manifest *m, const char *path,
                               struct fm_err *err);
 
+/* The manifest with every field, kept with a populated disk that later
+ * trials clone (fd_trial_save_base), and read back by them: what
+ * fd_manifest_load gives is what the populate made.
+ */
+extern int fd_manifest_save (const struct fd_manifest *m, const char *path,
+                             struct fm_err *err);
+extern int fd_manifest_load (const char *path, struct fd_manifest *m,
+                             struct fm_err *err);
+
 /* Audit classes: the trial record's `audit` (harness/futuredisk.pod,
  * harness/SCHEMA.md).  link_lost: a name of a hard-linked file is gone
  * while another of its names reads back intact (the link was lost, not

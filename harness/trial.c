@@ -22,6 +22,7 @@
 #include "json.h"
 #include "load-profile.h"
 #include "populate.h"
+#include "reuse.h"
 #include "attribute.h"
 #include "trial.h"
 #include "proc.h"
@@ -1053,11 +1054,20 @@ static int
 trial_steps (struct trial *t, struct fm_err *err)
 {
   struct fd_attach_opts o = attach_opts (t);
+  char base[PATH_MAX + 16];
 
-  if (populate_disk (t, &o, err) == -1)
+  if (t->base ? fd_base_clone (t, t->base, err) == -1
+              : populate_disk (t, &o, err) == -1 ||
+                    (t->base_out && fd_base_save (t, t->base_out, err) == -1))
     return -1;
   if (t->crash_points)
     return fd_crash_points (t, err);
+  /* The populated disk is in a base: break a clone of it. */
+  if (t->base || t->base_out) {
+    snprintf (base, sizeof base, "%s/disk.store",
+              t->base ? t->base : t->base_out);
+    o.base = base;
+  }
   return broken_steps (t, &o, err);
 }
 
@@ -1139,6 +1149,7 @@ record_inputs (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->think ? t->think : "real");
   fprintf (fp, ", \"attach\": ");
   fd_json_string (fp, t->attached ? t->attached : "");
+  fprintf (fp, ", \"cloned\": %s", t->cloned ? "true" : "false");
   fprintf (fp, ", \"campaign\": ");
   fd_json_string (fp, t->campaign ? t->campaign : "");
   fprintf (fp, ", \"run_id\": ");

@@ -108,7 +108,13 @@ struct trial {
    */
   int64_t cut_reference_intact;
   char dir[PATH_MAX], mnt[PATH_MAX + 8], store[PATH_MAX + 16];
+  /* Populate once, break many times (reuse.h): base_out, keep the
+   * populated disk in this directory for later trials; base, clone the
+   * disk kept in it instead of populating.  NULL: neither.
+   */
+  const char *base_out, *base;
   /* results */
+  bool cloned;          /* the disk was a clone of a base: no populate ran */
   const char *attached; /* how the disk was attached: "nbd" or "loop" */
   struct phase ph[MAX_PHASES];
   size_t nph;

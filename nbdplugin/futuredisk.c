@@ -44,6 +44,7 @@ static enum fm_queue_policy queue_policy; /* queue=sptf|fifo */
 static char *stats_path;                  /* stats=FILE, absolute */
 static char *control_path;                /* control=SOCKET, absolute */
 static char *store_path;                  /* store=FILE, absolute */
+static char *base_path;                   /* base=FILE, absolute */
 static char *faultlog_path;               /* faultlog=FILE, absolute */
 static char *writelog_path;               /* writelog=FILE, absolute */
 static char *bad_path;                    /* bad=FILE, absolute */
@@ -76,6 +77,7 @@ futuredisk_unload (void)
   free (stats_path);
   free (control_path);
   free (store_path);
+  free (base_path);
   free (faultlog_path);
   free (writelog_path);
   free (bad_path);
@@ -246,6 +248,8 @@ futuredisk_config (const char *key, const char *value)
     return parse_path (key, value, &control_path);
   else if (strcmp (key, "store") == 0)
     return parse_path (key, value, &store_path);
+  else if (strcmp (key, "base") == 0)
+    return parse_path (key, value, &base_path);
   else if (strcmp (key, "faultlog") == 0)
     return parse_path (key, value, &faultlog_path);
   else if (strcmp (key, "writelog") == 0)
@@ -289,6 +293,11 @@ futuredisk_config_complete (void)
   }
   if (apply_drive_args (&profile) == -1)
     return -1;
+  if (base_path && store_path == NULL) {
+    nbdkit_error ("base=%s needs store=FILE: the overlay its writes go to",
+                  base_path);
+    return -1;
+  }
   return apply_fault_args (&profile.faults);
 }
 
@@ -305,6 +314,9 @@ futuredisk_config_complete (void)
   "stats=FILE           Write counters as JSON at exit and on request.\n"      \
   "control=SOCKET       Serve the control protocol on a unix socket.\n"        \
   "store=FILE           Keep the disk in a sparse file across restarts.\n"     \
+  "base=FILE            With store=: a copy-on-write clone of the store "      \
+  "FILE\n"                                                                     \
+  "                     (read, never written).\n"                              \
   "faultlog=FILE        Log every injected and triggered fault (JSON "         \
   "lines).\n"                                                                  \
   "writelog=FILE        Log every write, flush and zero with its data.\n"      \
@@ -376,6 +388,15 @@ futuredisk_get_ready (void)
   if (write_cache != -1)
     cfg.caches.write_cache = write_cache;
   cfg.caches.queue = queue_policy;
+  /* The overlay is made (or checked) here, so that emu opens it as any
+   * other store file.
+   */
+  if (base_path &&
+      store_file_make_overlay (store_path, base_path, profile.capacity,
+                               profile.name, &err) == -1) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
   emu = emu_new (&cfg, &err);
   if (emu == NULL) {
     nbdkit_error ("%s", err.msg);

@@ -2,8 +2,9 @@
  *
  * Layout: a 4 KiB header, then the disk's bytes at file offset
  * 4096 + disk offset.  The file is as sparse as the disk: unwritten ranges
- * are holes (ftruncate), zeroed ranges are punched, and extents come from
- * SEEK_DATA / SEEK_HOLE.  The header records the disk size and profile so
+ * are holes (ftruncate), zeroed ranges are punched, and extents are the
+ * file's allocated ranges (FIEMAP; SEEK_DATA / SEEK_HOLE where the file
+ * system has no FIEMAP).  The header records the disk size and profile so
  * that a restart with other parameters is refused instead of serving a
  * disk whose contents no longer mean what they meant.
  *
@@ -11,13 +12,22 @@
  * each, no header): ext4 refuses files beyond 16 TiB, and the 20 and 24 TB
  * disks the project is about must fit on it.  Such a store is version 2;
  * one of 8 TiB or less is the single file of version 1, as before.
+ *
+ * Version 3 is a copy-on-write overlay of another store, its base
+ * (store=FILE base=BASE, store-cow.c): the same layout, but the header
+ * names the base, and a bitmap after the first file's data says which
+ * pages the overlay holds; the others are read from the base.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -27,6 +37,7 @@
 #define MAGIC        "futuredisk-store"
 #define VERSION      1 /* one file */
 #define VERSION_SEG  2 /* FILE, FILE.1, ...: more than SEGMENT bytes */
+#define VERSION_COW  3 /* an overlay of a base store, one or more files */
 #define SEGMENT      (UINT64_C (1) << 43) /* disk bytes per file */
 #define MAX_SEGMENTS 64                   /* 512 TiB */
 
@@ -36,6 +47,10 @@ struct header {
   uint32_t header_size;
   uint64_t size;    /* disk bytes */
   char profile[64]; /* profile name, NUL-padded */
+  /* VERSION_COW only: the base, and its file as the overlay found it */
+  uint64_t base_bytes;   /* st_size */
+  int64_t base_mtime_ns; /* st_mtim */
+  char base[2048];       /* absolute path, NUL-terminated */
 };
 
 struct filestore {
@@ -167,63 +182,162 @@ file_flush (struct store *s)
   return 0;
 }
 
+int
+store_join_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct store_join *j = opaque;
+
+  if (j->have && j->hole == hole && j->offset + j->length == offset) {
+    j->length += length;
+    return 0;
+  }
+  if (j->have && (j->rc = j->fn (j->opaque, j->offset, j->length, j->hole)))
+    return j->rc;
+  j->offset = offset;
+  j->length = length;
+  j->hole = hole;
+  j->have = true;
+  return 0;
+}
+
+int
+store_join_end (struct store_join *j)
+{
+  if (j->rc == 0 && j->have)
+    j->rc = j->fn (j->opaque, j->offset, j->length, j->hole);
+  return j->rc < 0 ? -1 : 0;
+}
+
+/* The allocated runs of [at, stop) in fd, file offsets, from FIEMAP: an
+ * unwritten extent (what a zero without punch leaves on ext4) is data,
+ * whether or not its pages are cached, where SEEK_DATA's answer depends
+ * on the page cache.  1 if the file system has no FIEMAP (tmpfs).
+ */
+static int
+fiemap_runs (int fd, uint64_t at, uint64_t stop, uint64_t base,
+             struct store_join *j)
+{
+  union {
+    struct fiemap m;
+    char room[sizeof (struct fiemap) + 64 * sizeof (struct fiemap_extent)];
+  } u;
+  uint64_t pos = at;
+  unsigned i;
+
+  while (pos < stop && j->rc == 0) {
+    memset (&u.m, 0, sizeof u.m);
+    u.m.fm_start = pos;
+    u.m.fm_length = stop - pos;
+    u.m.fm_extent_count = 64;
+    if (ioctl (fd, FS_IOC_FIEMAP, &u.m) == -1)
+      return errno == EOPNOTSUPP || errno == ENOTTY ? 1 : -1;
+    for (i = 0; i < u.m.fm_mapped_extents && j->rc == 0; i++) {
+      const struct fiemap_extent *e = &u.m.fm_extents[i];
+      uint64_t from = e->fe_logical > pos ? e->fe_logical : pos;
+      uint64_t to = e->fe_logical + e->fe_length;
+
+      to = to < stop ? to : stop;
+      if (from > pos)
+        store_join_extent (j, pos - base, from - pos, true);
+      if (to > from && j->rc == 0)
+        store_join_extent (j, from - base, to - from, false);
+      pos = to > pos ? to : pos;
+    }
+    if (u.m.fm_mapped_extents == 0 ||
+        (u.m.fm_extents[u.m.fm_mapped_extents - 1].fe_flags &
+         FIEMAP_EXTENT_LAST)) {
+      if (pos < stop && j->rc == 0)
+        store_join_extent (j, pos - base, stop - pos, true);
+      pos = stop;
+    }
+  }
+  return 0;
+}
+
+/* The same from SEEK_DATA and SEEK_HOLE, where there is no FIEMAP. */
+static int
+seek_runs (int fd, uint64_t at, uint64_t stop, uint64_t base,
+           struct store_join *j)
+{
+  uint64_t pos = at;
+
+  while (pos < stop && j->rc == 0) {
+    off_t data = lseek (fd, (off_t)pos, SEEK_DATA), h;
+
+    if (data == -1 && errno != ENXIO)
+      return -1;
+    if (data == -1 || (uint64_t)data >= stop) {
+      store_join_extent (j, pos - base, stop - pos, true);
+      return 0;
+    }
+    if ((uint64_t)data > pos) {
+      store_join_extent (j, pos - base, (uint64_t)data - pos, true);
+      pos = (uint64_t)data;
+      continue;
+    }
+    if ((h = lseek (fd, (off_t)pos, SEEK_HOLE)) == -1)
+      return -1;
+    h = (uint64_t)h < stop ? h : (off_t)stop;
+    store_join_extent (j, pos - base, (uint64_t)h - pos, false);
+    pos = (uint64_t)h;
+  }
+  return 0;
+}
+
 static int
 file_extents (struct store *s, uint64_t count, uint64_t offset,
               store_extent_fn *fn, void *opaque)
 {
   struct filestore *f = (struct filestore *)s;
+  struct store_join j = {.fn = fn, .opaque = opaque};
   uint64_t end = offset + count;
 
-  while (offset < end) {
-    off_t at, data;
-    uint64_t n, next, stop, base;
-    int fd = span (f, offset, end - offset, &at, &n);
-    bool hole;
-    int rc;
+  while (offset < end && j.rc == 0) {
+    off_t at;
+    uint64_t n;
+    int fd = span (f, offset, end - offset, &at, &n), r;
 
-    /* Within this file: disk offset = file offset - base. */
-    base = (uint64_t)at - offset;
-    stop = offset + n;
-    data = lseek (fd, at, SEEK_DATA);
-    if (data == -1 && errno != ENXIO)
-      return fail (s, "lseek SEEK_DATA");
-    if (data == -1 || (uint64_t)data - base >= stop) {
-      next = stop;
-      hole = true;
-    } else if (data > at) {
-      next = (uint64_t)data - base;
-      hole = true;
-    } else {
-      off_t h = lseek (fd, at, SEEK_HOLE);
-      if (h == -1)
-        return fail (s, "lseek SEEK_HOLE");
-      next = (uint64_t)h - base;
-      hole = false;
-    }
-    if (next > stop)
-      next = stop;
-    if (next > end)
-      next = end;
-    rc = fn (opaque, offset, next - offset, hole);
-    if (rc != 0)
-      return rc < 0 ? -1 : 0;
-    offset = next;
+    /* Within this file: disk offset = file offset - (at - offset). */
+    r = fiemap_runs (fd, (uint64_t)at, (uint64_t)at + n, (uint64_t)at - offset,
+                     &j);
+    if (r == 1)
+      r = seek_runs (fd, (uint64_t)at, (uint64_t)at + n, (uint64_t)at - offset,
+                     &j);
+    if (r == -1)
+      return fail (s, "extents");
+    offset += n;
   }
+  return store_join_end (&j);
+}
+
+static int
+add_data (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  (void)offset;
+  if (!hole)
+    *(uint64_t *)opaque += length;
   return 0;
 }
 
+uint64_t
+store_data_bytes (struct store *s)
+{
+  uint64_t bytes = 0;
+
+  if (s->ops->extents (s, s->size, 0, add_data, &bytes) == -1)
+    return 0;
+  return bytes;
+}
+
+/* The disk's bytes in data extents, not the file's st_blocks: a clone
+ * (store-cow.c) must report what a store written the same way from
+ * scratch reports, and st_blocks also counts the header and the file
+ * system's own blocks, which depend on the history of the file.
+ */
 static uint64_t
 file_bytes_stored (struct store *s)
 {
-  struct filestore *f = (struct filestore *)s;
-  uint64_t bytes = 0;
-  struct stat st;
-  size_t k;
-
-  for (k = 0; k < f->nseg; k++)
-    if (fstat (f->fd[k], &st) == 0)
-      bytes += (uint64_t)st.st_blocks * 512;
-  return bytes;
+  return store_data_bytes (s);
 }
 
 static void
@@ -248,11 +362,14 @@ static const struct store_ops file_ops = {
     .close = file_close,
 };
 
-/* Open (creating: truncate) the files after the first: FILE.1, ... */
+/* Open the files after the first, FILE.1, ...: with O_CREAT, made (and
+ * truncated) to their share of the disk.
+ */
 static int
-open_segments (struct filestore *f, uint64_t size, bool create,
+open_segments (struct filestore *f, uint64_t size, int flags,
                struct fm_err *err)
 {
+  bool create = flags & O_CREAT;
   size_t k;
 
   for (k = 1; k < f->nseg; k++) {
@@ -260,8 +377,7 @@ open_segments (struct filestore *f, uint64_t size, bool create,
     uint64_t len = size - k * SEGMENT < SEGMENT ? size - k * SEGMENT : SEGMENT;
 
     snprintf (seg, sizeof seg, "%s.%zu", f->path, k);
-    f->fd[k] =
-        open (seg, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    f->fd[k] = open (seg, flags | O_CLOEXEC, 0600);
     if (f->fd[k] == -1 || (create && ftruncate (f->fd[k], (off_t)len) == -1)) {
       return fm_fail (err, "store: %s: %s%s", seg, fd_strerror (errno),
                       create ? "" : " (a part of the store is missing)");
@@ -270,24 +386,71 @@ open_segments (struct filestore *f, uint64_t size, bool create,
   return 0;
 }
 
-/* A new store file: its header, and room for the first segment. */
+uint64_t
+store_cow_map_at (uint64_t size)
+{
+  uint64_t end = HEADER_SIZE + (size < SEGMENT ? size : SEGMENT);
+
+  return (end + STORE_PAGE - 1) / STORE_PAGE * STORE_PAGE;
+}
+
+uint64_t
+store_cow_map_len (uint64_t size)
+{
+  uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
+
+  return ((pages + 7) / 8 + STORE_PAGE - 1) / STORE_PAGE * STORE_PAGE;
+}
+
+/* A new store file: its header, and room for the first segment (and an
+ * overlay's bitmap after it).  cow: the overlay's header fields, or NULL
+ * for a plain store.
+ */
 static int
 create_store (struct filestore *f, const char *path, uint64_t size,
-              const char *profile, struct fm_err *err)
+              const char *profile, const struct header *cow, struct fm_err *err)
 {
   struct header h;
+  uint64_t len = HEADER_SIZE + (size < SEGMENT ? size : SEGMENT);
 
-  memset (&h, 0, sizeof h);
+  if (cow) {
+    h = *cow;
+    h.version = VERSION_COW;
+    len = store_cow_map_at (size) + store_cow_map_len (size);
+  } else {
+    memset (&h, 0, sizeof h);
+    h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
+  }
   memcpy (h.magic, MAGIC, sizeof h.magic);
-  h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
   h.header_size = HEADER_SIZE;
   h.size = size;
   snprintf (h.profile, sizeof h.profile, "%s", profile);
   if (pwrite (f->fd[0], &h, sizeof h, 0) != (ssize_t)sizeof h ||
-      ftruncate (f->fd[0], (off_t)(HEADER_SIZE +
-                                   (size < SEGMENT ? size : SEGMENT))) == -1)
+      ftruncate (f->fd[0], (off_t)len) == -1)
     return fm_fail (err, "store: %s: creating: %s", path, fd_strerror (errno));
-  return open_segments (f, size, true, err);
+  return open_segments (f, size, O_RDWR | O_CREAT | O_TRUNC, err);
+}
+
+/* The header of an existing store file: ours, of a version we read. */
+static int
+read_header (int fd, const char *path, struct header *h, struct fm_err *err)
+{
+  ssize_t r = pread (fd, h, sizeof *h, 0);
+
+  if (r != (ssize_t)sizeof *h || memcmp (h->magic, MAGIC, sizeof h->magic))
+    return fm_fail (err,
+                    "store: %s is not a futuredisk store (bad header); "
+                    "refusing to use it",
+                    path);
+  if ((h->version != VERSION && h->version != VERSION_SEG &&
+       h->version != VERSION_COW) ||
+      h->header_size != HEADER_SIZE)
+    return fm_fail (
+        err, "store: %s has format version %u, this plugin reads %u, %u and %u",
+        path, h->version, VERSION, VERSION_SEG, VERSION_COW);
+  h->profile[sizeof h->profile - 1] = '\0';
+  h->base[sizeof h->base - 1] = '\0';
+  return 0;
 }
 
 /* An existing store file: refuse it unless it is ours, of a version we
@@ -295,52 +458,57 @@ create_store (struct filestore *f, const char *path, uint64_t size,
  */
 static int
 check_store (struct filestore *f, const char *path, uint64_t size,
-             const char *profile, struct fm_err *err)
+             const char *profile, int flags, struct header *h,
+             struct fm_err *err)
 {
-  struct header h;
-  ssize_t r;
-
-  r = pread (f->fd[0], &h, sizeof h, 0);
-  if (r != (ssize_t)sizeof h || memcmp (h.magic, MAGIC, sizeof h.magic))
-    return fm_fail (err,
-                    "store: %s is not a futuredisk store (bad header); "
-                    "refusing to overwrite it",
-                    path);
-  if ((h.version != VERSION && h.version != VERSION_SEG) ||
-      h.header_size != HEADER_SIZE)
-    return fm_fail (
-        err, "store: %s has format version %u, this plugin reads %u and %u",
-        path, h.version, VERSION, VERSION_SEG);
-  h.profile[sizeof h.profile - 1] = '\0';
-  if (h.size != size)
+  if (read_header (f->fd[0], path, h, err) == -1)
+    return -1;
+  if (h->size != size)
     return fm_fail (err,
                     "store: %s holds a %llu-byte disk, but size is %llu "
                     "bytes; use the size it was made with or another file",
-                    path, (unsigned long long)h.size, (unsigned long long)size);
-  if (strcmp (h.profile, profile) != 0)
+                    path, (unsigned long long)h->size,
+                    (unsigned long long)size);
+  if (strcmp (h->profile, profile) != 0)
     return fm_fail (err,
                     "store: %s was made with profile %s, not %s; use the "
                     "profile it was made with or another file",
-                    path, h.profile, profile);
+                    path, h->profile, profile);
   /* A single-file store of more than 8 TiB (made on a file system that
    * allowed it, by a plugin before version 2): its layout differs.
    */
-  if (h.version != (f->nseg > 1 ? VERSION_SEG : VERSION))
+  if (h->version != VERSION_COW &&
+      h->version != (f->nseg > 1 ? VERSION_SEG : VERSION))
     return fm_fail (err,
                     "store: %s is a version %u store of a %llu-byte disk; "
                     "make it again",
-                    path, h.version, (unsigned long long)size);
-  return open_segments (f, size, false, err);
+                    path, h->version, (unsigned long long)size);
+  return open_segments (f, size, flags, err);
 }
 
-struct store *
-store_file_open (const char *path, uint64_t size, const char *profile,
-                 struct fm_err *err)
+static void
+file_free (struct filestore *f)
 {
-  struct filestore *f;
-  struct stat st;
   size_t k;
 
+  for (k = 0; k < MAX_SEGMENTS; k++)
+    if (f->fd[k] >= 0)
+      close (f->fd[k]);
+  free (f);
+}
+
+/* A filestore for path with no file open yet; NULL with err. */
+static struct filestore *
+file_new (const char *path, uint64_t size, struct fm_err *err)
+{
+  struct filestore *f;
+  size_t k;
+
+  if (strlen (path) >= sizeof f->path) {
+    fm_fail (err, "store: %s: the path is longer than %zu bytes", path,
+             sizeof f->path - 1);
+    return NULL;
+  }
   f = calloc (1, sizeof *f);
   if (f == NULL) {
     fm_fail (err, "out of memory");
@@ -357,22 +525,146 @@ store_file_open (const char *path, uint64_t size, const char *profile,
              "store: a %llu-byte disk is more than a store file holds "
              "(%d x 8 TiB)",
              (unsigned long long)size, MAX_SEGMENTS);
-    goto fail;
+    file_free (f);
+    return NULL;
   }
-  f->fd[0] = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  return f;
+}
+
+/* Is the base's file as it was when the overlay was made?  Writing to
+ * a base changes what every overlay of it reads, silently.
+ */
+static int
+same_base (const char *path, const struct header *h, struct fm_err *err)
+{
+  struct stat st;
+
+  if (stat (h->base, &st) == -1)
+    return fm_fail (err, "store: %s: the base %s: %s", path, h->base,
+                    fd_strerror (errno));
+  if ((uint64_t)st.st_size != h->base_bytes ||
+      (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
+          h->base_mtime_ns)
+    return fm_fail (err,
+                    "store: the base %s changed (size or modification time) "
+                    "since the overlay %s was made of it; make the overlay "
+                    "again",
+                    h->base, path);
+  return 0;
+}
+
+/* Open a store: read-write (made if missing or empty), or a base: read
+ * only, and plain (an overlay of an overlay is not supported).
+ */
+static struct store *
+file_open (const char *path, uint64_t size, const char *profile, bool base,
+           struct fm_err *err)
+{
+  struct filestore *f = file_new (path, size, err);
+  struct header h;
+  struct stat st;
+  int flags = base ? O_RDONLY : O_RDWR;
+
+  if (f == NULL)
+    return NULL;
+  f->fd[0] = open (path, flags | (base ? 0 : O_CREAT) | O_CLOEXEC, 0600);
   if (f->fd[0] == -1 || fstat (f->fd[0], &st) == -1) {
     fm_fail (err, "store: %s: %s", path, fd_strerror (errno));
     goto fail;
   }
-  if ((st.st_size == 0 ? create_store (f, path, size, profile, err)
-                       : check_store (f, path, size, profile, err)) == -1)
+  if (st.st_size == 0 && !base) {
+    if (create_store (f, path, size, profile, NULL, err) == -1)
+      goto fail;
+    return &f->s;
+  }
+  if (check_store (f, path, size, profile, flags, &h, err) == -1)
     goto fail;
-  return &f->s;
+  if (h.version != VERSION_COW)
+    return &f->s;
+  if (base) {
+    fm_fail (err, "store: the base %s is itself an overlay (of %s)", path,
+             h.base);
+    goto fail;
+  }
+  if (same_base (path, &h, err) == -1)
+    goto fail;
+  return store_cow_wrap (&f->s, f->fd[0], h.base, profile, err);
 
 fail:
-  for (k = 0; k < MAX_SEGMENTS; k++)
-    if (f->fd[k] >= 0)
-      close (f->fd[k]);
-  free (f);
+  file_free (f);
   return NULL;
+}
+
+struct store *
+store_file_open (const char *path, uint64_t size, const char *profile,
+                 struct fm_err *err)
+{
+  return file_open (path, size, profile, false, err);
+}
+
+struct store *
+store_file_open_base (const char *path, uint64_t size, const char *profile,
+                      struct fm_err *err)
+{
+  return file_open (path, size, profile, true, err);
+}
+
+/* An existing file given with base=: an overlay of that base, or an
+ * error saying what it is instead.
+ */
+static int
+check_overlay (int fd, const char *path, const char *base, struct fm_err *err)
+{
+  struct header h;
+
+  if (read_header (fd, path, &h, err) == -1)
+    return -1;
+  if (h.version != VERSION_COW)
+    return fm_fail (err,
+                    "store: %s is a plain store, not an overlay; base=%s "
+                    "needs a new file (or an overlay of that base)",
+                    path, base);
+  if (strcmp (h.base, base) != 0)
+    return fm_fail (err, "store: %s is an overlay of %s, not of %s", path,
+                    h.base, base);
+  return 0;
+}
+
+int
+store_file_make_overlay (const char *path, const char *base, uint64_t size,
+                         const char *profile, struct fm_err *err)
+{
+  struct filestore *f;
+  struct header h;
+  struct store *b;
+  struct stat st;
+  int ret = -1;
+
+  memset (&h, 0, sizeof h);
+  if (strlen (base) >= sizeof h.base)
+    return fm_fail (err, "store: base %s: the path is longer than %zu bytes",
+                    base, sizeof h.base - 1);
+  /* The base must be a plain store of this very disk. */
+  if ((b = store_file_open_base (base, size, profile, err)) == NULL)
+    return -1;
+  b->ops->close (b);
+  if ((f = file_new (path, size, err)) == NULL)
+    return -1;
+  f->fd[0] = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (f->fd[0] == -1 || fstat (f->fd[0], &st) == -1)
+    fm_fail (err, "store: %s: %s", path, fd_strerror (errno));
+  else if (st.st_size != 0)
+    ret = check_overlay (f->fd[0], path, base, err);
+  else {
+    snprintf (h.base, sizeof h.base, "%s", base);
+    if (stat (base, &st) == 0) {
+      h.base_bytes = (uint64_t)st.st_size;
+      h.base_mtime_ns =
+          (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+      ret = create_store (f, path, size, profile, &h, err);
+    } else
+      fm_fail (err, "store: base %s: %s", base, fd_strerror (errno));
+  }
+  file_free (f);
+  return ret;
 }

@@ -6,6 +6,11 @@
  * with 1 GiB written costs about 1 GiB.  Unwritten ranges read as zeros
  * and are holes in extents.
  *
+ * A file store can be a copy-on-write overlay of another, its base
+ * (store=FILE base=BASE): reads of pages the overlay has not written come
+ * from the base, every write, zero and trim goes to the overlay, and the
+ * base file is only ever opened read-only.  Many overlays share a base.
+ *
  * Concurrency: read, write and extents may run in parallel with each other;
  * zero (which frees pages) excludes writes.  Requests on the same bytes at
  * once race as they would on a real disk: a read sees the old bytes, the
@@ -73,5 +78,53 @@ extern int64_t store_flat_resident (struct store *s);
  */
 extern struct store *store_file_open (const char *path, uint64_t size,
                                       const char *profile, struct fm_err *err);
+
+/* Make `path` an overlay of the store `base` (an absolute path, a plain
+ * store made for the same size and profile), so that store_file_open
+ * opens the two as one disk.  An existing overlay of the same base is
+ * kept as it is (a restart); any other existing file is refused.
+ */
+extern int store_file_make_overlay (const char *path, const char *base,
+                                    uint64_t size, const char *profile,
+                                    struct fm_err *err);
+
+/* The bytes of the disk in data extents (what bytes_stored reports for
+ * the file stores), whatever the layout.  0 if the extents fail.
+ */
+extern uint64_t store_data_bytes (struct store *s);
+
+/* ---- between store-file.c and store-cow.c ---- */
+
+/* Extents passed on with adjacent runs of one kind joined: what a store
+ * reports must not depend on how its file or files are split up.  Give
+ * store_join_extent (opaque: the struct) to ->extents, then call
+ * store_join_end for the last run; it returns what extents returns.
+ */
+struct store_join {
+  store_extent_fn *fn;
+  void *opaque;
+  uint64_t offset, length;
+  bool hole, have;
+  int rc; /* fn's last answer: 1 stop, -1 error */
+};
+extern int store_join_extent (void *opaque, uint64_t offset, uint64_t length,
+                              bool hole);
+extern int store_join_end (struct store_join *j);
+
+/* A plain store opened read-only: an overlay's base. */
+extern struct store *store_file_open_base (const char *path, uint64_t size,
+                                           const char *profile,
+                                           struct fm_err *err);
+/* Where in an overlay's first file its bitmap starts, and its length:
+ * one bit per page, set when the page is the overlay's own.
+ */
+extern uint64_t store_cow_map_at (uint64_t size);
+extern uint64_t store_cow_map_len (uint64_t size);
+/* The overlay `over` (whose first file is fd) and its base as one store;
+ * takes over `over` (closed on failure).
+ */
+extern struct store *store_cow_wrap (struct store *over, int fd,
+                                     const char *base, const char *profile,
+                                     struct fm_err *err);
 
 #endif

@@ -302,6 +302,54 @@ START_TEST (test_link_lost_or_file_lost)
 }
 END_TEST
 
+/* A manifest saved with a base and loaded by a clone is the populate's,
+ * field for field (the `how` the same static string), and the audit of
+ * the tree against it says what it said against the original.
+ */
+START_TEST (test_saved_manifest_is_the_same)
+{
+  struct tree t;
+  struct fd_manifest back;
+  struct fd_audit a, b;
+  struct fm_err err;
+  char path[96], viol[4096], viol2[4096];
+  size_t i;
+
+  grow (&t, 13);
+  snprintf (path, sizeof path, "%s.saved", t.dir);
+  ck_assert_msg (fd_manifest_save (&t.m, path, &err) == 0, "%s", err.msg);
+  ck_assert_msg (fd_manifest_load (path, &back, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq (back.n, t.m.n);
+  ck_assert_uint_eq (back.bytes, t.m.bytes);
+  ck_assert_int_eq (back.meta_only, t.m.meta_only);
+  for (i = 0; i < t.m.n; i++) {
+    const struct fd_entry *x = &t.m.v[i], *y = &back.v[i];
+    ck_assert_str_eq (x->path, y->path);
+    ck_assert_str_eq (x->target, y->target);
+    ck_assert_ptr_eq (x->how, y->how);
+    ck_assert (x->type == y->type && x->id == y->id && x->size == y->size &&
+               x->mode == y->mode && x->hash == y->hash &&
+               x->promise == y->promise && x->linked == y->linked &&
+               x->old_id == y->old_id && x->old_size == y->old_size &&
+               x->promised_at == y->promised_at &&
+               x->old_promised_at == y->old_promised_at);
+  }
+  audit (&t, 13, &a, viol, sizeof viol);
+  fd_manifest_free (&t.m);
+  t.m = back;
+  audit (&t, 13, &b, viol2, sizeof viol2);
+  ck_assert_mem_eq (a.count, b.count, sizeof a.count);
+  ck_assert_mem_eq (a.durability, b.durability, sizeof a.durability);
+  ck_assert_str_eq (viol, viol2);
+  /* A file that is not a saved manifest is refused, naming it. */
+  ck_assert_int_eq (fd_manifest_write (&t.m, path, &err), 0);
+  ck_assert_int_eq (fd_manifest_load (path, &back, &err), -1);
+  ck_assert_ptr_nonnull (strstr (err.msg, "not a saved manifest"));
+  unlink (path);
+  fell (&t);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -312,6 +360,7 @@ main (void)
       {"deterministic", test_same_seed_same_workload},
       {"crash-point", test_promises_at_a_crash_point},
       {"link-lost", test_link_lost_or_file_lost},
+      {"saved", test_saved_manifest_is_the_same},
   };
 
   return fd_check_main ("populate", cases, sizeof cases / sizeof cases[0]);
