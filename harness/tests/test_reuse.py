@@ -127,7 +127,7 @@ def test_clones_record_what_fresh_trials_record(futuredisk, tmp_path):
     (["--base-out", "/y", "--target", "inode:1:lost-write"],
      "a disk of its own"),
     # A garbled stripe too.
-    (["--base", "/y", "--target", "dir:2:stripe"], "a disk of its own"),
+    (["--base-out", "/y", "--target", "dir:2:stripe"], "a disk of its own"),
 ])
 def test_run_refuses_bad_bases(run, tmp_path, args, message):
     p = run("run", "--fs", "ext4", "--size", "256M", "--dir",
