@@ -69,10 +69,18 @@ mark (struct flat *f, uint64_t first, uint64_t end)
 
   for (w = first / 64; w * 64 < end; w++) {
     uint64_t m = mask_of (w, first, end);
-    uint64_t old = __atomic_fetch_or (&f->bits[w], m, __ATOMIC_RELEASE);
+    uint64_t old = __atomic_load_n (&f->bits[w], __ATOMIC_ACQUIRE);
+
+    /* An overwrite finds its bits set: a locked instruction there would
+     * only wait for the copy before it to drain.
+     */
+    if ((old & m) == m)
+      continue;
+    old = __atomic_fetch_or (&f->bits[w], m, __ATOMIC_RELEASE);
     added += __builtin_popcountll (m & ~old);
   }
-  __atomic_fetch_add (&f->pages, added, __ATOMIC_RELAXED);
+  if (added)
+    __atomic_fetch_add (&f->pages, added, __ATOMIC_RELAXED);
 }
 
 /* Where the run of bytes from `offset` that all hold data, or are all
