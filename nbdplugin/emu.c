@@ -901,7 +901,14 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
                   .served = write_served,
                   .r = r,
                   .err = err};
-  int ret = run (e, &j);
+  int ret;
+
+  /* Fresh store pages are faulted in here, in parallel, rather than by
+   * a destage under the lock, one thread at a time.
+   */
+  if (e->store->ops->prepare)
+    e->store->ops->prepare (e->store, count, offset);
+  ret = run (e, &j);
 
   if (ret == 0 && j.apply && !j.cached &&
       e->store->ops->write (e->store, buf, count, j.at) == -1)
