@@ -217,9 +217,16 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
       (e->wlog = fd_wlog_create (cfg->writelog_path, cfg->profile.capacity,
                                  err)) == NULL)
     goto fail;
-  e->wc = wcache_new (e->store);
+  /* The cache's memory, once: as much as the model can hold dirty (a
+   * flash drive's model never caches writes).
+   */
+  e->wc = wcache_new (e->store, fm_profile_rotating (&cfg->profile) &&
+                                        cfg->caches.write_cache
+                                    ? cfg->profile.cache_bytes
+                                    : 0);
   if (e->wc == NULL) {
-    fm_fail (err, "out of memory");
+    fm_fail (err, "write cache: cannot have %" PRIu64 " bytes: %s",
+             cfg->profile.cache_bytes, fd_strerror (errno));
     goto fail;
   }
   fm_disk_on_destage (e->disk, destaged, e);
@@ -894,7 +901,14 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
                   .served = write_served,
                   .r = r,
                   .err = err};
-  int ret = run (e, &j);
+  int ret;
+
+  /* Fresh store pages are faulted in here, in parallel, rather than by
+   * a destage under the lock, one thread at a time.
+   */
+  if (e->store->ops->prepare)
+    e->store->ops->prepare (e->store, count, offset);
+  ret = run (e, &j);
 
   if (ret == 0 && j.apply && !j.cached &&
       e->store->ops->write (e->store, buf, count, j.at) == -1)

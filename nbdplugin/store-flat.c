@@ -42,6 +42,7 @@ struct flat {
   size_t span;           /* the reserved length: size in whole pages */
   uint64_t *bits;        /* one per page: 1 = holds data */
   uint64_t pages;        /* bits set (atomic) */
+  bool no_populate;      /* the kernel has no MADV_POPULATE_WRITE */
 };
 
 static bool
@@ -69,10 +70,18 @@ mark (struct flat *f, uint64_t first, uint64_t end)
 
   for (w = first / 64; w * 64 < end; w++) {
     uint64_t m = mask_of (w, first, end);
-    uint64_t old = __atomic_fetch_or (&f->bits[w], m, __ATOMIC_RELEASE);
+    uint64_t old = __atomic_load_n (&f->bits[w], __ATOMIC_ACQUIRE);
+
+    /* An overwrite finds its bits set: a locked instruction there would
+     * only wait for the copy before it to drain.
+     */
+    if ((old & m) == m)
+      continue;
+    old = __atomic_fetch_or (&f->bits[w], m, __ATOMIC_RELEASE);
     added += __builtin_popcountll (m & ~old);
   }
-  __atomic_fetch_add (&f->pages, added, __ATOMIC_RELAXED);
+  if (added)
+    __atomic_fetch_add (&f->pages, added, __ATOMIC_RELAXED);
 }
 
 /* Where the run of bytes from `offset` that all hold data, or are all
@@ -135,6 +144,33 @@ flat_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
   mark (f, offset / STORE_PAGE, (offset + count - 1) / STORE_PAGE + 1);
   pthread_rwlock_unlock (&f->lock);
   return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Holes in the range get their pages faulted in now (writable, still
+ * zero, still holes in the bitmap); pages that hold data are resident
+ * already.  A kernel without MADV_POPULATE_WRITE leaves it to the write.
+ */
+static void
+flat_prepare (struct store *s, uint64_t count, uint64_t offset)
+{
+  struct flat *f = (struct flat *)s;
+  uint64_t first = offset / STORE_PAGE, p, end;
+
+  if (count == 0 || __atomic_load_n (&f->no_populate, __ATOMIC_RELAXED))
+    return;
+  end = (offset + count - 1) / STORE_PAGE + 1;
+  for (p = first; p < end && has (f, p); p++)
+    ;
+  if (p == end)
+    return;
+  if (madvise (f->base + p * STORE_PAGE, (end - p) * STORE_PAGE,
+               MADV_POPULATE_WRITE) == -1 &&
+      errno == EINVAL)
+    __atomic_store_n (&f->no_populate, true, __ATOMIC_RELAXED);
 }
 
 /* Free pages [first, end) that hold data: clear their bits, then give
@@ -277,6 +313,7 @@ static const struct store_ops flat_ops = {
     .name = "ram-flat",
     .read = flat_read,
     .write = flat_write,
+    .prepare = flat_prepare,
     .zero = flat_zero,
     .flush = flat_flush,
     .extents = flat_extents,

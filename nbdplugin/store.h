@@ -48,6 +48,12 @@ struct store_ops {
   int (*extents) (struct store *s, uint64_t count, uint64_t offset,
                   store_extent_fn *fn, void *opaque);
   uint64_t (*bytes_stored) (struct store *s);
+  /* Optional (NULL: nothing to prepare).  Make the memory behind the
+   * range ready to be written, contents unchanged, so that a write there
+   * later - a destage, under the drive's lock - does not wait for the
+   * kernel to fault fresh pages in.  Called without the drive's lock.
+   */
+  void (*prepare) (struct store *s, uint64_t count, uint64_t offset);
   void (*close) (struct store *s);
 };
 

@@ -8,6 +8,15 @@
  * Dirty state is kept per 512-byte block of 4 KiB pages: the smallest
  * sector any profile has.  Not thread-safe: the caller holds the lock it
  * holds for the model.
+ *
+ * Memory: like the drive's DRAM, the cache gets its pages once, when it
+ * is made (the profile's cache size, resident from the start), and
+ * reuses them: caching, committing and discarding take pages from and
+ * give them back to a free list, so the request path neither allocates
+ * nor touches fresh memory.  Only a cache that needs more pages than the
+ * drive's cache bytes (512-byte sectors scattered over many pages, data
+ * misdirected away from the sectors the model caches) gets more, once,
+ * and keeps them.
  */
 #ifndef FUTUREDISK_WCACHE_H
 #define FUTUREDISK_WCACHE_H
@@ -19,7 +28,10 @@
 
 struct wcache;
 
-extern struct wcache *wcache_new (struct store *backing);
+/* A cache for the data of `bytes` cached bytes (the drive's cache size;
+ * 0 for a drive without one).  NULL if the memory cannot be had.
+ */
+extern struct wcache *wcache_new (struct store *backing, uint64_t bytes);
 extern void wcache_free (struct wcache *w);
 
 /* Cache a write (buf NULL writes zeros).  Bytes of a block not written
@@ -56,5 +68,11 @@ extern uint64_t wcache_dirty_bytes (const struct wcache *w);
 extern int wcache_each_page (struct wcache *w, uint64_t count, uint64_t offset,
                              int (*fn) (void *opaque, uint64_t page_offset),
                              void *opaque);
+
+/* The pool: pages it holds (cached or free), and how many times it had
+ * to get more after wcache_new (each time a new high-water mark).
+ */
+extern uint64_t wcache_pool_pages (const struct wcache *w);
+extern uint64_t wcache_pool_grows (const struct wcache *w);
 
 #endif

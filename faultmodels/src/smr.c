@@ -54,7 +54,17 @@ struct band {
   uint64_t logged; /* log sectors its entries take, live or overwritten */
 };
 
+/* A cleaned band's list of runs is kept for the next band that logs a
+ * write, so that cleaning and logging do not free and allocate one per
+ * band on the request path; at most SPARES of them, each of at most
+ * SPARE_RUNS runs (a band cleaned with more pays for its own).
+ */
+#define SPARES     64
+#define SPARE_RUNS 1024
+
 struct fm_smr {
+  struct fm_runs spare[SPARES];
+  unsigned nspare;
   uint64_t band_sectors, nbands, cache_sectors, direct_sectors;
   struct band *bands;
   struct fm_runs dirty; /* band numbers with entries in the log */
@@ -119,6 +129,8 @@ smr_free (struct fm_smr *s)
     return;
   for (b = 0; s->bands && b < s->nbands; b++)
     fm_runs_free (&s->bands[b].live);
+  while (s->nspare > 0)
+    fm_runs_free (&s->spare[--s->nspare]);
   fm_runs_free (&s->dirty);
   free (s->bands);
   free (s);
@@ -207,7 +219,12 @@ clean_band (struct fm_disk *d, uint64_t t, uint64_t b, struct acct *a)
     }
     t = drv_mechanical (d, t, first, len, false, a);
     t = drv_mechanical (d, t, first, len, true, a);
-    fm_runs_free (&bd->live);
+    if (s->nspare < SPARES && bd->live.alloc <= SPARE_RUNS) {
+      fm_runs_empty (&bd->live);
+      s->spare[s->nspare++] = bd->live;
+      bd->live = (struct fm_runs){0};
+    } else
+      fm_runs_free (&bd->live);
   }
   s->used -= bd->logged;
   bd->logged = 0;
@@ -249,6 +266,8 @@ log_append (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
   pos = s->head;
   t = cache_io (d, t, pos, n, true, a);
   k = min64 (n, s->cache_sectors - pos);
+  if (bd->live.alloc == 0 && s->nspare > 0)
+    bd->live = s->spare[--s->nspare];
   runs_add (&bd->live, lba, k, (int)((int64_t)pos - (int64_t)off));
   if (k < n) /* wrapped round to position 0 */
     runs_add (&bd->live, lba + k, n - k, (int)-(int64_t)(off + k));

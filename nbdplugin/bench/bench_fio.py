@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""fio (nbd engine) against the plugin with profile=ideal time=virtual and
+"""fio (nbd engine) against the plugin with a drive profile (default
+ideal) in time=virtual think=zero, optionally with a fault set, and
 against nbdkit's memory plugin, in the same run, same machine, same
 settings: 1 MiB sequential write, 1 MiB sequential read, 4 KiB random read
-at iodepth 16.
+at iodepth 16.  The profile is rescaled to the 4 GiB disk (size=4G).
 
 The two servers run at the same time, each with its own fio: on a small
 shared machine throughput swings several-fold within seconds (its
@@ -22,7 +23,9 @@ nbdkit process) over the same seconds, ratio memory / plugin so that
 With --aa the memory plugin runs against itself: what the method reports
 for two identical servers, its noise floor.
 
-Usage: bench_fio.py [--aa] PLUGIN.so [SECONDS] [ROUNDS]"""
+Usage: bench_fio.py [--aa | --profile P [--faults SPEC]] PLUGIN.so [SECONDS]
+       [ROUNDS]     (defaults: ideal, no faults, 10 s, 3 rounds)"""
+import argparse
 import json
 import os
 import random
@@ -108,25 +111,50 @@ def median_interval(values, level=0.90, resamples=2000):
     return meds[int(tail * resamples)], meds[int((1 - tail) * resamples) - 1]
 
 
+def plugin_args(a):
+    """The plugin's command line: the profile on a SIZE disk in virtual
+    time without the client's think time (the throughput the request path
+    can carry, whatever the modelled disk would take), and the fault set
+    if one is asked for."""
+    args = [a.plugin, f"profile={a.profile}", f"size={SIZE}", "time=virtual",
+            "think=zero"]
+    return args + ([f"faults={a.faults}"] if a.faults else [])
+
+
+def parse_args():
+    p = argparse.ArgumentParser(
+        usage=__doc__.rsplit("Usage: ", 1)[1].split("(")[0].rstrip())
+    p.add_argument("--aa", action="store_true",
+                   help="the memory plugin against itself (noise floor)")
+    p.add_argument("--profile",
+                   help="the plugin's drive profile (default ideal)")
+    p.add_argument("--faults", help="the plugin's faults= (e.g. consumer)")
+    p.add_argument("plugin", help="nbdkit-futuredisk-plugin.so")
+    p.add_argument("seconds", nargs="?", type=int, default=10,
+                   help="each timed fio run (default 10)")
+    p.add_argument("rounds", nargs="?", type=int, default=3,
+                   help="rounds (default 3)")
+    a = p.parse_args()
+    if a.aa and (a.profile or a.faults):
+        p.error("--aa runs no plugin: it takes no --profile or --faults")
+    a.profile = a.profile or "ideal"
+    return a
+
+
 def main():
-    args = sys.argv[1:]
-    aa = "--aa" in args
-    if aa:
-        args.remove("--aa")
-    if not args or args[0].startswith("-"):
-        sys.exit(__doc__)
-    plugin = args[0]
-    seconds = int(args[1]) if len(args) > 1 else 10
-    rounds = int(args[2]) if len(args) > 2 else 3
+    a = parse_args()
+    aa, seconds, rounds = a.aa, a.seconds, a.rounds
     base = ["memory", SIZE]
-    ours = base if aa else [plugin, "ideal", f"size={SIZE}", "time=virtual"]
+    ours = base if aa else plugin_args(a)
+    label = "memory (A/A)" if aa else f"{a.profile}" + (
+        f" faults={a.faults}" if a.faults else "")
     runs = []
     for r in range(rounds):
         runs.append(one_round(ours, base, seconds, swap=r % 2 == 1))
         line = "  ".join(f"{n} {runs[-1][n][0][0] / runs[-1][n][1][0]:.2f}"
                          for n, *_ in JOBS)
         print(f"round {r + 1}/{rounds}: {line}", file=sys.stderr, flush=True)
-    print(f"{'workload':<18} {'memory (A/A)' if aa else 'futuredisk ideal':>18}"
+    print(f"{'workload':<18} {label:>18}"
           f" {'memory plugin':>15} {'ratio':>6} {'range':>11} "
           f"{'90% interval':>12}   {'CPU s/GiB ours':>14} {'memory':>7} "
           f"{'ratio':>6}")
