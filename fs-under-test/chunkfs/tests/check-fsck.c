@@ -18,6 +18,7 @@
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
 #include "chunkfs/mkfs.h"
+#include "img-check.h"
 #include "problem.h"
 
 static const uint8_t uuid_a[16] = {1, 2,  3,  4,  5,  6,  7,  8,
@@ -816,27 +817,6 @@ put_header (const char *path, const struct cfs_super *s,
   close (fd);
 }
 
-/* A full check of path writing its report into *text (freed by the
- * caller).
- */
-static struct cfs_check_result
-check_text (const char *path, enum cfs_check_mode mode, char **text)
-{
-  size_t len;
-  FILE *out = open_memstream (text, &len);
-  struct cfs_check_opts o = {
-      .mode = mode, .full = true, .out = out, .progress_fd = -1, .name = path};
-  struct cfs_check_result r;
-  struct cfs_err err;
-  struct cfs_io *io = cfs_open (path, mode != CFS_CHECK_NO, &err);
-
-  ck_assert_msg (io != NULL, "%s", err.msg);
-  cfs_check (io, &o, &r);
-  ck_assert_int_eq (cfs_close (io, &err), 0);
-  fclose (out);
-  return r;
-}
-
 /* The inode-table mark: the mount raises it a step at a time as slots
  * are used (and never below the highest); a mark below an inode in use
  * or past the table is found by -f, whatever else it reads, and raised
@@ -881,7 +861,7 @@ START_TEST (test_itable_mark)
   /* Too low: the inodes past it are still read, and still named. */
   h.itable_mark = CFS_MARK_STEP;
   put_header (m.path, &s, &h);
-  r = check_text (m.path, CFS_CHECK_NO, &text);
+  r = img_check (m.path, CFS_CHECK_NO, &text);
   ck_assert_msg (r.problems == 1 && strstr (text, "[010004]"), "%s", text);
   free (text);
   repair_converges (m.path, true);
@@ -891,7 +871,7 @@ START_TEST (test_itable_mark)
   h = header_of (m.path, &s, c);
   h.itable_mark = s.inodes_per_chunk + 7;
   put_header (m.path, &s, &h);
-  r = check_text (m.path, CFS_CHECK_NO, &text);
+  r = img_check (m.path, CFS_CHECK_NO, &text);
   ck_assert_msg (r.problems == 1 && strstr (text, "[010003]"), "%s", text);
   free (text);
   repair_converges (m.path, true);

@@ -37,39 +37,11 @@ img_make (struct img *m)
   img_create (m, &spec);
 }
 
-/* A check of the (unmounted) image; what it said, in *said (freed by the
- * caller) when said is not NULL.
- */
-static struct cfs_check_result
-check (const char *path, enum cfs_check_mode mode, char **said)
-{
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream (&buf, &len);
-  struct cfs_check_opts o = {
-      .mode = mode, .full = true, .out = out, .progress_fd = -1, .name = path};
-  struct cfs_check_result r;
-  struct cfs_err err;
-  struct cfs_io *io = cfs_open (path, mode != CFS_CHECK_NO, &err);
-
-  ck_assert_msg (io != NULL, "%s", err.msg);
-  cfs_check (io, &o, &r);
-  ck_assert_int_eq (cfs_close (io, &err), 0);
-  fclose (out);
-  if (getenv ("FSCK_VERBOSE"))
-    fputs (buf, stderr);
-  if (said)
-    *said = buf;
-  else
-    free (buf);
-  return r;
-}
-
 static void
 check_clean (const char *path)
 {
   char *said;
-  struct cfs_check_result r = check (path, CFS_CHECK_NO, &said);
+  struct cfs_check_result r = img_check (path, CFS_CHECK_NO, &said);
 
   ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems:\n%s",
                  r.exit, (unsigned long long)r.problems, said);
@@ -228,12 +200,12 @@ damage_found_and_fixed (const char *name, uint32_t at, uint8_t v, uint32_t code)
   img_unmount (&m);
   poke_inode (m.path, a.ino, at, v);
   snprintf (tag, sizeof tag, "[%06X]", code);
-  r = check (m.path, CFS_CHECK_NO, &said);
+  r = img_check (m.path, CFS_CHECK_NO, &said);
   ck_assert_msg (r.exit & CFS_EXIT_UNCORRECTED && strstr (said, tag),
                  "%s byte %u = %u: want %s, exit %u:\n%s", name, at, v, tag,
                  r.exit, said);
   free (said);
-  r = check (m.path, CFS_CHECK_YES, &said);
+  r = img_check (m.path, CFS_CHECK_YES, &said);
   ck_assert_msg (r.exit == CFS_EXIT_CORRECTED && strstr (said, tag),
                  "repair exit %u:\n%s", r.exit, said);
   free (said);
@@ -283,10 +255,10 @@ START_TEST (test_special_entry_type)
                     0);
   img_unmount (&m);
   poke_inode (m.path, a.ino, 1, (S_IFSOCK | 0644) >> 8);
-  r = check (m.path, CFS_CHECK_NO, &said);
+  r = img_check (m.path, CFS_CHECK_NO, &said);
   ck_assert_msg (strstr (said, "[020004]"), "exit %u:\n%s", r.exit, said);
   free (said);
-  r = check (m.path, CFS_CHECK_YES, NULL);
+  r = img_check (m.path, CFS_CHECK_YES, NULL);
   ck_assert_uint_eq (r.exit, CFS_EXIT_CORRECTED);
   check_clean (m.path);
   img_cleanup (&m);

@@ -1,17 +1,19 @@
 /* chunkfs unit tests — a small chunkfs in an image file: made and
- * mounted, unmounted, mounted again, removed (check-special, check-xattr,
- * check-extents; check-fsck builds its own tree).  Each suite says its
- * size, inode ratio and UUID.
+ * mounted, unmounted, mounted again, checked, removed (check-special,
+ * check-xattr, check-extents; check-fsck builds its own tree and checks
+ * it the same way).  Each suite says its size, inode ratio and UUID.
  */
 #ifndef CHUNKFS_TESTS_IMG_H
 #define CHUNKFS_TESTS_IMG_H
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "check-main.h"
+#include "img-check.h"
 #include "chunkfs/fs.h"
 #include "chunkfs/io.h"
 #include "chunkfs/mkfs.h"
