@@ -489,7 +489,10 @@ farm_plan (struct gen *g, struct farm *f, struct fm_err *err)
     g->scale = (double)g->target / farm_raw_total (g, f);
   for (k = 1; k < f->ndirs; k++) {
     uint64_t p = fm_below (fm_hash (g->o->seed, FM_STREAM_POPULATE, k, 400), k);
-    if (snprintf (f->dirs[k], sizeof f->dirs[k], "%s%sd%" PRIu64, f->dirs[p],
+    char parent[sizeof f->dirs[0]];
+    /* p < k, but the compiler cannot know the two do not overlap. */
+    memcpy (parent, f->dirs[p], sizeof parent);
+    if (snprintf (f->dirs[k], sizeof f->dirs[k], "%s%sd%" PRIu64, parent,
                   p ? "/" : "", k) >= (int)sizeof f->dirs[k])
       snprintf (f->dirs[k], sizeof f->dirs[k], "d%" PRIu64, k); /* too deep */
   }
