@@ -125,7 +125,16 @@ def mount(img, mnt, *opts):
 
 def umount(mnt, img=None):
     img = img or mnt.parent / "img"
-    subprocess.run(["fusermount3", "-u", str(mnt)], check=True, timeout=120)
+    # A file just closed can hold the mount for a moment (the kernel's
+    # last reference goes after close returns): "busy" is tried again, a
+    # bounded number of times, anything else fails at once.
+    for _ in range(40):
+        p = subprocess.run(["fusermount3", "-u", str(mnt)],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode == 0 or "busy" not in p.stderr:
+            break
+        time.sleep(0.25)
+    assert p.returncode == 0, p.stderr
     # fusermount3 returns once the kernel let go; the daemon syncs as it
     # exits: wait for it.
     wait_gone(img)
