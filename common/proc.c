@@ -78,13 +78,12 @@ struct sink {
   int fd;
   char *buf;
   size_t len;
+  bool skip; /* the progress pipe: dropping a line too long */
 };
 
-/* Read what is there, keeping at most max bytes; 0 at EOF, 1 if more
- * may come.
- */
+/* Read what is there; 0 at EOF, 1 if more may come. */
 static int
-drain (struct sink *s, size_t max)
+drain (struct sink *s)
 {
   char tmp[65536];
   ssize_t n = read (s->fd, tmp, sizeof tmp);
@@ -96,8 +95,8 @@ drain (struct sink *s, size_t max)
     s->fd = -1;
     return 0;
   }
-  if (s->len + (size_t)n > max)
-    n = (ssize_t)(max - s->len); /* keep the start, drop the rest */
+  if (s->len + (size_t)n > OUT_MAX)
+    n = (ssize_t)(OUT_MAX - s->len); /* keep the start, drop the rest */
   memcpy (s->buf + s->len, tmp, (size_t)n);
   s->len += (size_t)n;
   s->buf[s->len] = '\0';
@@ -125,27 +124,38 @@ exec_child (char *const argv[], int out, int errp, int prog)
   _exit (127);
 }
 
-/* The last complete line of the progress pipe: what arrived is appended
- * to the sink (cleared when full, as a line that long is no progress
- * line), and every complete line moves to last.
+/* Read the progress pipe: each complete line moves to last (size
+ * bytes); a line longer than the sink's buffer is dropped whole, and
+ * what follows it is kept.  0 at EOF, 1 if more may come.
  */
-static void
-progress_lines (struct sink *s, char *last, size_t size)
+static int
+drain_lines (struct sink *s, char *last, size_t size)
 {
-  char *nl;
+  char tmp[4096];
+  ssize_t n = read (s->fd, tmp, sizeof tmp), i;
 
-  while ((nl = memchr (s->buf, '\n', s->len)) != NULL) {
-    size_t n = (size_t)(nl - s->buf);
-    if (n < size) {
-      memcpy (last, s->buf, n);
-      last[n] = '\0';
-    }
-    s->len -= n + 1;
-    memmove (s->buf, nl + 1, s->len);
+  if (n == -1 && (errno == EINTR || errno == EAGAIN))
+    return 1;
+  if (n <= 0) {
+    close (s->fd);
+    s->fd = -1;
+    return 0;
   }
-  if (s->len >= PROGRESS_MAX - 1)
-    s->len = 0;
-  s->buf[s->len] = '\0';
+  for (i = 0; i < n; i++) {
+    if (tmp[i] == '\n') {
+      if (!s->skip && s->len < size) {
+        memcpy (last, s->buf, s->len);
+        last[s->len] = '\0';
+      }
+      s->len = 0;
+      s->skip = false;
+    } else if (s->len < PROGRESS_MAX - 1) {
+      s->buf[s->len++] = tmp[i];
+    } else {
+      s->skip = true; /* too long for a progress line */
+    }
+  }
+  return 1;
 }
 
 /* Collect the pipes until they close, the deadline passes (the group
@@ -184,14 +194,15 @@ collect (pid_t pid, struct sink sinks[3], double t0, double timeout_s,
       for (i = 0; i < 3; i++) {
         int j;
         for (j = 0; j < nf && sinks[i].fd != -1; j++)
-          if (fds[j].fd == sinks[i].fd && fds[j].revents)
-            drain (&sinks[i], i == 2 ? PROGRESS_MAX - 1 : OUT_MAX);
+          if (fds[j].fd == sinks[i].fd && fds[j].revents) {
+            if (i == 2)
+              drain_lines (&sinks[i], last, sizeof last);
+            else
+              drain (&sinks[i]);
+          }
       }
-    if (w) {
-      if (sinks[2].buf)
-        progress_lines (&sinks[2], last, sizeof last);
+    if (w)
       w->tick (w->opaque, last, p);
-    }
   }
   for (i = 0; i < 3; i++)
     if (sinks[i].fd != -1)
@@ -280,9 +291,10 @@ fd_run_watched (char *const argv[], double timeout_s, const struct fd_watch *w,
     if (fds[i][1] != -1)
       close (fds[i][1]);
   prog[0] = '\0';
-  sinks[0] = (struct sink){fds[0][0], p->out, 0};
-  sinks[1] = (struct sink){fds[1][0], p->err, 0};
-  sinks[2] = (struct sink){fds[2][0], fds[2][0] == -1 ? NULL : prog, 0};
+  sinks[0] = (struct sink){.fd = fds[0][0], .buf = p->out};
+  sinks[1] = (struct sink){.fd = fds[1][0], .buf = p->err};
+  sinks[2] =
+      (struct sink){.fd = fds[2][0], .buf = fds[2][0] == -1 ? NULL : prog};
   collect (pid, sinks, t0, timeout_s, w, p);
   reap (pid, t0, p);
   return 0;
