@@ -81,26 +81,38 @@ struct sink {
   bool skip; /* the progress pipe: dropping a line too long */
 };
 
-/* Read what is there; 0 at EOF, 1 if more may come. */
-static int
-drain (struct sink *s)
+/* One read of the sink's pipe into tmp: how many bytes; 0 when none came
+ * (interrupted, or at EOF, when the pipe is closed and s->fd is -1).
+ */
+static size_t
+sink_read (struct sink *s, char *tmp, size_t size)
 {
-  char tmp[65536];
-  ssize_t n = read (s->fd, tmp, sizeof tmp);
+  ssize_t n = read (s->fd, tmp, size);
 
   if (n == -1 && (errno == EINTR || errno == EAGAIN))
-    return 1;
+    return 0;
   if (n <= 0) {
     close (s->fd);
     s->fd = -1;
     return 0;
   }
-  if (s->len + (size_t)n > OUT_MAX)
-    n = (ssize_t)(OUT_MAX - s->len); /* keep the start, drop the rest */
-  memcpy (s->buf + s->len, tmp, (size_t)n);
-  s->len += (size_t)n;
+  return (size_t)n;
+}
+
+/* Append what is there to the sink's buffer (the first OUT_MAX bytes
+ * kept, the rest dropped).
+ */
+static void
+drain (struct sink *s)
+{
+  char tmp[65536];
+  size_t n = sink_read (s, tmp, sizeof tmp);
+
+  if (s->len + n > OUT_MAX)
+    n = OUT_MAX - s->len;
+  memcpy (s->buf + s->len, tmp, n);
+  s->len += n;
   s->buf[s->len] = '\0';
-  return 1;
 }
 
 /* The child: its own process group (so a timeout kills all it started),
@@ -126,21 +138,14 @@ exec_child (char *const argv[], int out, int errp, int prog)
 
 /* Read the progress pipe: each complete line moves to last (size
  * bytes); a line longer than the sink's buffer is dropped whole, and
- * what follows it is kept.  0 at EOF, 1 if more may come.
+ * what follows it is kept.
  */
-static int
+static void
 drain_lines (struct sink *s, char *last, size_t size)
 {
   char tmp[4096];
-  ssize_t n = read (s->fd, tmp, sizeof tmp), i;
+  size_t n = sink_read (s, tmp, sizeof tmp), i;
 
-  if (n == -1 && (errno == EINTR || errno == EAGAIN))
-    return 1;
-  if (n <= 0) {
-    close (s->fd);
-    s->fd = -1;
-    return 0;
-  }
   for (i = 0; i < n; i++) {
     if (tmp[i] == '\n') {
       if (!s->skip && s->len < size) {
@@ -155,7 +160,6 @@ drain_lines (struct sink *s, char *last, size_t size)
       s->skip = true; /* too long for a progress line */
     }
   }
-  return 1;
 }
 
 /* Collect the pipes until they close, the deadline passes (the group

@@ -31,11 +31,11 @@
 #define CFS_NO_CHUNK   0xFFFFFFFFu /* the dirty map's chunk index */
 
 /* Superblock feature flags (FORMAT.md "Superblock"): a tool refuses a
- * file system with a bit it does not know.
+ * file system with a bit it does not know.  ITABLE_MARK: chunk headers
+ * keep an inode-table mark.
  */
-#define CFS_FEATURE_ITABLE_MARK 1u /* chunk headers keep an inode-table mark   \
-                                    */
-#define CFS_FEATURES_KNOWN CFS_FEATURE_ITABLE_MARK
+#define CFS_FEATURE_ITABLE_MARK 1u
+#define CFS_FEATURES_KNOWN      CFS_FEATURE_ITABLE_MARK
 /* The mount raises a chunk's inode-table mark this many slots at a time
  * (one durable header write each time), and starts a chunk with it.
  */
