@@ -23,7 +23,13 @@
 #define STORE_HEADER 4096
 #define CHUNK        (1u << 20)
 
-/* A record of the log, and the promises made before it. */
+/* A record of the log.  A flush's promises are those marked before the
+ * next flush: the fsync behind a promise flushed before the mark was
+ * written, so the last flush before a mark is the one that made it good,
+ * even when other writes (writeback, a log tail) came between.  Owing it
+ * to the next flush instead would let the last point owe less than the
+ * workload promised whenever only unflushed writes followed the mark.
+ */
 struct rec {
   uint32_t kind, flags;
   uint64_t offset, length, promises;
@@ -36,6 +42,7 @@ struct wlog {
   size_t n, cap;
   size_t *flushes; /* records after which the writes before are durable */
   size_t nflushes;
+  uint64_t promises; /* marked in all */
   uint64_t disk_size;
   unsigned char *buf; /* CHUNK bytes */
 };
@@ -89,6 +96,9 @@ load (const char *path, struct wlog *l, struct fm_err *err)
     if (r.kind == FD_WLOG_MARK) {
       if (read_mark (l, &r, at, &promises) == -1)
         return fm_fail (err, "%s: a mark cut short", path);
+      if (l->nflushes)
+        l->v[l->flushes[l->nflushes - 1]].promises = promises;
+      l->promises = promises;
       continue;
     }
     if (r.offset > l->disk_size || r.length > l->disk_size - r.offset)
@@ -720,7 +730,7 @@ fd_crash_points (struct trial *t, struct fm_err *err)
     goto out;
   }
   t->log_flushes = l.nflushes;
-  t->log_promises = l.n ? l.v[l.n - 1].promises : 0;
+  t->log_promises = l.promises;
   /* The rebuilt disk starts empty, under the populated store's header. */
   if ((src = open (t->store, O_RDONLY | O_CLOEXEC)) == -1 ||
       pread (src, header, sizeof header, 0) != (ssize_t)sizeof header ||
