@@ -43,8 +43,22 @@ struct nbd_req {
   bool done;
   int rc;
   void *buf; /* a queued write's copy follows the request */
+  struct nbd_io *n;
   struct cfs_err err;
 };
+
+/* Queued writes sent without waiting, at most this many at a time: the
+ * server works on them in parallel (nbdkit's threads), as it does for a
+ * kernel's queue of requests.
+ */
+#define IN_FLIGHT 8
+
+/* A queued write of up to 1 MiB (the FUSE mount's largest) takes a slot
+ * of this size, reused: a fresh allocation that large is fresh pages
+ * from the kernel each time, faulted in and zeroed, which costs more
+ * than the copy.
+ */
+#define SLOT (sizeof (struct nbd_req) + (1u << 20))
 
 struct nbd_io {
   struct cfs_io io;
@@ -61,6 +75,9 @@ struct nbd_io {
   struct nbd_req *head, **tail;
   bool failed; /* a queued write failed: failure says what */
   struct cfs_err failure;
+  struct nbd_req *spare; /* freed write slots of SLOT bytes, to reuse */
+  unsigned inflight;     /* queued writes sent, not yet answered: */
+  struct nbd_req *sent[IN_FLIGHT];
   /* Read-ahead, the I/O thread's alone: the blocks after a sequential
    * read, fetched while the caller uses it.
    */
@@ -249,6 +266,147 @@ serve_one (struct nbd_io *n, struct nbd_req *r, bool failed)
     r->err = n->failure; /* read-only here: set before, under the lock */
 }
 
+/* A queued write failed: the first failure is the one reported (under
+ * the lock).
+ */
+static void
+write_failed (struct nbd_io *n, const struct cfs_err *err)
+{
+  if (!n->failed) {
+    n->failed = true;
+    n->failure = *err;
+  }
+}
+
+/* A queued write's request with room for bytes: 0, or -1 (ENOMEM).
+ * Under the lock.
+ */
+static struct nbd_req *
+slot_get (struct nbd_io *n, size_t bytes)
+{
+  struct nbd_req *r;
+
+  if (sizeof *r + bytes > SLOT)
+    return malloc (sizeof *r + bytes);
+  if ((r = n->spare) != NULL) {
+    n->spare = r->next;
+    return r;
+  }
+  return malloc (SLOT);
+}
+
+/* Done with a queued write's request (under the lock). */
+static void
+slot_put (struct nbd_io *n, struct nbd_req *r)
+{
+  if (sizeof *r + (size_t)r->count * CFS_BLOCK > SLOT) {
+    free (r);
+    return;
+  }
+  r->next = n->spare;
+  n->spare = r;
+}
+
+/* A sent write is over: out of flight and of the queued bytes, freed
+ * (under the lock).
+ */
+static void
+retire (struct nbd_io *n, struct nbd_req *r)
+{
+  unsigned i;
+
+  for (i = 0; i < n->inflight && n->sent[i] != r; i++)
+    ;
+  if (i < n->inflight)
+    n->sent[i] = n->sent[--n->inflight];
+  n->behind -= (size_t)r->count * CFS_BLOCK;
+  pthread_cond_broadcast (&n->done);
+  slot_put (n, r);
+}
+
+/* A sent write answered (libnbd calls this in the I/O thread). */
+static int
+write_done (void *opaque, int *error)
+{
+  struct nbd_req *r = opaque;
+  struct nbd_io *n = r->n;
+
+  pthread_mutex_lock (&n->lock);
+  if (*error) {
+    cfs_errno (&r->err, *error, "write block %llu",
+               (unsigned long long)r->block);
+    write_failed (n, &r->err);
+  }
+  retire (n, r);
+  pthread_mutex_unlock (&n->lock);
+  return 1;
+}
+
+/* May r, at the head, be sent without waiting for those in flight?
+ * Only a plain queued write over none of their blocks (two writes of
+ * one block must stay in order); anything else waits for all of them,
+ * so a read sees them and a flush covers them.  Under the lock.
+ */
+static bool
+may_send (struct nbd_io *n, const struct nbd_req *r)
+{
+  unsigned i;
+
+  if (!r->queued || n->failed || n->inflight == IN_FLIGHT)
+    return false;
+  for (i = 0; i < n->inflight; i++)
+    if (r->block < n->sent[i]->block + n->sent[i]->count &&
+        n->sent[i]->block < r->block + r->count)
+      return false;
+  return true;
+}
+
+/* Send the head r, a queued write, without waiting (the lock held on
+ * entry and exit).
+ */
+static void
+send_write (struct nbd_io *n, struct nbd_req *r)
+{
+  nbd_completion_callback done = {.callback = write_done, .user_data = r};
+  struct cfs_err err;
+
+  if ((n->head = r->next) == NULL)
+    n->tail = &n->head;
+  r->n = n;
+  n->sent[n->inflight++] = r;
+  pthread_mutex_unlock (&n->lock);
+  ra_drop (n, r->block, r->count);
+  if (nbd_aio_pwrite (n->nbd, r->buf, (size_t)r->count * CFS_BLOCK,
+                      r->block * CFS_BLOCK, done, 0) == -1) {
+    nbd_fail (&err, "write", (unsigned long long)r->block);
+    pthread_mutex_lock (&n->lock);
+    write_failed (n, &err);
+    retire (n, r); /* never sent: libnbd will not call write_done */
+    return;
+  }
+  pthread_mutex_lock (&n->lock);
+}
+
+/* Wait for an answer to a sent write (the lock held on entry and
+ * exit).  A connection that died answers none: they are failed.
+ */
+static void
+await_sent (struct nbd_io *n)
+{
+  struct cfs_err err;
+
+  pthread_mutex_unlock (&n->lock);
+  if (nbd_poll (n->nbd, -1) == -1) {
+    nbd_fail (&err, "write", 0);
+    pthread_mutex_lock (&n->lock);
+    write_failed (n, &err);
+    if (nbd_aio_in_flight (n->nbd) <= 0)
+      n->inflight = 0; /* nothing left to answer: forget them */
+    return;
+  }
+  pthread_mutex_lock (&n->lock);
+}
+
 static void *
 io_thread (void *arg)
 {
@@ -259,8 +417,16 @@ io_thread (void *arg)
   pthread_mutex_lock (&n->lock);
   while (!stop) {
     bool failed;
-    while ((r = n->head) == NULL)
+    while ((r = n->head) == NULL && n->inflight == 0)
       pthread_cond_wait (&n->work, &n->lock);
+    if (r && may_send (n, r)) {
+      send_write (n, r);
+      continue;
+    }
+    if (n->inflight > 0) {
+      await_sent (n);
+      continue;
+    }
     failed = n->failed;
     pthread_mutex_unlock (&n->lock);
     serve_one (n, r, failed);
@@ -269,12 +435,10 @@ io_thread (void *arg)
     if ((n->head = r->next) == NULL)
       n->tail = &n->head;
     if (r->queued) {
-      if (r->rc == -1 && !n->failed) {
-        n->failed = true;
-        n->failure = r->err;
-      }
+      if (r->rc == -1)
+        write_failed (n, &r->err);
       n->behind -= (size_t)r->count * CFS_BLOCK;
-      free (r);
+      slot_put (n, r);
     } else
       r->done = true;
     pthread_cond_broadcast (&n->done);
@@ -318,12 +482,21 @@ submit_behind (struct nbd_io *n, uint64_t block, uint32_t count,
                const void *buf, struct cfs_err *err)
 {
   size_t bytes = (size_t)count * CFS_BLOCK;
-  struct nbd_req *r = malloc (sizeof *r + bytes);
+  struct nbd_req *r;
 
-  if (r == NULL) {
-    cfs_errno (err, ENOMEM, "write block %llu", (unsigned long long)block);
+  pthread_mutex_lock (&n->lock);
+  while (!n->failed && n->behind > 0 && n->behind + bytes > n->behind_max)
+    pthread_cond_wait (&n->done, &n->lock);
+  if (n->failed || (r = slot_get (n, bytes)) == NULL) {
+    if (n->failed)
+      *err = n->failure;
+    else
+      cfs_errno (err, ENOMEM, "write block %llu", (unsigned long long)block);
+    pthread_mutex_unlock (&n->lock);
     return -1;
   }
+  n->behind += bytes;
+  pthread_mutex_unlock (&n->lock);
   *r = (struct nbd_req){.op = OP_WRITE,
                         .block = block,
                         .count = count,
@@ -331,15 +504,6 @@ submit_behind (struct nbd_io *n, uint64_t block, uint32_t count,
                         .buf = r + 1};
   memcpy (r->buf, buf, bytes);
   pthread_mutex_lock (&n->lock);
-  while (!n->failed && n->behind > 0 && n->behind + bytes > n->behind_max)
-    pthread_cond_wait (&n->done, &n->lock);
-  if (n->failed) {
-    *err = n->failure;
-    pthread_mutex_unlock (&n->lock);
-    free (r);
-    return -1;
-  }
-  n->behind += bytes;
   enqueue (n, r);
   pthread_mutex_unlock (&n->lock);
   return 0;
@@ -454,6 +618,10 @@ stop_behind (struct nbd_io *n, struct cfs_err *err)
   pthread_cond_destroy (&n->work);
   pthread_mutex_destroy (&n->lock);
   free (n->ra_buf);
+  while ((r.next = n->spare) != NULL) {
+    n->spare = r.next->next;
+    free (r.next);
+  }
   n->behind_max = 0;
   return rc;
 }
