@@ -388,7 +388,9 @@ send_write (struct nbd_io *n, struct nbd_req *r)
 }
 
 /* Wait for an answer to a sent write (the lock held on entry and
- * exit).  A connection that died answers none: they are failed.
+ * exit).  If libnbd can make no progress (the connection died) none
+ * will come: they are failed and forgotten, left to libnbd, which
+ * frees any it still answers through write_done.
  */
 static void
 await_sent (struct nbd_io *n)
@@ -400,8 +402,7 @@ await_sent (struct nbd_io *n)
     nbd_fail (&err, "write", 0);
     pthread_mutex_lock (&n->lock);
     write_failed (n, &err);
-    if (nbd_aio_in_flight (n->nbd) <= 0)
-      n->inflight = 0; /* nothing left to answer: forget them */
+    n->inflight = 0;
     return;
   }
   pthread_mutex_lock (&n->lock);
