@@ -4,17 +4,19 @@
  * Synchronous until cfs_write_behind: then one I/O thread owns the
  * libnbd handle and serves a FIFO of requests.  A write is copied into
  * the queue and returns at once (up to a bound of queued bytes), so the
- * caller's next request overlaps the server's work on this one; a read,
- * a zero, a flush and a FUA write wait for their turn and their result.
- * Served strictly in order, a read sees every earlier write and a flush
- * covers every earlier write: the order chunkfs's crash safety rests on
- * (FORMAT.md, "Clean and dirty") is the order the caller issued.
+ * caller's next request overlaps the server's work on this one, and
+ * queued writes over distinct blocks are sent several at a time, for
+ * the server's threads to share.  A read, a zero, a flush, a FUA write
+ * and a write over blocks still in flight wait until every write before
+ * them is answered: a read sees every earlier write and a flush covers
+ * every earlier write, which is all the order chunkfs's crash safety
+ * rests on (FORMAT.md, "Clean and dirty"; unflushed writes are unordered
+ * on any disk with a volatile cache).
  *
  * A queued write that fails can no longer fail its caller; as a kernel
  * reports a write-back error at fsync, it is remembered and returned by
- * the next flush, FUA write, zero and write, and nothing written after
- * it is sent: the device holds a prefix of what was issued, never a
- * later block without an earlier one.
+ * the next flush, FUA write, zero and write, and nothing still queued
+ * once it is known is sent.
  */
 #include <errno.h>
 #include <libnbd.h>

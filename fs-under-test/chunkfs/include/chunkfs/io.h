@@ -89,7 +89,7 @@ extern int cfs_close (struct cfs_io *io, struct cfs_err *err);
  * (non-FUA) write returns once queued, at most `bytes` of them, and an
  * error of one is returned by the next flush, FUA write, zero or write
  * (as a kernel reports a write-back error at fsync); reads, zeros,
- * flushes and FUA writes wait, and all are served in the order issued.
+ * flushes and FUA writes wait for every write before them.
  * The nbd manager runs an I/O thread for it (start it after any fork);
  * for the others this does nothing.  The checker and mkfs stay
  * synchronous, so each error names its own block.  0, or -1 with err
