@@ -76,6 +76,12 @@ cfs_zero (struct cfs_io *io, uint64_t block, uint32_t count,
   return io->m->zero (io, block, count, err);
 }
 
+int
+cfs_write_behind (struct cfs_io *io, size_t bytes, struct cfs_err *err)
+{
+  return io->m->write_behind ? io->m->write_behind (io, bytes, err) : 0;
+}
+
 uint64_t
 cfs_blocks (struct cfs_io *io)
 {

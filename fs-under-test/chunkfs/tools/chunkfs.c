@@ -32,6 +32,7 @@
 #define WORKERS       4   /* threads taking requests */
 #define MAX_WRITE     (1u << 20)
 #define READ_AHEAD_KB 1024
+#define WRITE_BEHIND  (16u << 20) /* bytes of writes queued to the device */
 
 struct options {
   char *device;
@@ -920,8 +921,10 @@ open_fs (const struct options *o, struct cfs_io **io)
  */
 static int
 mount_and_serve (struct fuse_args *args, const struct fuse_cmdline_opts *co,
-                 int commit)
+                 int commit, struct cfs_io *io)
 {
+  struct cfs_err err;
+
   struct fuse_session *se;
   int ret = 1;
 
@@ -930,6 +933,11 @@ mount_and_serve (struct fuse_args *args, const struct fuse_cmdline_opts *co,
   if (fuse_set_signal_handlers (se) == 0) {
     if (fuse_session_mount (se, co->mountpoint) == 0) {
       fuse_daemonize (co->foreground);
+      /* After the fork, which a thread would not survive.  Without it
+       * each 1 MiB write waits for the device; only speed is lost.
+       */
+      if (cfs_write_behind (io, WRITE_BEHIND, &err) == -1)
+        fprintf (stderr, "%s: %s\n", progname, err.msg);
       ret = serve (se, co->mountpoint, commit) != 0;
       fuse_session_unmount (se);
     }
@@ -991,7 +999,7 @@ main (int argc, char **argv)
   } else {
     kernel_args (&args, o.device);
     if (open_fs (&o, &io) == 0)
-      ret = mount_and_serve (&args, &co, o.commit);
+      ret = mount_and_serve (&args, &co, o.commit, io);
   }
   ret = close_fs (io, ret);
   free (co.mountpoint);

@@ -50,6 +50,11 @@ struct cfs_io_manager {
   uint64_t (*blocks) (struct cfs_io *io);
   /* Close; what was not flushed may be lost. */
   int (*close) (struct cfs_io *io, struct cfs_err *err);
+  /* Let plain writes return before they reach the device, up to `bytes`
+   * queued (cfs_write_behind); NULL where writes are already cheap to
+   * issue (a file's land in the page cache).
+   */
+  int (*write_behind) (struct cfs_io *io, size_t bytes, struct cfs_err *err);
 };
 
 /* A file or block device (pread/pwrite; O_DIRECT is not used). */
@@ -79,6 +84,19 @@ extern int cfs_zero (struct cfs_io *io, uint64_t block, uint32_t count,
                      struct cfs_err *err);
 extern uint64_t cfs_blocks (struct cfs_io *io);
 extern int cfs_close (struct cfs_io *io, struct cfs_err *err);
+
+/* Write-behind, for a long-lived writer such as the FUSE mount: a plain
+ * (non-FUA) write returns once queued, at most `bytes` of them, and an
+ * error of one is returned by the next flush, FUA write, zero or write
+ * (as a kernel reports a write-back error at fsync); reads, zeros,
+ * flushes and FUA writes wait for every write before them.
+ * The nbd manager runs an I/O thread for it (start it after any fork);
+ * for the others this does nothing.  The checker and mkfs stay
+ * synchronous, so each error names its own block.  0, or -1 with err
+ * (the channel stays synchronous).
+ */
+extern int cfs_write_behind (struct cfs_io *io, size_t bytes,
+                             struct cfs_err *err);
 
 /* ---- the fault-injecting manager, for unit tests ----
  *
