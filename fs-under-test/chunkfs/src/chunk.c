@@ -477,7 +477,9 @@ cfs_alloc_extent (struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
   /* File data stops short of the last blocks: directories and the
    * back-reference table must still find room in a full chunk.
    */
-  reserve = meta ? 0 : CFS_META_RESERVE;
+  reserve = meta ? 0 : fs->g.chunk_blocks >> CFS_META_RESERVE_SHIFT;
+  if (!meta && reserve < CFS_META_RESERVE_MIN)
+    reserve = CFS_META_RESERVE_MIN;
   if (k->h.state != CFS_UNINIT && k->h.free_blocks <= reserve)
     return 0;
   if ((r = cfs_touch (fs, c)) < 0)

@@ -23,7 +23,14 @@
 #define CFS_BACKREFS_PER_BLOCK                                                 \
   ((CFS_BLOCK - CFS_HEADER_SIZE - 4 - 4) / 16) /* 254 */
 #define CFS_MAX_CHAIN    (1u << 20) /* continuation links followed at most */
-#define CFS_META_RESERVE 16 /* blocks of a chunk file data leaves free */
+/* Blocks of a chunk file data leaves free, for the metadata of what the
+ * chunk holds (directory blocks, map leaves, back-references): these
+ * cannot go on in another chunk.  A fixed count ran out on chunks of
+ * 1 GiB and more, whose thousands of inodes share it (mkdir failed with
+ * ENOSPC on a disk 11 % full): 1/64 of the chunk, at least 16 blocks.
+ */
+#define CFS_META_RESERVE_MIN   16
+#define CFS_META_RESERVE_SHIFT 6
 
 /* A cached metadata block.  META blocks carry a block header and are
  * sealed with their chunk's generation when written out; INODES blocks

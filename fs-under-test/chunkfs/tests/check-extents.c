@@ -306,13 +306,42 @@ START_TEST (test_modes)
 }
 END_TEST
 
+/* File data leaves a share of its chunk free for the chunk's metadata:
+ * a directory whose chunk a file filled (the file going on in other
+ * chunks) still takes thousands of entries.  The reserve was 16 blocks
+ * whatever the chunk's size, and 4,000 names need about 25 blocks.
+ */
+START_TEST (test_full_chunk_dir)
+{
+  struct img m;
+  struct cfs_attr d, f, a;
+  char name[16];
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_mkdir (m.fs, 1, "d", 040755, 0, 0, &d), 0);
+  ck_assert_int_eq (cfs_create (m.fs, d.ino, "big", 0100644, 0, 0, &f), 0);
+  ck_assert_int_eq (cfs_fallocate (m.fs, f.ino, 0, 40 << 20, 0), 0);
+  for (int i = 0; i < 4000; i++) {
+    snprintf (name, sizeof name, "l%04d", i);
+    ck_assert_msg (cfs_link (m.fs, f.ino, d.ino, name, &a) == 0,
+                   "link %d failed", i);
+  }
+  ck_assert_uint_eq (a.links, 4001);
+  img_done (&m);
+}
+END_TEST
+
 int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"extlist", test_extlist}, {"fallocate", test_fallocate},
-      {"punch", test_punch},     {"zero_range", test_zero_range},
-      {"seek", test_seek},       {"modes", test_modes},
+      {"extlist", test_extlist},
+      {"fallocate", test_fallocate},
+      {"punch", test_punch},
+      {"zero_range", test_zero_range},
+      {"seek", test_seek},
+      {"modes", test_modes},
+      {"full_chunk_dir", test_full_chunk_dir},
   };
 
   return fd_check_main ("extents", cases, sizeof cases / sizeof cases[0]);
