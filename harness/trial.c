@@ -167,7 +167,7 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
     return;
   if (fd_ctl_ok (fd_disk_control (w->d), "stats", &j, &err) == -1)
     return; /* the phase's end reports a dead control socket */
-  if (fd_json_u64 (j, "virtual_ns", &vns, &err) == -1 || vns < w->c0->vns)
+  if (fd_json_u64 (j, "stats.virtual_ns", &vns, &err) == -1 || vns < w->c0->vns)
     vns = w->c0->vns;
   fd_json_free (j);
   w->last = now;

@@ -346,6 +346,11 @@ def test_check_progress_lines(run, fs, pass_line):
     head = r"^futuredisk: check: \d+\.\d (s|min) virtual so far \(\d+ s wall\)"
     assert all(re.match(head, l) for l in lines), lines
     assert any(re.search(pass_line, l) for l in lines), lines
+    # The disk's clock, read as the checker goes: it moves, never back.
+    secs = [float(m.group(1)) * (60 if m.group(2) == "min" else 1)
+            for m in (re.match(r"^futuredisk: check: (\d+\.\d) (s|min)", l)
+                      for l in lines)]
+    assert secs == sorted(secs) and secs[-1] > 0, lines
     assert run("run", "--fs", fs, "--progress", "-1",
                check=2).stderr.count("--progress") == 1
 
