@@ -94,8 +94,8 @@ struct emu {
   /* While batching: the requests a lull found queued (the client's depth,
    * as far as it reaches the drive).  A queue back at that depth is
    * decided at once: the lull would bring no one else.  Every
-   * PROBE_EVERY-th decision waits for the lull again, to learn a new
-   * depth.
+   * DEPTH_PROBE_EVERY-th decision waits for the lull again, to learn a
+   * new depth.
    */
   size_t depth;
   unsigned since_lull;
@@ -676,13 +676,22 @@ virtual_waits (struct emu *e)
   return true;
 }
 
-/* While batching, is the queue back at the client's depth, so that a
- * lull would bring no one else?  Lock held.
+/* Is the client's depth known (batching, and a lull found company)?
+ * Lock held.
+ */
+static bool
+depth_known (const struct emu *e)
+{
+  return e->batching && e->depth > 1;
+}
+
+/* Is the queue back at the client's depth, so that a lull would bring
+ * no one else?  Lock held.
  */
 static bool
 at_depth (const struct emu *e)
 {
-  return e->batching && e->depth > 1 && e->since_lull < DEPTH_PROBE_EVERY &&
+  return depth_known (e) && e->since_lull < DEPTH_PROBE_EVERY &&
          fm_disk_queued (e->disk) >= e->depth;
 }
 
@@ -695,7 +704,7 @@ at_depth (const struct emu *e)
 static uint64_t
 lull_needed (const struct emu *e)
 {
-  return e->batching && e->depth > 1 ? DEPTH_LULL * e->grace_ns : e->grace_ns;
+  return depth_known (e) ? DEPTH_LULL * e->grace_ns : e->grace_ns;
 }
 
 /* A decision that waited is about to be taken, after a lull or at the
@@ -777,17 +786,16 @@ waiter_remove (struct emu *e, struct job *j)
 static void
 decide_due (struct emu *e, struct job *j, bool waits)
 {
-  uint64_t lull = monotonic_ns () - e->last_event;
+  bool full = monotonic_ns () - e->last_event >= lull_needed (e);
 
   if (e->scale > 0)
     decide (e, company_possible (e) ? clock_now (e, e->wall_ns ()) : UINT64_MAX,
             j, UINT_MAX);
-  else if (!waits || !reorderable (e) || lull >= lull_needed (e) ||
-           at_depth (e)) {
-    /* One decision per lull while batching: the reply it lets go may
-     * bring the client's next request, which then joins the queue.
+  else if (!waits || !reorderable (e) || full || at_depth (e)) {
+    /* While batching, one decision per lull (the reply it lets go may
+     * bring the client's next request, which then joins the queue), or
+     * DEPTH_BATCH at the depth.
      */
-    bool full = lull >= lull_needed (e);
     if (waits)
       batch_seen (e, full);
     if (waits && e->batching) {

@@ -7,8 +7,9 @@ for, by name, beside the trial's own phases from its JSON record.
 
 Daemons (nbdkit, nbdfuse, a FUSE file system's daemon) live across
 phases; their startup is what the harness waits for: nbdkit's is the
-parent process that forks the server and exits once it listens, so its
-life is counted; for nbdfuse and the FUSE daemons only the count is.
+parent process that forks the server (which runs no execve of its own)
+and exits once it listens, so its life is counted; for nbdfuse and the
+FUSE daemons only the count is.
 
 Usage: bench_trial_wall.py FUTUREDISK [RUN-ARGS...]   (as root)
   e.g. bench_trial_wall.py build/harness/futuredisk --fs ext4 --size 512M \\
@@ -25,7 +26,7 @@ import time
 
 EXEC = re.compile(r'^(\d+) +([\d.]+) execve\("([^"]+)"')
 EXIT = re.compile(r"^(\d+) +([\d.]+) \+\+\+ (exited|killed)")
-DAEMONS = {"nbdfuse", "chunkfs", "nbdkit-server"}
+DAEMONS = {"nbdfuse", "chunkfs"}
 
 
 def trace(futuredisk, args, work):
@@ -77,8 +78,7 @@ def main():
         if n == "futuredisk" and s == first:
             continue  # the trial itself
         by[n][0] += 1
-        if e is not None and n not in DAEMONS and n != "nbdkit" or \
-                n == "nbdkit" and e is not None and e - s < 30:
+        if e is not None and n not in DAEMONS:
             by[n][1] += e - s
     phases = {p["name"]: p["wall_s"] for p in record["phases"]}
     print(f"trial wall {wall:.2f} s (under strace), "

@@ -22,7 +22,8 @@
 #define CFS_DIRENT_FIXED 16
 #define CFS_BACKREFS_PER_BLOCK                                                 \
   ((CFS_BLOCK - CFS_HEADER_SIZE - 4 - 4) / 16) /* 254 */
-#define CFS_MAX_CHAIN    (1u << 20) /* continuation links followed at most */
+#define CFS_MAX_CHAIN (1u << 20) /* continuation links followed at most */
+
 /* Blocks of a chunk file data leaves free, for the metadata of what the
  * chunk holds (directory blocks, map leaves, back-references): these
  * cannot go on in another chunk.  A fixed count ran out on chunks of
