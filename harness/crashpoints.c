@@ -42,7 +42,7 @@ struct wlog {
   size_t n, cap;
   size_t *flushes; /* records after which the writes before are durable */
   size_t nflushes;
-  uint64_t promises; /* marked in all */
+  uint64_t promises; /* marked so far (after load, in all) */
   uint64_t disk_size;
   unsigned char *buf; /* CHUNK bytes */
 };
@@ -80,7 +80,6 @@ static int
 load (const char *path, struct wlog *l, struct fm_err *err)
 {
   struct fd_wlog_rec r;
-  uint64_t promises = 0;
   long at;
   int k;
 
@@ -94,11 +93,10 @@ load (const char *path, struct wlog *l, struct fm_err *err)
   l->disk_size = r.offset;
   while ((k = fd_wlog_next (l->fp, &r, &at, err)) == 1) {
     if (r.kind == FD_WLOG_MARK) {
-      if (read_mark (l, &r, at, &promises) == -1)
+      if (read_mark (l, &r, at, &l->promises) == -1)
         return fm_fail (err, "%s: a mark cut short", path);
       if (l->nflushes)
-        l->v[l->flushes[l->nflushes - 1]].promises = promises;
-      l->promises = promises;
+        l->v[l->flushes[l->nflushes - 1]].promises = l->promises;
       continue;
     }
     if (r.offset > l->disk_size || r.length > l->disk_size - r.offset)
@@ -117,7 +115,7 @@ load (const char *path, struct wlog *l, struct fm_err *err)
       l->cap = cap;
     }
     l->v[l->n] =
-        (struct rec){r.kind, r.flags, r.offset, r.length, promises, at};
+        (struct rec){r.kind, r.flags, r.offset, r.length, l->promises, at};
     if (r.kind == FD_WLOG_FLUSH ||
         (r.kind == FD_WLOG_WRITE && (r.flags & FD_WLOG_FUA)))
       l->flushes[l->nflushes++] = l->n;
