@@ -15,7 +15,7 @@
 
 #define CK_MAX_DIR_BLOCKS (1u << 20) /* directory blocks followed at most */
 #define CK_HCACHE         256        /* remote chunk headers remembered */
-#define CK_BCACHE         65536      /* blocks remembered at most (256 MiB) */
+#define CK_BCACHE         262144     /* blocks remembered at most (1 GiB) */
 #define CK_RCACHE         8192       /* recent blocks, when it is full */
 #define CK_BSLAB          1024       /* blocks allocated at a time */
 #define CK_BSLOTS         (4 * CK_BCACHE) /* hash slots: blocks and zeros */
@@ -145,8 +145,12 @@ extern void ck_prefetch (struct ck *k, uint64_t abs, uint32_t n);
 extern void ck_prefetch_more (struct ck *k, uint32_t n);
 /* Keep block abs of the prefetched blocks for later ck_reads. */
 extern void ck_remember (struct ck *k, uint64_t abs);
-/* Keep block abs (buf) for later ck_reads. */
+/* Keep block abs (buf) for later ck_reads: for good while the cache has
+ * room, else among the recent blocks (where another may push it out).
+ */
 extern void ck_keep (struct ck *k, uint64_t abs, const void *buf);
+/* Would ck_read serve block abs from memory? */
+extern bool ck_held (const struct ck *k, uint64_t abs);
 /* Is the cache full (nothing more kept)? */
 extern bool ck_cache_full (const struct ck *k);
 /* Is block abs one that could not be read? */
@@ -201,6 +205,11 @@ extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
  * references between chunks cost no seeks.
  */
 extern void ck_preload (struct ck *k);
+/* Chunk-local blocks v[0..n) of chunk c (sorted here) read ahead in runs,
+ * those not held already, and kept: the few requests a chunk's
+ * directory blocks cost where the preload did not reach them.
+ */
+extern void ck_read_ahead (struct ck *k, uint32_t c, uint32_t *v, size_t n);
 
 /* ---- check-chunk.c ---- */
 /* Check chunk c: false if it is not in use (nothing was checked). */

@@ -103,26 +103,26 @@ inode_blocks (struct ck *k, uint32_t c, const struct cfs_chunk_header *h,
   cfs_el_free (&el);
 }
 
-/* The blocks of list l (chunk-local, in the data area), sorted, read in
- * runs and kept.
- */
-static void
-keep_blocks (struct ck *k, uint32_t c, struct blist *l)
+void
+ck_read_ahead (struct ck *k, uint32_t c, uint32_t *v, size_t n)
 {
   unsigned char *buf = NULL;
-  size_t i = 0, j;
+  size_t i = 0, j, m = 0;
 
-  if (l->n == 0)
+  if (n == 0)
     return;
-  qsort (l->v, l->n, sizeof *l->v, cmp_u32);
-  while (i < l->n) {
-    uint32_t first = l->v[i], last = first;
+  qsort (v, n, sizeof *v, cmp_u32);
+  for (i = 0; i < n; i++)
+    if (v[i] >= k->g.first_data && v[i] < k->g.chunk_blocks &&
+        !ck_held (k, cfs_block (&k->sb, c, v[i])))
+      v[m++] = v[i];
+  i = 0;
+  while (i < m) {
+    uint32_t first = v[i], last = first;
     unsigned char *nb;
-    for (j = i + 1; j < l->n && l->v[j] - last <= PRELOAD_GAP && j - i < 256;
-         j++)
-      last = l->v[j];
-    if (first >= k->g.first_data && last < k->g.chunk_blocks &&
-        (nb = realloc (buf, (size_t)(last - first + 1) * CFS_BLOCK)) != NULL) {
+    for (j = i + 1; j < m && v[j] - last <= PRELOAD_GAP && j - i < 256; j++)
+      last = v[j];
+    if ((nb = realloc (buf, (size_t)(last - first + 1) * CFS_BLOCK)) != NULL) {
       buf = nb;
       keep_run (k, c, first, last - first + 1, buf);
     }
@@ -167,7 +167,7 @@ preload_chunk (struct ck *k, uint32_t c, unsigned char *buf)
     if (cfs_inode_decode (slot, k->sb.uuid, c, &in, &err) == 0 && in.mode)
       inode_blocks (k, c, &h, i, &in, &l);
   }
-  keep_blocks (k, c, &l);
+  ck_read_ahead (k, c, l.v, l.n);
   free (l.v);
 }
 

@@ -214,8 +214,9 @@ ck_cache_full (const struct ck *k)
   return k->bc_n >= CK_BCACHE || k->bc_keys >= CK_BSLOTS / 2;
 }
 
-void
-ck_keep (struct ck *k, uint64_t abs, const void *buf)
+/* Block abs (buf) kept in the cache while it has room. */
+static void
+bc_keep (struct ck *k, uint64_t abs, const void *buf)
 {
   bool zero = cfs_all_zero (buf, CFS_BLOCK);
   size_t s;
@@ -246,13 +247,11 @@ ck_keep (struct ck *k, uint64_t abs, const void *buf)
           buf, CFS_BLOCK);
 }
 
-static void kept_read (struct ck *k, uint64_t abs, const void *buf);
-
 void
 ck_remember (struct ck *k, uint64_t abs)
 {
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
-    kept_read (k, abs, k->pf + (abs - k->pf_abs) * CFS_BLOCK);
+    ck_keep (k, abs, k->pf + (abs - k->pf_abs) * CFS_BLOCK);
 }
 
 /* The recent-blocks cache's slot of block abs. */
@@ -265,13 +264,13 @@ rc_slot (uint64_t abs)
 /* Block abs read: kept for good while there is room, else in the
  * recent-blocks cache (where another block may push it out).
  */
-static void
-kept_read (struct ck *k, uint64_t abs, const void *buf)
+void
+ck_keep (struct ck *k, uint64_t abs, const void *buf)
 {
   size_t s = rc_slot (abs);
 
   if (!ck_cache_full (k) && bc_alloc (k)) {
-    ck_keep (k, abs, buf);
+    bc_keep (k, abs, buf);
     return;
   }
   if (k->rc == NULL) {
@@ -287,6 +286,14 @@ kept_read (struct ck *k, uint64_t abs, const void *buf)
   }
   memcpy (k->rc[s], buf, CFS_BLOCK);
   k->rc_abs[s] = abs + 1;
+}
+
+bool
+ck_held (const struct ck *k, uint64_t abs)
+{
+  return (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n) ||
+         bc_get (k, abs) != NULL ||
+         (k->rc && k->rc_abs[rc_slot (abs)] == abs + 1);
 }
 
 bool
@@ -347,7 +354,7 @@ ck_read (struct ck *k, uint64_t abs, void *buf)
     bad_add (k, abs, err.msg);
     return -1;
   }
-  kept_read (k, abs, buf);
+  ck_keep (k, abs, buf);
   return 0;
 }
 
@@ -361,7 +368,7 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
     memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
   if (bc_get (k, abs) != NULL)
-    ck_keep (k, abs, buf);
+    bc_keep (k, abs, buf);
   if (k->rc && k->rc_abs[rc_slot (abs)] == abs + 1)
     memcpy (k->rc[rc_slot (abs)], buf, CFS_BLOCK);
   if (cfs_write (k->io, abs, 1, buf, false, &err) == -1) {

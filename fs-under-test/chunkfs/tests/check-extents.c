@@ -331,6 +331,50 @@ START_TEST (test_full_chunk_dir)
 }
 END_TEST
 
+static int
+max_run (void *opaque, uint64_t lblk, uint64_t abs, uint64_t count)
+{
+  uint64_t *last = opaque;
+
+  if (abs + count - 1 > *last)
+    *last = abs + count - 1;
+  return 0;
+}
+
+/* Directory blocks go to the chunk's metadata zone, file data after it:
+ * a directory that grows after the file data was written still has all
+ * its blocks before that data (the full check reads them together).
+ */
+START_TEST (test_metadata_zone)
+{
+  const struct cfs_super *sb;
+  struct img m;
+  struct cfs_attr d, f, a;
+  uint64_t dir_first, dir_last = 0, data, local;
+  char name[64];
+
+  img_make (&m);
+  sb = cfs_fs_super (m.fs);
+  ck_assert_int_eq (cfs_mkdir (m.fs, 1, "d", 040755, 0, 0, &d), 0);
+  ck_assert_int_eq (cfs_create (m.fs, d.ino, "f", 0100644, 0, 0, &f), 0);
+  fill (&m, f.ino, 0, 1 << 20, 'x');
+  for (int i = 0; i < 400; i++) {
+    snprintf (name, sizeof name, "a-rather-long-name-for-entry-%04d", i);
+    ck_assert_int_eq (cfs_link (m.fs, f.ino, d.ino, name, &a), 0);
+  }
+  ck_assert_int_eq (cfs_locate (m.fs, d.ino, CFS_AT_DATA, &dir_first), 0);
+  ck_assert_int_eq (cfs_locate (m.fs, f.ino, CFS_AT_DATA, &data), 0);
+  ck_assert_int_eq (cfs_file_runs (m.fs, d.ino, max_run, &dir_last), 0);
+  ck_assert_uint_gt (dir_last, dir_first); /* it grew */
+  ck_assert_uint_eq ((dir_first - 16) / sb->chunk_blocks,
+                     (data - 16) / sb->chunk_blocks);
+  ck_assert_uint_lt (dir_last, data);
+  local = (data - 16) % sb->chunk_blocks;
+  ck_assert_uint_gt (local, sb->chunk_blocks / 64);
+  img_done (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -342,6 +386,7 @@ main (void)
       {"seek", test_seek},
       {"modes", test_modes},
       {"full_chunk_dir", test_full_chunk_dir},
+      {"metadata_zone", test_metadata_zone},
   };
 
   return fd_check_main ("extents", cases, sizeof cases / sizeof cases[0]);
