@@ -1174,10 +1174,12 @@ cmp_entries (const void *a, const void *b)
                  (*(const struct fd_entry *const *)b)->path);
 }
 
-/* Files found in lost+found, by the file id in their first data block. */
+/* Files found in lost+found, by the file id in their first data block;
+ * where each was found in lf[] (its name there, or NULL).
+ */
 static void
 scan_lost_found (const char *root, const struct fd_manifest *m,
-                 enum fd_audit_class *cls)
+                 enum fd_audit_class *cls, char **lf)
 {
   char dir[4096];
   struct dirent *de;
@@ -1203,8 +1205,10 @@ scan_lost_found (const char *root, const struct fd_manifest *m,
       memcpy (&id, b + 8, 8);
       for (i = 0; i < m->n; i++)
         if (m->v[i].id == id && cls[i] == FD_AUDIT_MISSING &&
-            m->v[i].type != FD_DIR && m->v[i].type != FD_SYMLINK)
+            m->v[i].type != FD_DIR && m->v[i].type != FD_SYMLINK) {
           cls[i] = FD_AUDIT_LOST_FOUND;
+          lf[i] = strdup (de->d_name); /* NULL: found, place unknown */
+        }
     }
     close (fd);
   }
@@ -1359,7 +1363,7 @@ judge (const struct fd_entry *e, enum fd_audit_class c, enum found f,
 /* Each entry's classes into a, with its detail and violation lines. */
 static void
 tally (const struct fd_manifest *m, const enum fd_audit_class *cls,
-       const unsigned char *found, struct fd_audit *a)
+       const unsigned char *found, char *const *lf, struct fd_audit *a)
 {
   size_t i;
 
@@ -1378,7 +1382,8 @@ tally (const struct fd_manifest *m, const enum fd_audit_class *cls,
       continue;
     a->count[cls[i]]++;
     if (cls[i] != FD_AUDIT_INTACT && a->detail)
-      fprintf (a->detail, "%s\t%s\n", fd_audit_class_name (cls[i]), e->path);
+      fprintf (a->detail, "%s\t%s%s%s\n", fd_audit_class_name (cls[i]), e->path,
+               lf[i] ? "\tlost+found/" : "", lf[i] ? lf[i] : "");
   }
 }
 
@@ -1388,6 +1393,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
 {
   enum fd_audit_class *cls = calloc (m->n ? m->n : 1, sizeof *cls);
   unsigned char *found = calloc (m->n ? m->n : 1, 1);
+  char **lf = calloc (m->n ? m->n : 1, sizeof *lf);
   struct walk w = {root, m, 0};
   FILE *detail = a->detail, *violations = a->violations;
   size_t i;
@@ -1396,7 +1402,7 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
   memset (a, 0, sizeof *a);
   a->detail = detail;
   a->violations = violations;
-  if (cls == NULL || found == NULL ||
+  if (cls == NULL || found == NULL || lf == NULL ||
       (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
     rc = fm_fail (err, "out of memory");
     goto out;
@@ -1413,9 +1419,9 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
     cls[i] = audit_entry (full, &m->v[i], seed, m->meta_only, a, &f);
     found[i] = (unsigned char)f;
   }
-  scan_lost_found (root, m, cls);
+  scan_lost_found (root, m, cls, lf);
   find_lost_links (m, cls, sorted);
-  tally (m, cls, found, a);
+  tally (m, cls, found, lf, a);
   for (i = 0; i < m->n; i++)
     sorted[i] = &m->v[i];
   qsort (sorted, m->n, sizeof *sorted, cmp_entries);
@@ -1426,6 +1432,9 @@ fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
 out:
   free (sorted);
   sorted = NULL;
+  for (i = 0; lf && i < m->n; i++)
+    free (lf[i]);
+  free (lf);
   free (found);
   free (cls);
   return rc;

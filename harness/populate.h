@@ -216,7 +216,8 @@ struct fd_audit {
   uint64_t durability[FD_DURABILITY_NCLASSES];
   /* Of the corrupted and partial files' bad blocks: what they hold. */
   uint64_t zeroed_blocks, stale_blocks, foreign_blocks, garbled_blocks;
-  FILE *detail; /* NULL, or "class\tpath" per file not intact */
+  FILE *detail; /* NULL, or "class\tpath" per file not intact; a file
+                 * found in lost+found: "lost_found\tpath\tlost+found/NAME" */
   /* NULL, or "how\tfound\tpath" per broken promise; found is an audit
    * class, "resurrected" (an unlink undone) or "neither" (a rename that
    * left neither version).

@@ -436,7 +436,7 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
   const char *line = text;
 
   while (line && *line) {
-    const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n');
+    const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n'), *end;
     struct fd_damaged *v, *x;
 
     if (tab == NULL || tab > nl)
@@ -449,7 +449,13 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
     x = &v[t->ndamaged++];
     memset (x, 0, sizeof *x);
     snprintf (x->cls, sizeof x->cls, "%.*s", (int)(tab - line), line);
-    snprintf (x->path, sizeof x->path, "%.*s", (int)(nl - tab - 1), tab + 1);
+    /* "class\tpath", or "class\tpath\twhere it was found" */
+    if ((end = memchr (tab + 1, '\t', (size_t)(nl - tab - 1))) != NULL)
+      snprintf (x->found_at, sizeof x->found_at, "%.*s", (int)(nl - end - 1),
+                end + 1);
+    else
+      end = nl;
+    snprintf (x->path, sizeof x->path, "%.*s", (int)(end - tab - 1), tab + 1);
     line = *nl ? nl + 1 : nl;
   }
   return 0;
@@ -489,12 +495,17 @@ map_damaged (struct trial *t, struct fd_disk *d)
   size_t k;
 
   for (k = 0; k < t->ndamaged && k < 200; k++) {
+    /* A file in lost+found: its blocks there (a lost write to its
+     * directory may have sent it there, one to its data may come with it).
+     */
+    const char *path =
+        t->damaged[k].found_at[0] ? t->damaged[k].found_at : t->damaged[k].path;
     if (t->fs->file_ranges) {
-      t->damaged[k].extents = fd_extents_from (t->fs, fd_disk_socket (d),
-                                               t->mnt, t->damaged[k].path);
+      t->damaged[k].extents =
+          fd_extents_from (t->fs, fd_disk_socket (d), t->mnt, path);
       continue;
     }
-    t->damaged[k].extents = fd_extents_of (t->mnt, t->damaged[k].path);
+    t->damaged[k].extents = fd_extents_of (t->mnt, path);
     if (t->fs->fiemap_to_device)
       fd_extents_map (t->damaged[k].extents, t->fs->fiemap_to_device,
                       fd_disk_device (d));

@@ -40,7 +40,8 @@ struct phase {
 struct fd_damaged {
   char cls[16];
   char path[256];
-  char cause[64];             /* the kinds of faults on its blocks: "ure,rot" */
+  char found_at[272]; /* where the audit found it instead ("lost+found/#12") */
+  char cause[64];     /* the kinds of faults on its blocks: "ure,rot" */
   struct fd_extents *extents; /* while mounted (first 200 files only) */
 };
 

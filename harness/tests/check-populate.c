@@ -302,6 +302,42 @@ START_TEST (test_link_lost_or_file_lost)
 }
 END_TEST
 
+/* A file a repair moved to lost+found (renamed there by its inode, as
+ * e2fsck does) is lost_found, and the detail line says where it is, for
+ * the harness to find its blocks.
+ */
+START_TEST (test_lost_found_says_where)
+{
+  struct tree t;
+  struct fd_audit a;
+  struct fm_err err;
+  const struct fd_entry *f = NULL;
+  char path[512], to[512], detail[8192], want[600];
+  size_t i;
+
+  grow (&t, 7);
+  for (i = 0; i < t.m.n && f == NULL; i++)
+    if (t.m.v[i].type == FD_FILE && !t.m.v[i].linked && t.m.v[i].size > 0 &&
+        t.m.v[i].promise != FD_PROMISE_NONE)
+      f = &t.m.v[i];
+  ck_assert_ptr_nonnull (f);
+  snprintf (to, sizeof to, "%s/lost+found", t.dir);
+  ck_assert (mkdir (to, 0700) == 0 || errno == EEXIST);
+  snprintf (to, sizeof to, "%s/lost+found/#4242", t.dir);
+  ck_assert (rename (at (&t, f, path, sizeof path), to) == 0);
+  memset (&a, 0, sizeof a);
+  memset (detail, 0, sizeof detail);
+  a.detail = fmemopen (detail, sizeof detail, "w");
+  ck_assert_ptr_nonnull (a.detail);
+  ck_assert_msg (fd_audit (t.dir, 7, &t.m, &a, &err) == 0, "%s", err.msg);
+  fclose (a.detail);
+  ck_assert_uint_eq (a.count[FD_AUDIT_LOST_FOUND], 1);
+  snprintf (want, sizeof want, "lost_found\t%s\tlost+found/#4242\n", f->path);
+  ck_assert_msg (strstr (detail, want) != NULL, "%s", detail);
+  fell (&t);
+}
+END_TEST
+
 /* A manifest saved with a base and loaded by a clone is the populate's,
  * field for field (the `how` the same static string), and the audit of
  * the tree against it says what it said against the original.
@@ -360,6 +396,7 @@ main (void)
       {"deterministic", test_same_seed_same_workload},
       {"crash-point", test_promises_at_a_crash_point},
       {"link-lost", test_link_lost_or_file_lost},
+      {"lost-found", test_lost_found_says_where},
       {"saved", test_saved_manifest_is_the_same},
   };
 
