@@ -174,7 +174,15 @@ def test_interrupted_night_resumes_without_repeats(futuredisk, tmp_path):
 
 
 def test_budget_leaves_the_rest_for_resume(futuredisk, tmp_path):
-    ini = campaign_file(tmp_path, seeds=1)
+    """The budget is spent while the first trial runs: its disk sleeps four
+    times its modelled time (about 1 virtual s), so the trial cannot end
+    inside the 1 s budget however fast the machine.  (No faults: a
+    desktop disk's error recovery, slept, would take minutes.)"""
+    ini = tmp_path / "t.ini"
+    ini.write_text(CAMPAIGN.format(seeds=2).replace(
+        "think = zero\n", "think = zero\ntime = scale:4\n").replace(
+        "target = none data:1\n", "target = none\n"))
+    ini = str(ini)
     db = str(tmp_path / "b.db")
     p = fd(futuredisk, "campaign", ini, "--db", db, "--budget", "1s",
            "--run-id", "b")
