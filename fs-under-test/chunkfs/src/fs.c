@@ -858,6 +858,7 @@ struct run {
   uint32_t count;
   unsigned char *buf;
 };
+#define RUN_MAX (1u << 20) /* blocks in one request at most (4 GiB) */
 
 static int
 run_flush (struct cfs_fs *fs, struct run *run, bool write)
@@ -894,38 +895,58 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
   if (off >= h.in.size)
     return touch_atime (fs, &h);
   end = off + len < h.in.size ? off + len : h.in.size;
+  /* A lookup a run of blocks that map alike (the map's extent, or its
+   * hole), not a block: a lookup decodes the segment's inode and map.
+   */
   for (pos = off; pos < end;) {
-    uint64_t lblk = pos / CFS_BLOCK, abs;
-    size_t in = pos % CFS_BLOCK, n = CFS_BLOCK - in;
+    uint64_t lblk = pos / CFS_BLOCK, abs, left;
+    size_t in = pos % CFS_BLOCK;
     struct cfs_fmap m;
-    if (n > end - pos)
-      n = end - pos;
     if ((r = cfs_file_map (fs, &h, lblk, &m)) < 0)
       return r;
     abs = m.unwritten ? 0 : m.abs; /* unwritten: zeros */
-    if (abs && in == 0 && n == CFS_BLOCK) {
+    /* The blocks from lblk on that the read still touches, of this run. */
+    left = (in + (end - pos) + CFS_BLOCK - 1) / CFS_BLOCK;
+    if (m.count && m.count < left)
+      left = m.count;
+    if (abs && in == 0 && end - pos >= CFS_BLOCK) {
+      uint64_t whole = (end - pos) / CFS_BLOCK;
+      if (whole > left)
+        whole = left;
+      if (whole > RUN_MAX - run.count)
+        whole = RUN_MAX - run.count;
       if (run.count && run.abs + run.count == abs)
-        run.count++;
+        run.count += (uint32_t)whole;
       else {
         if ((r = run_flush (fs, &run, false)) < 0)
           return r;
-        run = (struct run){abs, 1, out + (pos - off)};
+        run = (struct run){abs, (uint32_t)whole, out + (pos - off)};
       }
-    } else {
-      if ((r = run_flush (fs, &run, false)) < 0)
-        return r;
-      if (abs == 0)
-        memset (out + (pos - off), 0, n);
-      else {
-        struct cfs_err err;
-        if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
-          cfs_damaged (fs, chunk_of (fs, abs));
-          return cfs_fs_eio (fs, "%s", err.msg);
-        }
-        memcpy (out + (pos - off), blk + in, n);
-      }
+      pos += whole * CFS_BLOCK;
+      continue;
     }
-    pos += n;
+    if ((r = run_flush (fs, &run, false)) < 0)
+      return r;
+    if (abs == 0) {
+      /* A hole or unwritten run: zeros to its end or the read's. */
+      uint64_t n = left * CFS_BLOCK - in;
+      if (n > end - pos)
+        n = end - pos;
+      memset (out + (pos - off), 0, n);
+      pos += n;
+    } else {
+      /* Part of a block. */
+      size_t n = CFS_BLOCK - in;
+      struct cfs_err err;
+      if (n > end - pos)
+        n = end - pos;
+      if (cfs_read (fs->io, abs, 1, blk, &err) == -1) {
+        cfs_damaged (fs, chunk_of (fs, abs));
+        return cfs_fs_eio (fs, "%s", err.msg);
+      }
+      memcpy (out + (pos - off), blk + in, n);
+      pos += n;
+    }
   }
   if ((r = run_flush (fs, &run, false)) < 0 || (r = touch_atime (fs, &h)) < 0)
     return r;
