@@ -309,8 +309,8 @@ slot_put (struct nbd_io *n, struct nbd_req *r)
   n->spare = r;
 }
 
-/* A sent write is over: out of flight and of the queued bytes, freed
- * (under the lock).
+/* A queued write is over: out of flight (if it was sent) and of the
+ * queued bytes, freed (under the lock).
  */
 static void
 retire (struct nbd_io *n, struct nbd_req *r)
@@ -440,11 +440,11 @@ io_thread (void *arg)
     if (r->queued) {
       if (r->rc == -1)
         write_failed (n, &r->err);
-      n->behind -= (size_t)r->count * CFS_BLOCK;
-      slot_put (n, r);
-    } else
+      retire (n, r); /* served here, never in flight */
+    } else {
       r->done = true;
-    pthread_cond_broadcast (&n->done);
+      pthread_cond_broadcast (&n->done);
+    }
     if (n->head == NULL && !stop) {
       pthread_mutex_unlock (&n->lock);
       read_ahead (n);
