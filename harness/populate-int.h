@@ -26,7 +26,9 @@ extern int fd_populate_file (const char *full, uint64_t seed,
                              struct fd_entry *e, bool meta_only,
                              struct fm_err *err);
 
-/* sync(2), and fsync of root (what reaches a FUSE file system). */
+/* syncfs(2) of root's file system, and fsync of root (what reaches a FUSE
+ * file system).
+ */
 extern void fd_populate_sync (const char *root);
 
 /* The trees other than the mixed one (trees.c). */

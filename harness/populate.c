@@ -231,19 +231,24 @@ fd_populate_file (const char *full, uint64_t seed, struct fd_entry *e,
                    : write_file (full, seed, e, NO_SYNC, err);
 }
 
-/* Everything durable: sync(2), and fsync of the root directory, which
- * is what reaches a FUSE file system (sync(2) does not call into one).
+/* Everything durable: syncfs(2) of the file system under root, and
+ * fsync of the root directory, which is what reaches a FUSE file system
+ * (a sync does not call into one).  Not sync(2): it waits on every file
+ * system of the machine, so one trial's stuck disk would hold another's
+ * populate (campaign jobs run side by side).
  */
 void
 fd_populate_sync (const char *root)
 {
   int fd;
 
-  sync ();
-  if ((fd = open (root, O_RDONLY | O_DIRECTORY)) != -1) {
-    fsync (fd);
-    close (fd);
+  if ((fd = open (root, O_RDONLY | O_DIRECTORY)) == -1) {
+    sync (); /* cannot name it: all of them */
+    return;
   }
+  syncfs (fd);
+  fsync (fd);
+  close (fd);
 }
 
 /* fsync the directory full, or fail naming it. */

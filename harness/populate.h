@@ -10,7 +10,7 @@
  * content hash, and what was promised about it when the power went.
  *
  * Before a crash (no_sync), the first half of the tree is made durable by
- * sync(2); the rest is the crash workload, a seeded mix of the persistence
+ * syncfs(2); the rest is the crash workload, a seeded mix of the persistence
  * patterns applications rely on (CrashMonkey's and ALICE's persistence
  * points): write then fsync of the file and its directories, create then
  * fsync of the directory only, atomic replace (a temporary written and
