@@ -115,29 +115,53 @@ in_hole (const struct fd_entry *e, uint64_t off)
   return e->type == FD_SPARSE && off + FD_BLOCK <= e->size / 2;
 }
 
-/* e's content from byte `from` to its end, into fd. */
+/* Blocks one write takes at most: a FUSE file system without a page
+ * cache (chunkfs) serves each write as a request, and 4 KiB writes made
+ * its populate mostly round trips (10,008 writes for a 50 MB tree).
+ */
+#define WRITE_BLOCKS 256
+
+/* e's content from byte `from` to its end, into fd: a write per run of
+ * blocks outside the hole, WRITE_BLOCKS at most.
+ */
 static int
 write_range (int fd, const char *full, uint64_t seed, const struct fd_entry *e,
              uint64_t from, struct fm_err *err)
 {
-  unsigned char b[FD_BLOCK];
-  uint64_t off;
+  unsigned char *buf = NULL;
+  uint64_t off = from - from % FD_BLOCK, blocks;
+  int rc = 0, en = 0;
 
-  for (off = from - from % FD_BLOCK; off < e->size; off += FD_BLOCK) {
-    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
-    size_t skip = off < from ? from - off : 0;
-    if (in_hole (e, off))
+  blocks = (e->size - off + FD_BLOCK - 1) / FD_BLOCK;
+  if (off < e->size &&
+      (buf = malloc ((blocks < WRITE_BLOCKS ? blocks : WRITE_BLOCKS) *
+                     FD_BLOCK)) == NULL)
+    return fm_fail (err, "%s: out of memory", full);
+  while (rc == 0 && off < e->size) {
+    uint64_t start = off, len = 0, skip;
+    if (in_hole (e, off)) {
+      off += FD_BLOCK;
       continue;
-    fill_block (b, seed, e->id, off / FD_BLOCK);
-    if (pwrite (fd, b + skip, n - skip, (off_t)(off + skip)) !=
-        (ssize_t)(n - skip)) {
-      int en = errno ? errno : ENOSPC; /* a short write: the disk is full */
+    }
+    while (off < e->size && !in_hole (e, off) &&
+           len < (uint64_t)WRITE_BLOCKS * FD_BLOCK) {
+      size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
+      fill_block (buf + len, seed, e->id, off / FD_BLOCK);
+      len += n;
+      off += n;
+    }
+    skip = start < from ? from - start : 0;
+    if (pwrite (fd, buf + skip, len - skip, (off_t)(start + skip)) !=
+        (ssize_t)(len - skip)) {
+      en = errno ? errno : ENOSPC; /* a short write: the disk is full */
       fm_fail (err, "%s: write: %s", full, fd_strerror (en));
-      errno = en; /* for a caller that stops at a full file system */
-      return -1;
+      rc = -1;
     }
   }
-  return 0;
+  free (buf);
+  if (rc == -1)
+    errno = en; /* for a caller that stops at a full file system */
+  return rc;
 }
 
 /* The hash of e's whole content, as the audit will read it. */
