@@ -595,14 +595,13 @@ find_run (struct cfs_fs *fs, uint32_t c, uint32_t b, uint32_t hi,
 int
 cfs_alloc_run (struct cfs_fs *fs, uint32_t c, uint32_t count, uint32_t *first)
 {
-  uint32_t changed;
+  uint32_t zend = zone_end (fs), changed;
   int r;
 
   if ((r = cfs_touch (fs, c)) < 0)
     return r;
-  if ((r = find_run (fs, c, fs->g.first_data, zone_end (fs), count, first)) ==
-      0)
-    r = find_run (fs, c, zone_end (fs), fs->g.chunk_blocks, count, first);
+  if ((r = find_run (fs, c, fs->g.first_data, zend, count, first)) == 0)
+    r = find_run (fs, c, zend, fs->g.chunk_blocks, count, first);
   if (r <= 0)
     return r ? r : -ENOSPC;
   if ((r = put_range (fs, c, false, *first, count, true, &changed)) < 0)

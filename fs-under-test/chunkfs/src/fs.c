@@ -913,9 +913,10 @@ cfs_pread (struct cfs_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
       uint64_t whole = (end - pos) / CFS_BLOCK;
       if (whole > left)
         whole = left;
-      if (whole > RUN_MAX - run.count)
-        whole = RUN_MAX - run.count;
-      if (run.count && run.abs + run.count == abs)
+      if (whole > RUN_MAX)
+        whole = RUN_MAX;
+      if (run.count && run.abs + run.count == abs &&
+          run.count + whole <= RUN_MAX)
         run.count += (uint32_t)whole;
       else {
         if ((r = run_flush (fs, &run, false)) < 0)
