@@ -79,6 +79,11 @@ struct sink {
   char *buf;
   size_t len;
   bool skip; /* the progress pipe: dropping a line too long */
+  FILE *log; /* every byte, or NULL */
+  bool (*keep) (const char *line, const char *end); /* or NULL */
+  char line[512]; /* with keep: the line being read */
+  size_t llen;
+  bool lskip; /* a line too long for line[], dropped */
 };
 
 /* One read of the sink's pipe into tmp: how many bytes; 0 when none came
@@ -99,20 +104,72 @@ sink_read (struct sink *s, char *tmp, size_t size)
   return (size_t)n;
 }
 
+/* Add n bytes to the sink's buffer, as far as OUT_MAX allows. */
+static void
+add (struct sink *s, const char *b, size_t n)
+{
+  if (s->len + n > OUT_MAX)
+    n = OUT_MAX - s->len;
+  memcpy (s->buf + s->len, b, n);
+  s->len += n;
+  s->buf[s->len] = '\0';
+}
+
+/* With keep, past half of OUT_MAX: byte c of a line, and the line added
+ * whole if keep says so.
+ */
+static void
+filter (struct sink *s, char c)
+{
+  if (c != '\n') {
+    if (s->llen < sizeof s->line - 1)
+      s->line[s->llen++] = c;
+    else
+      s->lskip = true;
+    return;
+  }
+  s->line[s->llen] = '\0';
+  if (!s->lskip && s->keep (s->line, s->line + s->llen) &&
+      s->len + s->llen + 1 <= OUT_MAX) {
+    s->line[s->llen] = '\n';
+    add (s, s->line, s->llen + 1);
+  }
+  s->llen = 0;
+  s->lskip = false;
+}
+
 /* Append what is there to the sink's buffer (the first OUT_MAX bytes
- * kept, the rest dropped).
+ * kept, the rest dropped; with keep, the first half, then the lines it
+ * keeps) and to its log.
  */
 static void
 drain (struct sink *s)
 {
   char tmp[65536];
-  size_t n = sink_read (s, tmp, sizeof tmp);
+  size_t n = sink_read (s, tmp, sizeof tmp), i = 0;
 
-  if (s->len + n > OUT_MAX)
-    n = OUT_MAX - s->len;
-  memcpy (s->buf + s->len, tmp, n);
-  s->len += n;
-  s->buf[s->len] = '\0';
+  if (s->log && n)
+    fwrite (tmp, 1, n, s->log);
+  if (s->keep == NULL) {
+    add (s, tmp, n);
+    return;
+  }
+  /* Whole lines while under half: a line is never cut at the switch. */
+  while (i < n && s->llen == 0 &&
+         (s->len < OUT_MAX / 2 ||
+          (s->len < OUT_MAX && s->buf[s->len - 1] != '\n'))) {
+    const char *nl = memchr (tmp + i, '\n', n - i);
+    size_t k = nl ? (size_t)(nl - (tmp + i)) + 1 : n - i;
+    if (nl == NULL) {
+      add (s, tmp + i, k); /* a partial line: ends on the next read */
+      i = n;
+      break;
+    }
+    add (s, tmp + i, k);
+    i += k;
+  }
+  for (; i < n; i++)
+    filter (s, tmp[i]);
 }
 
 /* The child: its own process group (so a timeout kills all it started),
@@ -205,7 +262,7 @@ collect (pid_t pid, struct sink sinks[3], double t0, double timeout_s,
               drain (&sinks[i]);
           }
       }
-    if (w)
+    if (w && w->tick)
       w->tick (w->opaque, last, p);
   }
   for (i = 0; i < 3; i++)
@@ -295,7 +352,10 @@ fd_run_watched (char *const argv[], double timeout_s, const struct fd_watch *w,
     if (fds[i][1] != -1)
       close (fds[i][1]);
   prog[0] = '\0';
-  sinks[0] = (struct sink){.fd = fds[0][0], .buf = p->out};
+  sinks[0] = (struct sink){.fd = fds[0][0],
+                           .buf = p->out,
+                           .log = w ? w->log : NULL,
+                           .keep = w ? w->keep : NULL};
   sinks[1] = (struct sink){.fd = fds[1][0], .buf = p->err};
   sinks[2] =
       (struct sink){.fd = fds[2][0], .buf = fds[2][0] == -1 ? NULL : prog};

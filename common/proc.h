@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "faultmodels/error.h"
@@ -42,6 +43,15 @@ struct fd_watch {
   bool progress_pipe;
   void (*tick) (void *opaque, const char *progress, const struct fd_proc *p);
   void *opaque;
+  /* Or NULL: all of stdout, as it comes (p->out keeps at most 16 MiB; a
+   * repair can print gigabytes).
+   */
+  FILE *log;
+  /* Or NULL: once p->out holds 8 MiB, only the lines of stdout keep
+   * says yes to (line to end, NUL-ended there) are added to it, so the
+   * ones that matter at the end (a checker's per-pass times) survive.
+   */
+  bool (*keep) (const char *line, const char *end);
 };
 
 /* fd_run, watched by w (NULL: as fd_run). */

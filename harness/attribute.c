@@ -12,6 +12,7 @@
 #include "attribute.h"
 #include "commands.h" /* fd_progname */
 #include "ctlclient.h"
+#include "populate.h"
 
 #define MAX_EXTENTS 256
 
@@ -30,7 +31,7 @@ fd_extents_of (const char *root, const char *path)
   int fd;
 
   snprintf (full, sizeof full, "%s/%s", root, path);
-  if ((fd = open (full, O_RDONLY | O_CLOEXEC)) == -1)
+  if ((fd = fd_open_regular (full)) == -1)
     return NULL;
   fm = calloc (1, sizeof *fm + MAX_EXTENTS * sizeof (struct fiemap_extent));
   x = calloc (1, sizeof *x);

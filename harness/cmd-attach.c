@@ -25,37 +25,37 @@
 static void
 attach_usage (FILE *fp)
 {
-  fprintf (
-      fp,
-      "Usage: %s attach --mount DIR [--profile P] [--size SIZE] "
-      "[--seed N]\n"
-      "                  [--faults SPEC] [--fs TYPE [--mkfs]] "
-      "[--store FILE]\n"
-      "                  [--attach auto|nbd|loop]\n"
-      "       %s detach DIR\n"
-      "Attach an emulated disk as a block device (nbdkit, then "
-      "nbd-client on\n/dev/nbdN, or nbdfuse + losetup --direct-io=on) "
-      "and mount it on DIR; detach\ntakes it all down again.\n"
-      "\n"
-      "  --mount DIR    mount point (must exist)\n"
-      "  --profile P    disk profile or profile file (default "
-      "roadmap-2013)\n"
-      "  --size SIZE    rescale the disk (e.g. 1G)\n"
-      "  --seed N       seed for every fault (default 1)\n"
-      "  --faults SPEC  a preset (none, consumer, enterprise, harsh) "
-      "and/or\n"
-      "                 KEY=VALUE fault keys, comma-separated "
-      "(nbdkit-futuredisk-plugin(1))\n"
-      "  --fs TYPE      file system (ext4, xfs, btrfs, chunkfs); needed to "
-      "mount\n"
-      "  --mkfs         make the file system first\n"
-      "  --store FILE   keep the disk's bytes in FILE across attaches\n"
-      "  --attach HOW   nbd: /dev/nbdN; loop: nbdfuse + a loop device;\n"
-      "                 auto (default): nbd where the kernel has it\n"
-      "\n"
-      "attach prints the device, how it was made and the control socket "
-      "(for\n'%s ctl').\n",
-      fd_progname, fd_progname, fd_progname);
+  fprintf (fp,
+           "Usage: %s attach --mount DIR [--profile P] [--size SIZE] "
+           "[--seed N]\n"
+           "                  [--faults SPEC] [--fs TYPE [--mkfs]] "
+           "[--store FILE]\n"
+           "                  [--attach auto|nbd|loop]\n"
+           "       %s detach DIR\n"
+           "Attach an emulated disk as a block device (nbdkit, then "
+           "nbd-client on\n/dev/nbdN, or nbdfuse + losetup --direct-io=on) "
+           "and mount it on DIR; detach\ntakes it all down again.\n"
+           "\n"
+           "  --mount DIR    mount point (must exist)\n"
+           "  --profile P    disk profile or profile file (default "
+           "roadmap-2013)\n"
+           "  --size SIZE    rescale the disk (e.g. 1G)\n"
+           "  --seed N       seed for every fault (default 1)\n"
+           "  --faults SPEC  a preset (none, consumer, enterprise, harsh) "
+           "and/or\n"
+           "                 KEY=VALUE fault keys, comma-separated "
+           "(nbdkit-futuredisk-plugin(1))\n"
+           "  --fs TYPE      file system (ext4, xfs, btrfs, chunkfs, ext3); "
+           "needed to "
+           "mount\n"
+           "  --mkfs         make the file system first\n"
+           "  --store FILE   keep the disk's bytes in FILE across attaches\n"
+           "  --attach HOW   nbd: /dev/nbdN; loop: nbdfuse + a loop device;\n"
+           "                 auto (default): nbd where the kernel has it\n"
+           "\n"
+           "attach prints the device, how it was made and the control socket "
+           "(for\n'%s ctl').\n",
+           fd_progname, fd_progname, fd_progname);
 }
 
 /* /run/futuredisk/attach/<mount point with '/' as '_'> */

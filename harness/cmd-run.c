@@ -30,7 +30,7 @@ static const char run_help[] =
     "break the\ndisk, check and repair it, audit every file, and "
     "record what happened.\n"
     "\n"
-    "  --fs TYPE        file system (ext4, xfs, btrfs, chunkfs)\n"
+    "  --fs TYPE        file system (ext4, xfs, btrfs, chunkfs, ext3)\n"
     "  --profile P      disk profile or profile file (default "
     "roadmap-2006)\n"
     "  --size SIZE      rescale the disk (default 1G; full: the "
@@ -59,7 +59,10 @@ static const char run_help[] =
     "lse;\n"
     "                   rot: one bit flipped at rest; lost-write, "
     "misdirected-write,\n"
-    "                   torn-write: the last write to it undone)\n"
+    "                   torn-write: the last write to it undone;\n"
+    "                   stripe[=SIZE], stripe-copy[=SIZE]: RAID-level, the "
+    "whole\n"
+    "                   stripe garbled or a copy of the one before it)\n"
     "  --time MODE      the disk's clock: virtual (default), real "
     "(requests\n"
     "                   take their modelled time), scale:F\n"
@@ -400,6 +403,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
                            "--tree %s has no crash workload (--crash, "
                            "--crash-points): only the mixed tree has one",
                            fd_tree_name (t->populate.tree));
+  if (t->populate.meta_only && t->fs->no_fallocate)
+    return fd_usage_error ("run",
+                           "--meta-only: %s cannot allocate without writing "
+                           "(no fallocate)",
+                           t->fs->name);
   if (t->crash_points && t->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "
                                   "--meta-only");

@@ -55,10 +55,15 @@ extern int fd_write_fault (const struct trial *t, const char *kind,
 /* RAID-level corruption (--target TYPE:N:stripe): [offset,
  * offset+length) of the disk in t->store (cut at the disk's end)
  * overwritten with bytes from seed, as a controller that garbles a
- * whole stripe leaves it; logged in the populate's fault log as kind
- * "stripe" with detail.  The disk detached or idle.  -1 with err.
+ * whole stripe leaves it, or (from not FD_GARBLE_SEEDED) with a copy of
+ * the disk's bytes at from, as a misplaced or stale chunk leaves it:
+ * plausible metadata from the wrong place.  Logged in the populate's
+ * fault log as kind "stripe" with detail.  The disk detached or idle.
+ * -1 with err.
  */
+#define FD_GARBLE_SEEDED UINT64_MAX
 extern int fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
-                      uint64_t seed, const char *detail, struct fm_err *err);
+                      uint64_t seed, uint64_t from, const char *detail,
+                      struct fm_err *err);
 
 #endif

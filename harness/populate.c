@@ -1092,6 +1092,27 @@ judge_block (struct fd_audit *a, const unsigned char *b, size_t n, uint64_t id,
   a->garbled_blocks++;
 }
 
+int
+fd_open_regular (const char *full)
+{
+  struct stat st;
+  int fd;
+
+  if (lstat (full, &st) == -1)
+    return -1;
+  if (!S_ISREG (st.st_mode)) {
+    errno = EINVAL;
+    return -1;
+  }
+  fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd != -1 && (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode))) {
+    close (fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
 /* Read one file back block by block against what was written: its
  * class, and what each wrong block holds.  For a promise of a prefix,
  * only the first e->size bytes count (the file may be longer).
@@ -1103,13 +1124,15 @@ audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
   unsigned char b[FD_BLOCK], want[FD_BLOCK];
   uint64_t off = 0, bad = 0;
   struct stat st;
-  int fd = open (full, O_RDONLY | O_CLOEXEC);
+  int fd = fd_open_regular (full);
 
   if (fd == -1)
-    return errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
-  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
+    return errno == ENOENT   ? FD_AUDIT_MISSING
+           : errno == EINVAL ? FD_AUDIT_CORRUPTED
+                             : FD_AUDIT_UNREADABLE;
+  if (fstat (fd, &st) == -1) {
     close (fd);
-    return FD_AUDIT_CORRUPTED;
+    return FD_AUDIT_UNREADABLE;
   }
   if (meta_only) {
     /* Allocated, never written: reading terabytes of zeros proves
@@ -1227,7 +1250,7 @@ scan_lost_found (const char *root, const struct fd_manifest *m,
     if (de->d_name[0] == '.')
       continue;
     snprintf (full, sizeof full, "%s/%s", dir, de->d_name);
-    if ((fd = open (full, O_RDONLY | O_CLOEXEC)) == -1)
+    if ((fd = fd_open_regular (full)) == -1)
       continue;
     /* A sparse file's data starts half way; look at both ends. */
     if (pread (fd, b, 32, 0) == 32 && memcmp (b, magic, 8) == 0) {

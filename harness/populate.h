@@ -232,4 +232,11 @@ extern int fd_audit (const char *root, uint64_t seed,
                      const struct fd_manifest *m, struct fd_audit *a,
                      struct fm_err *err);
 
+/* full opened read-only if it is a regular file: a repair can leave a
+ * fifo (whose open waits for a writer) or a device node (whose open
+ * reaches the host's device) where a file was.  -1 with errno (EINVAL:
+ * not a regular file).
+ */
+extern int fd_open_regular (const char *full);
+
 #endif

@@ -1,7 +1,9 @@
 /* futuredisk — harness: the trial engine (see trial.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,39 +113,110 @@ end (struct fd_disk *d, struct phase *p, const struct clocks *c0,
   return 0;
 }
 
-/* A checker running: what its progress line needs. */
+/* A checker running: what its progress line and pass times need. */
 struct watch {
   struct trial *t;
   struct fd_disk *d;
+  struct phase *p;
+  uint64_t pass_vns; /* the clock as the last pass began */
   const char *name;
   const struct clocks *c0;
-  double last; /* wall time of the last line */
+  double last;           /* wall time of the last line */
+  size_t out_at, err_at; /* how far last_pass has read */
+  char pass[96];         /* the last pass named */
+  int num;               /* its number (0: none yet) */
 };
 
-/* The last line of text that starts a pass: e2fsck's and fsck.chunkfs's
- * "Pass 2: Checking ..." (not their timing lines, "Pass 2: Memory used",
- * "Pass 5: I/O read", "Pass 2: time"), xfs_repair's "Phase 3 - ...",
- * btrfs check's "[2/7] checking ...".  Its number in *num (0: none yet).
+/* Does line l start a pass: e2fsck's and fsck.chunkfs's "Pass 2:
+ * Checking ..." or "Pass 1B: ..." (not their timing lines, "Pass 2:
+ * Memory used", "Pass 5: I/O read", "Pass 2: time"), xfs_repair's "Phase
+ * 3 - ...", btrfs check's "[2/7] checking ..."?  Its number in *num and
+ * a short name ("pass 1b", "phase 3", "step 2/7") in name.
+ */
+static bool
+pass_heading (const char *l, int *num, char *name, size_t len)
+{
+  char id[16];
+  int n, a, b, k = 0;
+  size_t i;
+
+  if (sscanf (l, "Pass %15[0-9A-Za-z]: %n", id, &k) == 1 && k > 0 &&
+      sscanf (id, "%d", &n) == 1 && strncmp (l + k, "Memory used", 11) != 0 &&
+      strncmp (l + k, "I/O ", 4) != 0 && strncmp (l + k, "time ", 5) != 0) {
+    for (i = 0; id[i]; i++)
+      id[i] = (char)tolower ((unsigned char)id[i]);
+    snprintf (name, len, "pass %s", id);
+  } else if (sscanf (l, "Phase %d -%n", &n, &k) == 1 && k > 0) {
+    snprintf (name, len, "phase %d", n);
+  } else if (sscanf (l, "[%d/%d]", &a, &b) == 2 && (n = a) > 0) {
+    snprintf (name, len, "step %d/%d", a, b);
+  } else {
+    return false;
+  }
+  *num = n;
+  return true;
+}
+
+/* The disk's clock as a pass begins (name), or at the checker's end
+ * (NULL): the pass before it closes.
  */
 static void
-last_pass (const char *text, char *buf, size_t len, int *num)
+pass_boundary (struct phase *p, uint64_t *since, uint64_t vns, const char *name)
 {
-  const char *line = text;
-
-  while (line && *line) {
-    const char *end = strchrnul (line, '\n');
-    int n, a, b, at = 0;
-    if ((sscanf (line, "Pass %d: %n", &n, &at) == 1 && at > 0 &&
-         strncmp (line + at, "Memory used", 11) != 0 &&
-         strncmp (line + at, "I/O ", 4) != 0 &&
-         strncmp (line + at, "time ", 5) != 0) ||
-        (sscanf (line, "Phase %d -%n", &n, &at) == 1 && at > 0) ||
-        (sscanf (line, "[%d/%d]", &a, &b) == 2 && (n = a) > 0)) {
-      snprintf (buf, len, "%.*s", (int)(end - line), line);
-      *num = n;
-    }
-    line = *end ? end + 1 : NULL;
+  if (p->nvpasses)
+    p->vpasses[p->nvpasses - 1].seconds = (double)(vns - *since) / 1e9;
+  *since = vns;
+  if (name && p->nvpasses < sizeof p->vpasses / sizeof p->vpasses[0]) {
+    snprintf (p->vpasses[p->nvpasses].name, sizeof p->vpasses[p->nvpasses].name,
+              "%s", name);
+    p->vpasses[p->nvpasses++].seconds = 0;
   }
+}
+
+/* The disk's virtual clock now, or `otherwise`. */
+static uint64_t
+virtual_now (struct fd_disk *d, uint64_t otherwise)
+{
+  struct fd_json *j;
+  struct fm_err err;
+  uint64_t vns = otherwise;
+
+  if (fd_ctl_ok (fd_disk_control (d), "stats", &j, &err) == -1)
+    return otherwise; /* the phase's end reports a dead control socket */
+  if (fd_json_u64 (j, "stats.virtual_ns", &vns, &err) == -1 || vns < otherwise)
+    vns = otherwise;
+  fd_json_free (j);
+  return vns;
+}
+
+/* The lines of text[*at..] that start a pass: the last one's heading in
+ * buf and number in *num (untouched if there is none), and each one a
+ * boundary of w's virtual pass times.  *at moves past the last whole
+ * line, so each line is read once however long the output grows (a
+ * repair can print megabytes).
+ */
+static void
+last_pass (struct watch *w, const char *text, size_t *at, char *buf, size_t len,
+           int *num)
+{
+  const char *line = text + *at;
+
+  while (*line) {
+    const char *end = strchr (line, '\n');
+    char l[128], name[32];
+    int n;
+    if (end == NULL)
+      break; /* not whole yet */
+    /* sscanf measures its whole input: give it the line alone. */
+    snprintf (l, sizeof l, "%.*s", (int)(end - line), line);
+    if ((*l == 'P' || *l == '[') && pass_heading (l, &n, name, sizeof name)) {
+      snprintf (buf, len, "%s", l);
+      *num = n;
+      pass_boundary (w->p, &w->pass_vns, virtual_now (w->d, w->pass_vns), name);
+    }
+    line = end + 1;
+  }
+  *at = (size_t)(line - text);
 }
 
 /* One progress line, when the last is progress_every old: the virtual
@@ -156,26 +229,21 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
 {
   struct watch *w = opaque;
   double now = fd_now_s ();
-  char pass[96] = "", share[32] = "", virt[32];
-  struct fd_json *j;
-  struct fm_err err;
-  uint64_t vns = 0;
+  char pass[96], share[32] = "", virt[32];
+  uint64_t vns;
   unsigned long done, total;
-  int p, num = 0;
+  int p;
 
-  if (now - w->last < w->t->progress_every)
+  last_pass (w, pr->err, &w->err_at, w->pass, sizeof w->pass, &w->num);
+  last_pass (w, pr->out, &w->out_at, w->pass, sizeof w->pass, &w->num);
+  if (!w->t->progress || now - w->last < w->t->progress_every)
     return;
-  if (fd_ctl_ok (fd_disk_control (w->d), "stats", &j, &err) == -1)
-    return; /* the phase's end reports a dead control socket */
-  if (fd_json_u64 (j, "stats.virtual_ns", &vns, &err) == -1 || vns < w->c0->vns)
-    vns = w->c0->vns;
-  fd_json_free (j);
+  vns = virtual_now (w->d, w->c0->vns);
   w->last = now;
-  last_pass (pr->err, pass, sizeof pass, &num);
-  last_pass (pr->out, pass, sizeof pass, &num);
+  snprintf (pass, sizeof pass, "%s", w->pass);
   if (sscanf (progress, "%d %lu %lu", &p, &done, &total) == 3 && total > 0 &&
-      (p == num || num == 0)) {
-    if (num == 0) /* the output names no pass: the progress line does */
+      (p == w->num || w->num == 0)) {
+    if (w->num == 0) /* the output names no pass: the progress line does */
       snprintf (pass, sizeof pass, "pass %d", p);
     snprintf (share, sizeof share, " (%.0f %% done)",
               100.0 * (double)done / (double)total);
@@ -214,49 +282,50 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
                                 ? t->fs->repair_zap_log
                             : repair ? t->fs->repair
                                      : t->fs->check;
-  char *argv[FD_ARGV_MAX + 2];
+  char *argv[FD_ARGV_MAX + 2], log[PATH_MAX + 32];
   struct clocks c;
   struct fd_proc pr;
   struct fd_watch watch;
   struct watch w;
+  FILE *fp;
   struct phase *p;
   enum fd_outcome o;
 
   /* Cold caches, as after a reboot: the checker's reads reach the disk. */
-  {
-    FILE *fp = fopen ("/proc/sys/vm/drop_caches", "w");
-    if (fp) {
-      fputs ("3\n", fp);
-      fclose (fp);
-    }
+  if ((fp = fopen ("/proc/sys/vm/drop_caches", "w")) != NULL) {
+    fputs ("3\n", fp);
+    fclose (fp);
   }
   if ((p = begin (t, d, name, &c, err)) == NULL)
     return -1;
   checker_argv (t, tmpl, d, argv);
-  w = (struct watch){t, d, name, &c, fd_now_s ()};
-  watch = (struct fd_watch){t->fs->progress_opt != NULL, check_tick, &w};
-  if (fd_run_watched (argv, t->timeout, t->progress ? &watch : NULL, &pr,
-                      err) == -1)
+  snprintf (log, sizeof log, "%s/%s.out", t->dir, name);
+  if ((fp = fopen (log, "w")) == NULL)
+    return fm_fail (err, "%s: %s", log, fd_strerror (errno));
+  w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0};
+  watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
+                            check_tick, &w, fp, fd_checker_line_kept};
+  if (fd_run_watched (argv, t->timeout, &watch, &pr, err) == -1) {
+    fclose (fp);
     return -1;
+  }
+  /* stdout is in the log as it came; stderr (short) after it. */
+  fputs (pr.err, fp);
+  if (fclose (fp) != 0) {
+    fd_proc_free (&pr);
+    return fm_fail (err, "%s: %s", log, fd_strerror (errno));
+  }
   if (end (d, p, &c, err) == -1) {
     fd_proc_free (&pr);
     return -1;
   }
+  pass_boundary (p, &w.pass_vns, c.vns + (uint64_t)llround (p->virtual_s * 1e9),
+                 NULL);
   p->status = pr.status;
   p->signal = pr.signal;
   o = pr.timed_out ? FD_TIMEOUT : t->fs->outcome (pr.status, pr.signal, repair);
   p->outcome = fd_outcome_name (o);
   p->npasses = t->fs->passes (pr.out, p->passes, 12);
-  {
-    char log[PATH_MAX + 32];
-    FILE *fp;
-    snprintf (log, sizeof log, "%s/%s.out", t->dir, name);
-    if ((fp = fopen (log, "w")) != NULL) {
-      fputs (pr.out, fp);
-      fputs (pr.err, fp);
-      fclose (fp);
-    }
-  }
   fd_proc_free (&pr);
   if (fd_interrupted) {
     return fm_fail (err, "interrupted");
@@ -273,21 +342,26 @@ fd_target_kind_of (const char *target)
 }
 
 int
-fd_target_stripe (const char *kind, uint64_t *bytes, struct fm_err *err)
+fd_target_stripe (const char *kind, uint64_t *bytes, bool *copy,
+                  struct fm_err *err)
 {
+  const char *size;
+
   *bytes = 0;
-  if (strcmp (kind, "stripe") == 0) {
+  *copy = strncmp (kind, "stripe-copy", 11) == 0;
+  size = kind + (*copy ? 11 : 6);
+  if (strncmp (kind, "stripe", 6) != 0 || (*size != '\0' && *size != '='))
+    return 0;
+  if (*size == '\0') {
     *bytes = FD_STRIPE_DEFAULT;
     return 0;
   }
-  if (strncmp (kind, "stripe=", 7) != 0)
-    return 0;
-  if (fm_parse_size ("target stripe", kind + 7, bytes, err) == -1)
+  if (fm_parse_size ("target stripe", size + 1, bytes, err) == -1)
     return -1;
   if (*bytes < FD_BLOCK || *bytes > (64 << 20) || *bytes % FD_BLOCK) {
     return fm_fail (err,
                     "target stripe '%.32s': a multiple of 4K from 4K to 64M",
-                    kind + 7);
+                    size + 1);
   }
   return 0;
 }
@@ -296,33 +370,39 @@ int
 fd_trial_target_kind (const char *kind, struct fm_err *err)
 {
   uint64_t stripe;
+  bool copy;
 
-  if (fd_target_stripe (kind, &stripe, err) == -1)
+  if (fd_target_stripe (kind, &stripe, &copy, err) == -1)
     return -1;
   if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot") &&
       !fd_write_fault_kind (kind) && stripe == 0)
     return fm_fail (err,
                     "target kind '%.32s' is not ure, lse, rot, lost-write, "
-                    "misdirected-write, torn-write or stripe[=SIZE]",
+                    "misdirected-write, torn-write, stripe[=SIZE] or "
+                    "stripe-copy[=SIZE]",
                     kind);
   return 0;
 }
 
 /* The stripe around byte off of the disk garbled (place `done` of
- * count).
+ * count): seeded bytes, or with copy the bytes of the stripe before it.
  */
 static int
-garble_stripe (struct trial *t, uint64_t off, uint64_t stripe, uint64_t done,
-               uint64_t count, struct fm_err *err)
+garble_stripe (struct trial *t, uint64_t off, uint64_t stripe, bool copy,
+               uint64_t done, uint64_t count, struct fm_err *err)
 {
-  char detail[160];
+  uint64_t at = off - off % stripe;
+  char detail[200];
 
+  if (copy && at < stripe)
+    at = stripe; /* the disk's first stripe has none before it */
   snprintf (detail, sizeof detail,
-            "harness: stripe of %" PRIu64 " bytes garbled (RAID-level "
+            "harness: stripe of %" PRIu64 " bytes %s (RAID-level "
             "corruption), place %" PRIu64 " of %" PRIu64,
-            stripe, done + 1, count);
-  return fd_garble (t, off - off % stripe, stripe,
-                    fm_hash (t->seed, FM_STREAM_WRITE, done, 79), detail, err);
+            stripe, copy ? "overwritten with the stripe before it" : "garbled",
+            done + 1, count);
+  return fd_garble (t, at, stripe, fm_hash (t->seed, FM_STREAM_WRITE, done, 79),
+                    copy ? at - stripe : FD_GARBLE_SEEDED, detail, err);
 }
 
 /* A block a --target hits: where, and in which file. */
@@ -337,14 +417,15 @@ struct place {
  */
 static int
 hit (struct trial *t, struct fd_disk *d, const char *kind, uint64_t stripe,
-     const struct place *p, uint64_t done, uint64_t count, struct fm_err *err)
+     bool copy, const struct place *p, uint64_t done, uint64_t count,
+     struct fm_err *err)
 {
   char line[128];
 
   snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, p->off,
             p->n);
   if (stripe)
-    return garble_stripe (t, p->off, stripe, done, count, err);
+    return garble_stripe (t, p->off, stripe, copy, done, count, err);
   if (fd_write_fault_kind (kind))
     return fd_write_fault (t, kind, p->off, p->n, t->seed + done, err);
   return fd_ctl_ok (fd_disk_control (d), line, NULL, err);
@@ -360,11 +441,12 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
   char type[32] = "", count_s[32] = "1", kind[32] = "ure";
   uint64_t count, done = 0, tries, stripe, k;
   struct place *p;
+  bool copy;
   int rc = 0;
 
   sscanf (t->target, "%31[^:]:%31[^:]:%31s", type, count_s, kind);
   if (fm_parse_uint ("--target count", count_s, 1, 1000, &count, err) == -1 ||
-      fd_target_stripe (kind, &stripe, err) == -1)
+      fd_target_stripe (kind, &stripe, &copy, err) == -1)
     return -1;
   if ((p = calloc (count, sizeof *p)) == NULL)
     return fm_fail (err, "out of memory");
@@ -380,7 +462,7 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
     done++;
   }
   for (k = 0; rc == 0 && k < done; k++) {
-    if ((rc = hit (t, d, kind, stripe, &p[k], k, count, err)) == -1)
+    if ((rc = hit (t, d, kind, stripe, copy, &p[k], k, count, err)) == -1)
       break;
     snprintf (t->targets + strlen (t->targets),
               sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
@@ -1194,7 +1276,11 @@ record_phase (const struct phase *p, FILE *fp)
     for (j = 0; j < p->npasses; j++)
       fprintf (fp, "%s\"%s\": %.2f", j ? ", " : "", p->passes[j].name,
                p->passes[j].seconds);
-    fprintf (fp, "}");
+    fprintf (fp, "}, \"virtual_passes\": [");
+    for (j = 0; j < p->nvpasses; j++)
+      fprintf (fp, "%s[\"%s\", %.6f]", j ? ", " : "", p->vpasses[j].name,
+               p->vpasses[j].seconds);
+    fprintf (fp, "]");
   }
   fprintf (fp, "}");
 }

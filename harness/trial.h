@@ -34,6 +34,12 @@ struct phase {
   const char *outcome;  /* checkers: normalized outcome; else NULL */
   struct fd_pass passes[12];
   size_t npasses;
+  /* Checkers: the disk's virtual seconds from each pass heading the
+   * checker printed to the next (the first from the phase's start), in
+   * order: "pass 1", "pass 1b", ..., "phase 3", "step 2/7".
+   */
+  struct fd_pass vpasses[16];
+  size_t nvpasses;
 };
 
 /* A file the audit found not intact, and the logged faults behind it. */
@@ -214,7 +220,8 @@ extern const char *fd_target_kind_of (const char *target);
 /* Is kind a fault a --target can carry: ure, lse, rot (the disk's),
  * lost-write, misdirected-write, torn-write (undone from the write log),
  * stripe[=SIZE] (RAID-level corruption: the whole stripe around the
- * block garbled)?  -1 with err naming it.
+ * block garbled), stripe-copy[=SIZE] (the stripe overwritten with the
+ * one before it)?  -1 with err naming it.
  */
 extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
 
@@ -224,10 +231,11 @@ extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
  */
 #define FD_STRIPE_DEFAULT (256 << 10)
 
-/* The stripe of a --target KIND stripe[=SIZE] into *bytes (0: kind is
- * not stripe).  -1 with err naming a bad size.
+/* The stripe of a --target KIND stripe[=SIZE] or stripe-copy[=SIZE]
+ * into *bytes (0: kind is neither), and *copy for stripe-copy.  -1 with
+ * err naming a bad size.
  */
-extern int fd_target_stripe (const char *kind, uint64_t *bytes,
+extern int fd_target_stripe (const char *kind, uint64_t *bytes, bool *copy,
                              struct fm_err *err);
 
 /* The phase called name, or NULL. */

@@ -4,6 +4,9 @@
  * progress pipe.
  */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check-main.h"
 #include "proc.h"
@@ -127,7 +130,7 @@ START_TEST (test_watched)
                   "echo '2 7 10 dev' >&3; printf '3 1' >&3; echo done";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {true, tick, &s};
+  struct fd_watch w = {true, tick, &s, NULL, NULL};
   struct fm_err err;
   struct fd_proc p;
 
@@ -147,7 +150,7 @@ START_TEST (test_no_progress_pipe)
   char script[] = "echo '1 2 3 dev'";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {false, tick, &s};
+  struct fd_watch w = {false, tick, &s, NULL, NULL};
   struct fm_err err;
   struct fd_proc p;
 
@@ -157,6 +160,48 @@ START_TEST (test_no_progress_pipe)
   ck_assert_str_eq (s.progress, "");
   ck_assert_str_eq (s.out, "1 2 3 dev\n");
   fd_proc_free (&p);
+}
+END_TEST
+
+static bool
+starts_pass (const char *line, const char *end)
+{
+  return end - line >= 5 && memcmp (line, "Pass ", 5) == 0;
+}
+
+START_TEST (test_long_output)
+{
+  /* 40 MiB of output: the log has all of it; p->out the first half of
+   * 16 MiB in whole lines, then only the lines keep says yes to, the
+   * last of them among them.
+   */
+  char script[] =
+      "yes 'Clone multiply-claimed blocks? yes_____' | head -c 20971520; "
+      "echo 'Pass 1D: time 5'; "
+      "yes 'File has 1 multiply-claimed block______' | head -c 20971520; "
+      "echo 'Pass 5: time 7'; echo tail";
+  char *argv[] = {sh, dash_c, script, NULL};
+  char *log = NULL;
+  size_t loglen = 0;
+  FILE *fp = open_memstream (&log, &loglen);
+  struct fd_watch w = {false, NULL, NULL, fp, starts_pass};
+  struct fm_err err;
+  struct fd_proc p;
+  const char *half;
+
+  ck_assert_ptr_nonnull (fp);
+  ck_assert_int_eq (fd_run_watched (argv, 60, &w, &p, &err), 0);
+  fclose (fp);
+  ck_assert_uint_eq (loglen, 2u * 20971520 + 16 + 15 + 5);
+  ck_assert_uint_le (strlen (p.out), 16u << 20);
+  half = strstr (p.out, "Pass 1D: time 5\n");
+  ck_assert_ptr_nonnull (half);
+  ck_assert_str_eq (half, "Pass 1D: time 5\nPass 5: time 7\n");
+  /* The part before is whole lines. */
+  ck_assert_int_eq (half[-1], '\n');
+  ck_assert_int_eq ((int)((half - p.out) % 40), 0);
+  fd_proc_free (&p);
+  free (log);
 }
 END_TEST
 
@@ -170,6 +215,7 @@ main (void)
       {"shielded", test_shielded},
       {"watched", test_watched},
       {"no-progress-pipe", test_no_progress_pipe},
+      {"long-output", test_long_output},
   };
 
   return fd_check_main ("proc", cases, sizeof cases / sizeof cases[0]);

@@ -68,7 +68,7 @@ group0_block (const char *dev, const char *type, unsigned long long *blk,
   const char *g, *p;
 
   if (what == NULL) {
-    return fm_fail (err, "unknown target type '%.64s' for ext4 (%s)", type,
+    return fm_fail (err, "unknown target type '%.64s' for ext4/ext3 (%s)", type,
                     fd_fs_ext4.target_types);
   }
   if (fd_run_capture (argv, 600, &out, err) == -1)
@@ -140,6 +140,14 @@ ext4_locate (const char *dev, const char *type, const char *path,
   return 0;
 }
 
+/* What ext4 and ext3 share: e2fsprogs checks, repairs and locates. */
+#define E2FSPROGS_TOOLS                                                        \
+  .check = {"e2fsck", "-fn", "-tt", "{dev}"},                                  \
+  .repair = {"e2fsck", "-fy", "-tt", "{dev}"}, .progress_opt = "-C3",          \
+  .outcome = fd_outcome_e2fsck, .passes = ext4_passes, .locate = ext4_locate,  \
+  .target_types = "data inode dir journal superblock gdt block-bitmap "        \
+                  "inode-bitmap"
+
 const struct fd_fs fd_fs_ext4 = {
     .name = "ext4",
     .mount_type = "ext4",
@@ -152,12 +160,25 @@ const struct fd_fs fd_fs_ext4 = {
      */
     .mkfs = {"mkfs.ext4", "-q", "-F", "{dev}"},
     .mount_opts = "noinit_itable",
-    .check = {"e2fsck", "-fn", "-tt", "{dev}"},
-    .repair = {"e2fsck", "-fy", "-tt", "{dev}"},
-    .progress_opt = "-C3",
-    .outcome = fd_outcome_e2fsck,
-    .passes = ext4_passes,
-    .locate = ext4_locate,
-    .target_types = "data inode dir journal superblock gdt block-bitmap "
-                    "inode-bitmap",
+    E2FSPROGS_TOOLS,
+};
+
+/* ext3 as e2fsprogs 1.40 (2007) made it: mke2fs.conf's base features
+ * then (sparse_super, filetype, resize_inode, dir_index) with a journal,
+ * 4 KiB blocks, 128-byte inodes and one inode per 8 KiB; today's
+ * ext_attr and large_file, which a 2007 kernel set on first use, are
+ * left on.  Block-mapped files (no extents), no uninit_bg, flex_bg,
+ * huge_file, dir_nlink or checksums, so e2fsck reads every inode table
+ * and every indirect block, as it did then.  mke2fs writes the whole
+ * inode tables (no lazy initialisation without uninit_bg): zeroes, which
+ * the plugin keeps sparse.  The kernel's ext4 driver mounts it.
+ */
+const struct fd_fs fd_fs_ext3 = {
+    .name = "ext3",
+    .mount_type = "ext3",
+    .min_size = 1 << 20,
+    .mkfs = {"mkfs.ext4", "-q", "-F", "-t", "ext3", "-b", "4096", "-I", "128",
+             "-i", "8192", "{dev}"},
+    E2FSPROGS_TOOLS,
+    .no_fallocate = true,
 };

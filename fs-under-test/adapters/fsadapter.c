@@ -6,10 +6,14 @@
 
 #include "fsadapter.h"
 
-extern const struct fd_fs fd_fs_ext4, fd_fs_xfs, fd_fs_btrfs, fd_fs_chunkfs;
+extern const struct fd_fs fd_fs_ext4, fd_fs_ext3, fd_fs_xfs, fd_fs_btrfs,
+    fd_fs_chunkfs;
 
-static const struct fd_fs *const adapters[] = {&fd_fs_ext4, &fd_fs_xfs,
-                                               &fd_fs_btrfs, &fd_fs_chunkfs};
+/* ext3 last: lists of "every file system" (the generations matrices)
+ * are about today's.
+ */
+static const struct fd_fs *const adapters[] = {
+    &fd_fs_ext4, &fd_fs_xfs, &fd_fs_btrfs, &fd_fs_chunkfs, &fd_fs_ext3};
 
 #define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
 
@@ -81,6 +85,23 @@ fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
   fd_fs_argv_at (tmpl, dev, NULL, argv);
 }
 
+bool
+fd_checker_line_kept (const char *line, const char *end)
+{
+  static const char *const starts[] = {"Pass ", "Phase ", "[", "Peak memory",
+                                       "XFS_REPAIR Summary"};
+  size_t k, n;
+
+  while (line < end && (*line == ' ' || *line == '\t'))
+    line++;
+  for (k = 0; k < sizeof starts / sizeof starts[0]; k++) {
+    n = strlen (starts[k]);
+    if ((size_t)(end - line) >= n && memcmp (line, starts[k], n) == 0)
+      return true;
+  }
+  return false;
+}
+
 size_t
 fd_pass_lines (const char *out, fd_pass_line *one, struct fd_pass *p,
                size_t max)
@@ -90,8 +111,15 @@ fd_pass_lines (const char *out, fd_pass_line *one, struct fd_pass *p,
 
   while (line && *line && n < max) {
     const char *end = strchrnul (line, '\n');
+    char l[512];
+    int len = snprintf (l, sizeof l, "%.*s", (int)(end - line), line);
 
-    if (one (line, end, &p[n]))
+    /* One line alone, NUL-ended: sscanf and strstr measure their whole
+     * input, and a repair's output can be megabytes.
+     */
+    if (len >= (int)sizeof l)
+      len = (int)sizeof l - 1;
+    if (one (l, l + len, &p[n]))
       n++;
     line = *end ? end + 1 : NULL;
   }

@@ -116,6 +116,11 @@ struct fd_fs {
    * one at a time.
    */
   bool copies_collide;
+  /* The file system cannot allocate without writing (no fallocate(2):
+   * ext3's block maps), so no --meta-only: glibc's posix_fallocate would
+   * write every block instead.
+   */
+  bool no_fallocate;
 };
 
 /* The adapter for `name`; NULL with err listing the known ones. */
@@ -133,11 +138,18 @@ extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                         char *argv[FD_ARGV_MAX + 1]);
 
 /* For an adapter's passes: one line of a checker's output, from `line`
- * to `end` (its '\n' or the final '\0'): true with a pass in *p, false if
- * the line names none.
+ * to `end` (a copy, NUL-ended at end, cut at 511 bytes): true with a
+ * pass in *p, false if the line names none.
  */
 typedef bool fd_pass_line (const char *line, const char *end,
                            struct fd_pass *p);
+
+/* Is this line of a checker's stdout (line to end) one that names or
+ * times a pass (e2fsck's and fsck.chunkfs's "Pass ...", xfs_repair's
+ * "Phase ..." and summary, btrfs check's "[N/M] ...")?  What the harness
+ * keeps of an output too long to hold.
+ */
+extern bool fd_checker_line_kept (const char *line, const char *end);
 
 /* The passes `one` finds in the lines of out (none when out is NULL), at
  * most max: how many.

@@ -338,6 +338,39 @@ START_TEST (test_lost_found_says_where)
 }
 END_TEST
 
+/* A repair can leave a fifo where a file was (a garbled inode's mode):
+ * the audit judges it corrupted instead of waiting for a writer, and a
+ * fifo in lost+found is passed over.
+ */
+START_TEST (test_fifo_is_not_opened)
+{
+  struct tree t;
+  struct fd_audit a;
+  struct fm_err err;
+  const struct fd_entry *f = NULL;
+  char path[512], lf[512];
+  size_t i;
+
+  grow (&t, 9);
+  for (i = 0; i < t.m.n && f == NULL; i++)
+    if (t.m.v[i].type == FD_FILE && !t.m.v[i].linked && t.m.v[i].size > 0)
+      f = &t.m.v[i];
+  ck_assert_ptr_nonnull (f);
+  ck_assert (unlink (at (&t, f, path, sizeof path)) == 0);
+  ck_assert (mkfifo (path, 0644) == 0);
+  snprintf (lf, sizeof lf, "%s/lost+found", t.dir);
+  ck_assert (mkdir (lf, 0700) == 0 || errno == EEXIST);
+  snprintf (lf, sizeof lf, "%s/lost+found/#77", t.dir);
+  ck_assert (mkfifo (lf, 0644) == 0);
+  memset (&a, 0, sizeof a);
+  alarm (60); /* a wait for a writer fails the test, not the suite */
+  ck_assert_msg (fd_audit (t.dir, 9, &t.m, &a, &err) == 0, "%s", err.msg);
+  alarm (0);
+  ck_assert_uint_eq (a.count[FD_AUDIT_CORRUPTED], 1);
+  fell (&t);
+}
+END_TEST
+
 /* A manifest saved with a base and loaded by a clone is the populate's,
  * field for field (the `how` the same static string), and the audit of
  * the tree against it says what it said against the original.
@@ -397,6 +430,7 @@ main (void)
       {"crash-point", test_promises_at_a_crash_point},
       {"link-lost", test_link_lost_or_file_lost},
       {"lost-found", test_lost_found_says_where},
+      {"fifo", test_fifo_is_not_opened},
       {"saved", test_saved_manifest_is_the_same},
   };
 

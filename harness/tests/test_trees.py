@@ -18,6 +18,10 @@ BASE = ["run", "--fs", "ext4", "--size", "256M"]
 STORE_OFFSET = 4096  # the plugin's store header (nbdkit-futuredisk-plugin)
 
 
+def phase(rec, name):
+    return next(p for p in rec["phases"] if p["name"] == name)
+
+
 def trial(run, tmp_path, *args, name="t"):
     """Run a kept trial; its record and directory."""
     d = tmp_path / name
@@ -167,6 +171,8 @@ def test_campaign_records_the_tree(futuredisk, tmp_path):
     (["--target", "dir:1:stripe=5000"],
      "target stripe '5000': a multiple of 4K"),
     (["--target", "dir:1:stripes"], "target kind 'stripes' is not ure"),
+    (["--target", "dir:1:stripe-copy=1"],
+     "target stripe '1': a multiple of 4K"),
 ])
 def test_bad_values_are_named(run, args, message):
     p = run(*BASE, *args)
@@ -215,6 +221,46 @@ def test_garbled_stripes_found_and_attributed(run, tmp_path):
     assert corrupted and all(x["cause"] == "stripe" for x in corrupted), \
         rec["damaged"]
     assert a["garbled_blocks"] > 0
+
+
+def test_copied_inode_stripes_on_ext3(run, tmp_path):
+    """ext3 as 2007 made it, a hard-link farm, and inode-table stripes
+    overwritten with the stripe before them: the copied inodes claim
+    their originals' blocks, so the repair runs e2fsck's passes 1B-1D,
+    and the record splits the repair's virtual time by pass."""
+    # Big enough that the files' inodes pass the inode tables' first
+    # stripe, before which lie bitmaps and reserved blocks, not inodes.
+    rec, d = trial(run, tmp_path, "--fs", "ext3", "--size", "512M",
+                   "--fill", "40", "--tree", "hardlink-farm", "--think",
+                   "zero", "--target", "inode:8:stripe-copy=64K")
+    out = subprocess.run(["dumpe2fs", "-h", image(d)], capture_output=True,
+                         text=True)
+    features = re.search(r"features:\s+(.*)", out.stdout).group(1).split()
+    assert "has_journal" in features and "extent" not in features, features
+    assert re.search(r"Inode size:\s+128", out.stdout), out.stdout
+    log = [json.loads(line) for line in
+           (d / "faults-populate.jsonl").read_text().splitlines()]
+    assert log and all(f["kind"] == "stripe" and f["length"] == 64 << 10 and
+                       "the stripe before it" in f["detail"] for f in log)
+    repair = phase(rec, "repair")
+    assert repair["outcome"] == "FIXED"
+    assert phase(rec, "recheck")["outcome"] == "CLEAN"
+    names = [n for n, _ in repair["virtual_passes"]]
+    assert names[:4] == ["pass 1", "pass 1b", "pass 1c", "pass 1d"], names
+    assert names[-1] == "pass 5", names
+    assert "multiply-claimed" in (d / "repair.out").read_text()
+    total = sum(s for _, s in repair["virtual_passes"])
+    assert all(s >= 0 for _, s in repair["virtual_passes"])
+    assert 0 < total <= repair["virtual_s"] + 1e-3
+    assert phase(rec, "check")["virtual_passes"][0][0] == "pass 1"
+
+
+def test_ext3_refuses_meta_only(run):
+    p = run(*BASE[:1], "--fs", "ext3", "--meta-only", "10")
+    assert p.returncode == 2 and "ext3 cannot allocate without writing" \
+        in p.stderr, p.stderr
+    p = run("predict", "--fs", "ext3")
+    assert p.returncode == 2 and "no fallocate" in p.stderr, p.stderr
 
 
 def test_predict_per_tree(run, tmp_path):
