@@ -639,11 +639,6 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
     target = "";
   if (*target && !fs_has_type (fs, target))
     return 0;
-  if (x->meta[ix[K_META]] && fs->no_fallocate)
-    return fm_fail (err,
-                    "%s: [matrix %s]: meta-only with fs %s, which cannot "
-                    "allocate without writing (no fallocate)",
-                    c->path, m->name, fs->name);
   if (strcmp (v[K_TREE]->v[ix[K_TREE]], "mixed") != 0 &&
       (strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
        x->points[ix[K_CRASH_POINTS]] > 0))

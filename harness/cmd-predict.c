@@ -194,17 +194,8 @@ predict_parse (int argc, char **argv, struct predict_opts *o)
     return fd_usage_error ("predict", "%s",
                            o->fs ? "unexpected argument"
                                  : "--fs TYPE is required");
-  {
-    const struct fd_fs *fs = fd_fs_find (o->fs, &err);
-    if (fs == NULL)
-      return fd_usage_error ("predict", "%s", err.msg);
-    if (fs->no_fallocate)
-      return fd_usage_error ("predict",
-                             "--fs %s: cannot allocate without writing (no "
-                             "fallocate), and predict fills with metadata "
-                             "only",
-                             fs->name);
-  }
+  if (fd_fs_find (o->fs, &err) == NULL)
+    return fd_usage_error ("predict", "%s", err.msg);
   if (o->np == 0)
     for (o->np = 0; o->np < 3; o->np++)
       o->profiles[o->np] = roadmap[o->np];

@@ -403,10 +403,10 @@ run_parse (int argc, char **argv, struct run_opts *o)
                            "--tree %s has no crash workload (--crash, "
                            "--crash-points): only the mixed tree has one",
                            fd_tree_name (t->populate.tree));
-  if (t->populate.meta_only && t->fs->no_fallocate)
+  if (t->crash && t->populate.meta_only && t->fs->allocate)
     return fd_usage_error ("run",
-                           "--meta-only: %s cannot allocate without writing "
-                           "(no fallocate)",
+                           "--crash with --meta-only: %s's files get their "
+                           "blocks after a clean unmount",
                            t->fs->name);
   if (t->crash_points && t->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "

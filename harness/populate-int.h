@@ -19,11 +19,12 @@ extern int fd_manifest_push (struct fd_manifest *m, const struct fd_entry *e);
 extern uint64_t fd_populate_size (uint64_t seed, uint64_t i, uint64_t cap);
 
 /* Make e (e->type FD_FILE, e->size and e->id set) at full, without
- * syncing: written block by block, or with meta_only allocated
- * (fallocate) and left unwritten.  e->hash is set.
+ * syncing: written block by block, or with m->meta_only allocated
+ * (fallocate, or sparse and listed in m->unallocated) and left
+ * unwritten.  e->hash is set.
  */
 extern int fd_populate_file (const char *full, uint64_t seed,
-                             struct fd_entry *e, bool meta_only,
+                             struct fd_entry *e, struct fd_manifest *m,
                              struct fm_err *err);
 
 /* syncfs(2) of root's file system, and fsync of root (what reaches a FUSE

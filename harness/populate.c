@@ -228,15 +228,33 @@ fail:
   return -1;
 }
 
-/* Allocate a file without writing it (metadata only). */
+/* Allocate a file without writing it (metadata only); or where the
+ * file system cannot (m->unallocated set), make it sparse at its size
+ * and keep its inode number for the adapter to allocate unmounted.
+ */
 static int
-allocate_file (const char *full, struct fd_entry *e, struct fm_err *err)
+allocate_file (const char *full, struct fd_entry *e, struct fd_manifest *m,
+               struct fm_err *err)
 {
-  int fd = create_file (full, e, err), r;
+  int fd = create_file (full, e, err), r = 0;
+  struct stat st;
 
   if (fd == -1)
     return -1;
-  r = e->size ? posix_fallocate (fd, 0, (off_t)e->size) : 0;
+  if (m->deferred) {
+    uint64_t *v = m->unallocated;
+    if (m->nunallocated % 4096 == 0 &&
+        (v = realloc (v, (m->nunallocated + 4096) * sizeof *v)) == NULL)
+      r = ENOMEM;
+    else if (ftruncate (fd, (off_t)e->size) == -1 || fstat (fd, &st) == -1)
+      r = errno;
+    else {
+      m->unallocated = v;
+      m->unallocated[m->nunallocated++] = (uint64_t)st.st_ino;
+    }
+  } else if (e->size) {
+    r = posix_fallocate (fd, 0, (off_t)e->size);
+  }
   close (fd);
   if (r != 0) {
     fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
@@ -249,10 +267,10 @@ allocate_file (const char *full, struct fd_entry *e, struct fm_err *err)
 
 int
 fd_populate_file (const char *full, uint64_t seed, struct fd_entry *e,
-                  bool meta_only, struct fm_err *err)
+                  struct fd_manifest *m, struct fm_err *err)
 {
-  return meta_only ? allocate_file (full, e, err)
-                   : write_file (full, seed, e, NO_SYNC, err);
+  return m->meta_only ? allocate_file (full, e, m, err)
+                      : write_file (full, seed, e, NO_SYNC, err);
 }
 
 /* Everything durable: syncfs(2) of the file system under root, and
@@ -463,7 +481,7 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
         (uint64_t)((double)fd_populate_size (seed, t->files, UINT64_MAX / 2) *
                    t->scale) &
         ~(uint64_t)(FD_BLOCK - 1);
-    if (allocate_file (full, e, err) == -1)
+    if (allocate_file (full, e, t->m, err) == -1)
       return -1;
     t->m->bytes += e->size;
   } else {
@@ -824,6 +842,7 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
 
   memset (m, 0, sizeof *m);
   m->meta_only = o->meta_only;
+  m->deferred = o->meta_only && o->unallocated;
   if (o->tree != FD_TREE_MIXED)
     return fd_populate_tree (root, o, m, err);
   rc = plan (&t, err);
@@ -889,6 +908,7 @@ fd_entry_write (const char *root, uint64_t seed, const struct fd_entry *e,
 void
 fd_manifest_free (struct fd_manifest *m)
 {
+  free (m->unallocated);
   free (m->v);
   memset (m, 0, sizeof *m);
 }

@@ -81,6 +81,14 @@ struct fd_manifest {
   size_t n, cap;
   uint64_t bytes; /* file data written (or allocated) */
   bool meta_only; /* files allocated, not written: they read as zeros */
+  /* With meta_only on a file system that cannot allocate without writing
+   * (fd_populate_opts.unallocated): the inode numbers of the files made
+   * with their size and no blocks, for the adapter to allocate once the
+   * file system is unmounted (fd_fs.allocate).  Not saved.
+   */
+  bool deferred;
+  uint64_t *unallocated;
+  size_t nunallocated;
 };
 
 /* The shape of the tree (--tree; harness/trees.c and futuredisk(1)
@@ -119,6 +127,11 @@ struct fd_populate_opts {
    */
   bool meta_only;
   uint64_t files;
+  /* With meta_only: the file system cannot allocate without writing
+   * (ext3: no fallocate), so each file is made sparse at its size and
+   * its inode number kept in the manifest's `unallocated`.
+   */
+  bool unallocated;
   FILE *progress; /* NULL, or a stream for a progress line */
   bool no_sync;   /* sync half way, leave the rest in flight (a crash
                      follows) */

@@ -165,7 +165,7 @@ add_file (struct gen *g, const char *path, uint64_t size, struct fm_err *err)
     return fm_fail (err, "%s: path too long", path);
   e.id = ++g->next_id;
   snprintf (full, sizeof full, "%s/%s", g->root, path);
-  if (fd_populate_file (full, g->o->seed, &e, g->o->meta_only, err) == -1) {
+  if (fd_populate_file (full, g->o->seed, &e, g->m, err) == -1) {
     g->file_errno = errno;
     return out_of_inodes (g, err);
   }

@@ -688,6 +688,23 @@ unmount_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* Metadata-only files the file system could not allocate mounted get
+ * their blocks on the unmounted disk (fd_fs.allocate).
+ */
+static int
+allocate_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  struct clocks c;
+  struct phase *p;
+
+  if ((p = begin (t, d, "allocate", &c, err)) == NULL ||
+      t->fs->allocate (fd_disk_device (d), t->m.unallocated, t->m.nunallocated,
+                       err) == -1 ||
+      end (d, p, &c, err) == -1)
+    return -1;
+  return 0;
+}
+
 /* Is the --target's kind a write fault (which needs the write log)? */
 static bool
 write_target (const struct trial *t)
@@ -748,6 +765,7 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     return -1;
   t->attached = fd_disk_via (d);  /* static: outlives d */
   t->populate.no_sync = t->crash; /* leave writes in flight */
+  t->populate.unallocated = t->fs->allocate != NULL;
   t->populate.promised = t->crash_points ? mark_promise : NULL;
   t->populate.opaque = d;
   if ((p = begin (t, d, "populate", &c, err)) == NULL ||
@@ -756,7 +774,8 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     goto fail;
   snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
   if (fd_manifest_write (&t->m, path, err) == -1 ||
-      (t->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1)
+      (t->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1 ||
+      (t->m.nunallocated && allocate_phase (t, d, err) == -1))
     goto fail;
   return detach_checked (d, err);
 

@@ -171,7 +171,9 @@ const struct fd_fs fd_fs_ext4 = {
  * huge_file, dir_nlink or checksums, so e2fsck reads every inode table
  * and every indirect block, as it did then.  mke2fs writes the whole
  * inode tables (no lazy initialisation without uninit_bg): zeroes, which
- * the plugin keeps sparse.  The kernel's ext4 driver mounts it.
+ * the plugin keeps sparse.  The kernel's ext4 driver mounts it, and
+ * cannot fallocate(2) its files: --meta-only gives them their blocks
+ * unmounted (ext3alloc.c).
  */
 const struct fd_fs fd_fs_ext3 = {
     .name = "ext3",
@@ -180,5 +182,5 @@ const struct fd_fs fd_fs_ext3 = {
     .mkfs = {"mkfs.ext4", "-q", "-F", "-t", "ext3", "-b", "4096", "-I", "128",
              "-i", "8192", "{dev}"},
     E2FSPROGS_TOOLS,
-    .no_fallocate = true,
+    .allocate = fd_ext3_allocate,
 };

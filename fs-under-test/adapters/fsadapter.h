@@ -116,12 +116,20 @@ struct fd_fs {
    * one at a time.
    */
   bool copies_collide;
-  /* The file system cannot allocate without writing (no fallocate(2):
-   * ext3's block maps), so no --meta-only: glibc's posix_fallocate would
-   * write every block instead.
+  /* Or NULL: fallocate(2) allocates a metadata-only file.  Set where
+   * the file system cannot allocate without writing (ext3's block maps;
+   * glibc's posix_fallocate would write every block): the populate makes
+   * each such file sparse at its size, and this gives the inodes inos[]
+   * (in any order; one deleted since, or listed twice, is passed over)
+   * their blocks on the unmounted device, unwritten.  -1 with err.
    */
-  bool no_fallocate;
+  int (*allocate) (const char *dev, uint64_t *inos, size_t n,
+                   struct fm_err *err);
 };
+
+/* ext3's allocate (ext3alloc.c). */
+extern int fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n,
+                             struct fm_err *err);
 
 /* The adapter for `name`; NULL with err listing the known ones. */
 extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);

@@ -53,7 +53,8 @@ def one(futuredisk, outdir, size, fill, stripes, seed):
           f"stripes copied")
     print(f"  repair {repair['outcome']}: {repair['virtual_s']:.1f} virtual s"
           f" ({repair['virtual_s'] / 3600:.2f} h) in {repair['wall_s']:.1f}"
-          f" s wall, ratio {repair['virtual_s'] / repair['wall_s']:.1f}")
+          f" s wall (ratio {repair['virtual_s'] / repair['wall_s']:.1f}); "
+          f"e2fsck's own CPU {repair['cpu_s']:.1f} s")
     for name, s in repair["virtual_passes"]:
         print(f"    {name:10s} {s:12.1f} s  {100 * s / repair['virtual_s']:5.1f} %")
     r = rec["restore"]
@@ -63,6 +64,7 @@ def one(futuredisk, outdir, size, fill, stripes, seed):
     return {"size": size, "files": rec["files"], "bytes": rec["bytes"],
             "repair_virtual_s": repair["virtual_s"],
             "repair_wall_s": repair["wall_s"],
+            "repair_cpu_s": repair["cpu_s"],
             "passes": repair["virtual_passes"],
             "restore_s": r["restore_s"], "trial_wall_s": wall,
             "audit": rec["audit"]}

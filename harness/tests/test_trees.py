@@ -255,12 +255,39 @@ def test_copied_inode_stripes_on_ext3(run, tmp_path):
     assert phase(rec, "check")["virtual_passes"][0][0] == "pass 1"
 
 
-def test_ext3_refuses_meta_only(run):
-    p = run(*BASE[:1], "--fs", "ext3", "--meta-only", "10")
-    assert p.returncode == 2 and "ext3 cannot allocate without writing" \
-        in p.stderr, p.stderr
-    p = run("predict", "--fs", "ext3")
-    assert p.returncode == 2 and "no fallocate" in p.stderr, p.stderr
+def test_ext3_meta_only_files_get_their_blocks_unmounted(run, tmp_path):
+    """ext3 cannot fallocate: a metadata-only populate makes its files
+    sparse, and they get their blocks on the unmounted disk (an
+    `allocate` phase), block maps and all: e2fsck finds the file system
+    clean, the space is in use, and a file past 4 MiB + 48 KiB has a
+    double-indirect block."""
+    rec, d = trial(run, tmp_path, "--fs", "ext3", "--size", "1G",
+                   "--meta-only", "300", "--fill", "50", "--think", "zero")
+    names = [p["name"] for p in rec["phases"]]
+    assert names[:3] == ["populate", "unmount", "allocate"], names
+    assert phase(rec, "check")["outcome"] == "CLEAN"
+    a = rec["audit"]
+    assert a["intact"] > 0 and all(
+        v == 0 for k, v in a.items() if k != "intact"), a
+    out = subprocess.run(["dumpe2fs", "-h", image(d)], capture_output=True,
+                         text=True).stdout
+    count = int(re.search(r"Block count:\s+(\d+)", out).group(1))
+    free = int(re.search(r"Free blocks:\s+(\d+)", out).group(1))
+    assert (count - free) * 4096 >= 0.9 * rec["bytes"], (count, free)
+    big = max((r for r in manifest(d) if r[1] == "file"),
+              key=lambda r: int(r[2]))
+    assert int(big[2]) > (1024 + 12) * 4096, big
+    st = subprocess.run(["debugfs", "-R", f"stat \"/{big[0]}\"", image(d)],
+                        capture_output=True, text=True).stdout
+    assert "(DIND)" in st, st
+    blocks = int(re.search(r"Blockcount: (\d+)", st).group(1))
+    assert blocks * 512 > int(big[2]), st
+
+
+def test_ext3_meta_only_has_no_crash(run):
+    p = run(*BASE[:1], "--fs", "ext3", "--meta-only", "10", "--crash")
+    assert p.returncode == 2 and "blocks after a clean unmount" in p.stderr, \
+        p.stderr
 
 
 def test_predict_per_tree(run, tmp_path):
