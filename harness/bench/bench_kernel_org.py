@@ -29,12 +29,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROFILE = os.path.join(HERE, "..", "campaigns", "raid5-2007.profile")
 
 
-def one(futuredisk, outdir, size, fill, stripes, seed):
+def one(futuredisk, outdir, size, files, fill, stripes, seed):
     rec_path = os.path.join(outdir, f"kernel-org-{size}.jsonl")
     if os.path.exists(rec_path):
         os.unlink(rec_path)
     cmd = [futuredisk, "run", "--fs", "ext3", "--profile", PROFILE,
            "--size", size, "--tree", "hardlink-farm", "--fill", str(fill),
+           "--meta-only", str(files),
            "--seed", str(seed), "--target",
            f"inode:{stripes}:stripe-copy=64K", "--think", "zero",
            "--time", "virtual", "--timeout", "7200", "--json", rec_path,
@@ -48,7 +49,8 @@ def one(futuredisk, outdir, size, fill, stripes, seed):
         rec = json.loads(f.read().splitlines()[-1])
     phases = {ph["name"]: ph for ph in rec["phases"]}
     repair = phases["repair"]
-    print(f"\n{size} ext3, fill {fill} %, {rec['files']} entries, "
+    print(f"\n{size} ext3, fill {fill} %, {files} files in the first "
+          f"snapshot, {rec['files']} entries, "
           f"{rec['bytes'] / 1e9:.1f} GB in files; {stripes} inode-table "
           f"stripes copied")
     print(f"  repair {repair['outcome']}: {repair['virtual_s']:.1f} virtual s"
@@ -74,12 +76,14 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     futuredisk, outdir = sys.argv[1], sys.argv[2]
-    sizes = sys.argv[3:] or ["16G"]
+    sizes = sys.argv[3:] or ["full"]
     os.makedirs(outdir, exist_ok=True)
-    fill = int(os.environ.get("FILL", "50"))
-    stripes = int(os.environ.get("STRIPES", "200"))
+    files = int(os.environ.get("FILES", "100000"))
+    fill = int(os.environ.get("FILL", "60"))
+    stripes = int(os.environ.get("STRIPES", "8"))
     seed = int(os.environ.get("SEED", "1"))
-    rows = [one(futuredisk, outdir, s, fill, stripes, seed) for s in sizes]
+    rows = [one(futuredisk, outdir, s, files, fill, stripes, seed)
+            for s in sizes]
     print(json.dumps(rows))
 
 

@@ -17,9 +17,10 @@ def futuredisk():
 @pytest.fixture
 def run(futuredisk):
     """run(*args) -> CompletedProcess with text stdout/stderr."""
-    def _run(*args, check=None):
+    def _run(*args, check=None, env=None):
         p = subprocess.run([futuredisk, *args], capture_output=True,
-                           text=True, timeout=300)
+                           text=True, timeout=300,
+                           env=None if env is None else {**os.environ, **env})
         if check is not None:
             assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
         return p

@@ -364,8 +364,12 @@ def test_predict_meta_only(run, tmp_path):
         f.write_text(f"base = roadmap-2006\nname = {name}\ncapacity = {cap}\n")
         profs += ["--profile", str(f)]
     out = tmp_path / "p.jsonl"
+    # Its scratch directories here, apart from predicts of other tests
+    # running beside it.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     p = run("predict", "--fs", "ext4", "--fill", "50%", "--files", "3000",
-            *profs, "--json", str(out), check=0)
+            *profs, "--json", str(out), check=0, env={"TMPDIR": str(scratch)})
     rows = [line.split() for line in p.stdout.splitlines()
             if line.startswith("small-")]
     assert [r[0] for r in rows] == ["small-a", "small-b"], p.stdout
@@ -379,7 +383,7 @@ def test_predict_meta_only(run, tmp_path):
         assert rec["bytes"] > 0.4 * size  # half the disk allocated ...
         assert rec["disk"]["stored_bytes"] < 0.05 * size  # ... not stored
     assert "took" in p.stdout
-    assert leftovers("futuredisk-predict") == []
+    assert leftovers(str(scratch)) == [] and list(scratch.iterdir()) == []
     # fsck or restore: the check's time beside a restore of the used bytes
     # written back through the drive model, no faster than its outer zone.
     for rec, row in zip(recs, rows):
