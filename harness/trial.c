@@ -125,6 +125,8 @@ struct watch {
   size_t out_at, err_at; /* how far last_pass has read */
   char pass[96];         /* the last pass named */
   int num;               /* its number (0: none yet) */
+  bool sub;              /* a pass within it ("Pass 1B"), whose share of
+                            work done e2fsck does not report */
 };
 
 /* Does line l start a pass: e2fsck's and fsck.chunkfs's "Pass 2:
@@ -212,6 +214,8 @@ last_pass (struct watch *w, const char *text, size_t *at, char *buf, size_t len,
     if ((*l == 'P' || *l == '[') && pass_heading (l, &n, name, sizeof name)) {
       snprintf (buf, len, "%s", l);
       *num = n;
+      w->sub = strncmp (name, "pass ", 5) == 0 &&
+               name[strspn (name + 5, "0123456789") + 5] != '\0';
       pass_boundary (w->p, &w->pass_vns, virtual_now (w->d, w->pass_vns), name);
     }
     line = end + 1;
@@ -242,7 +246,7 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
   w->last = now;
   snprintf (pass, sizeof pass, "%s", w->pass);
   if (sscanf (progress, "%d %lu %lu", &p, &done, &total) == 3 && total > 0 &&
-      (p == w->num || w->num == 0)) {
+      (p == w->num || w->num == 0) && !w->sub) {
     if (w->num == 0) /* the output names no pass: the progress line does */
       snprintf (pass, sizeof pass, "pass %d", p);
     snprintf (share, sizeof share, " (%.0f %% done)",
@@ -302,7 +306,7 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   snprintf (log, sizeof log, "%s/%s.out", t->dir, name);
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
-  w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0};
+  w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
   watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
                             check_tick, &w, fp, fd_checker_line_kept};
   if (fd_run_watched (argv, t->timeout, &watch, &pr, err) == -1) {

@@ -11,14 +11,18 @@ from backup the record computes beside it, and the wall time.
 In 2007 kernel.org's ext3 array, corrupted at the RAID level, took over
 a week to fsck (the figure is the project brief's; the one public trace
 found is a weblog of October 2007, http://www.cgkreality.com/2007/10/).
-The files are
-written, not allocated (ext3 has no fallocate), so the disk sizes here
-are what a populate through the kernel can write in minutes.
+The files are allocated, not written (--meta-only: made sparse through
+the kernel, then given their blocks on the unmounted disk), so the
+whole 2 TB array costs minutes.  The repair clones every block the
+copied inodes share: written, those blocks take room in the disk's
+store file (zeros are stored as data), so STRIPES stays small.
 
 Usage: bench_kernel_org.py FUTUREDISK OUTDIR [SIZE...]   (as root)
-  e.g. bench_kernel_org.py build/harness/futuredisk out/kernel-org 16G 64G
-Options by environment: FILL (default 50), STRIPES (default 200),
-SEED (default 1).  Prints a table per size and, last, one line of JSON."""
+  e.g. bench_kernel_org.py build/harness/futuredisk out/kernel-org full
+SIZE: the disk (default full: the array's 2 TB).  Options by
+environment: FILES (files in the first snapshot, default 100000), FILL
+(default 60), STRIPES (inode-table stripes copied, default 8), SEED
+(default 1).  Prints a table per size and, last, one line of JSON."""
 import json
 import os
 import subprocess
