@@ -39,7 +39,7 @@ predict_usage (FILE *fp)
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
       "\n"
-      "  --fs TYPE     ext4, xfs, btrfs or chunkfs\n"
+      "  --fs TYPE     ext4, xfs, btrfs, chunkfs or ext3\n"
       "  --fill PCT    share of the capacity (default 50; '50%%' "
       "works)\n"
       "  --files N     files to spread it over, on every disk\n"

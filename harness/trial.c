@@ -315,7 +315,7 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   }
   /* stdout is in the log as it came; stderr (short) after it. */
   fputs (pr.err, fp);
-  if (fclose (fp) != 0) {
+  if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   }
