@@ -841,6 +841,13 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
   int rc;
 
   memset (m, 0, sizeof *m);
+  if (o->meta_only && o->unallocated && o->tree == FD_TREE_AGED)
+    /* Its files get their blocks afterwards, in inode order: nothing
+     * would be left of the rounds of creates and deletes.
+     */
+    return fm_fail (err, "--tree aged with --meta-only on a file system "
+                         "that allocates afterwards (ext3): its free space "
+                         "would not be fragmented; write the files");
   m->meta_only = o->meta_only;
   m->deferred = o->meta_only && o->unallocated;
   if (o->tree != FD_TREE_MIXED)

@@ -288,6 +288,11 @@ def test_ext3_meta_only_has_no_crash(run):
     p = run(*BASE[:1], "--fs", "ext3", "--meta-only", "10", "--crash")
     assert p.returncode == 2 and "blocks after a clean unmount" in p.stderr, \
         p.stderr
+    p = run(*BASE[:1], "--fs", "ext3", "--size", "256M", "--meta-only", "10",
+            "--tree", "aged")
+    assert p.returncode != 0 and \
+        "--tree aged with --meta-only on a file system that allocates " \
+        "afterwards (ext3)" in p.stdout + p.stderr, (p.stdout, p.stderr)
 
 
 def test_predict_per_tree(run, tmp_path):
