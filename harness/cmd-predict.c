@@ -254,7 +254,10 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
     fprintf (stderr, "%s predict: %s: %s\n", fd_progname, profile, err.msg);
     ret = 1;
   }
-  if (o->json) {
+  /* An interrupted trial measured nothing whole: no record, no row (as
+   * futuredisk run).
+   */
+  if (o->json && !fd_interrupted) {
     FILE *fp = fopen (o->json, "a");
     if (fp) {
       fd_trial_record (&t, fp);
@@ -262,7 +265,8 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
     }
   }
   fd_trial_clean (&t, true);
-  print_row (&t, &p, first, first_fsck);
+  if (!fd_interrupted)
+    print_row (&t, &p, first, first_fsck);
   fd_trial_free (&t);
   return ret;
 }

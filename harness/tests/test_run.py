@@ -235,6 +235,32 @@ def test_killed_trial_leaves_nothing(futuredisk, tmp_path, phase):
     assert not os.path.ismount(os.path.join(d, "mnt"))
 
 
+def test_interrupted_predict_records_nothing(futuredisk, tmp_path):
+    """SIGTERM during predict's populate: exit 130, everything detached,
+    and no record and no table row for the disk it did not finish (as
+    `run` records no interrupted trial)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = tmp_path / "p.jsonl"
+    prof = tmp_path / "small.profile"
+    prof.write_text("base = roadmap-2006\nname = small\ncapacity = 4GB\n")
+    p = subprocess.Popen([futuredisk, "predict", "--fs", "ext4", "--profile",
+                          str(prof), "--files", "20000", "--json", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "TMPDIR": str(scratch)})
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if line.startswith("futuredisk: populate "):
+            break
+    p.send_signal(signal.SIGTERM)
+    stdout, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, stdout, "".join(seen) + err)
+    assert not out.exists() or out.read_text() == ""
+    assert not [r for r in stdout.splitlines() if r.startswith("small ")]
+    assert leftovers(str(scratch)) == [] and list(scratch.iterdir()) == []
+
+
 @pytest.mark.parametrize("args,message", [
     (["run"], "--fs TYPE is required"),
     (["run", "--fs", "ext5"], "unknown file system 'ext5'"),
