@@ -655,108 +655,70 @@ open_segment (const struct trial *t, uint64_t k, uint64_t *bytes,
   return fd;
 }
 
-/* Over [offset, offset+length) of the disk's segment k (fd holds `have`
- * disk bytes): seeded bytes, or with src (which covers the whole range
- * from `first`) a copy; the bytes written, or -1 with err.
+/* The disk's bytes [offset, offset+length) through the store's
+ * segments: read into buf (zeros past what the store holds), or written
+ * from it (cut at the disk's end).  The bytes within the disk, or -1
+ * with err.
  */
 static int64_t
-garble_segment (const struct trial *t, int fd, uint64_t k, uint64_t have,
-                uint64_t offset, uint64_t length, uint64_t seed,
-                const unsigned char *src, uint64_t first, struct fm_err *err)
-{
-  static uint64_t buf[CHUNK / 8];
-  uint64_t in = offset - k * SEGMENT, done = 0, i;
-
-  if (in >= have)
-    return 0;
-  if (length > have - in)
-    length = have - in;
-  while (done < length) {
-    uint64_t n = length - done < CHUNK ? length - done : CHUNK;
-    const void *from = buf;
-    if (src)
-      from = src + (offset - first) + done;
-    else
-      for (i = 0; i < (n + 7) / 8; i++)
-        buf[i] = fm_hash (seed, FM_STREAM_WRITE, offset + done + 8 * i, 78);
-    if (pwrite (fd, from, n,
-                (off_t)((k == 0 ? STORE_HEADER : 0) + in + done)) != (ssize_t)n)
-      return fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
-    done += n;
-  }
-  return (int64_t)length;
-}
-
-/* The disk's bytes [offset, offset+length) from the store into buf
- * (zeros where the store holds none).  -1 with err.
- */
-static int
-read_disk (const struct trial *t, uint64_t offset, uint64_t length,
-           unsigned char *buf, struct fm_err *err)
+disk_io (const struct trial *t, uint64_t offset, uint64_t length,
+         unsigned char *buf, bool write, struct fm_err *err)
 {
   uint64_t done = 0;
 
-  memset (buf, 0, length);
+  if (!write)
+    memset (buf, 0, length);
   while (done < length) {
-    uint64_t at = offset + done, k = at / SEGMENT, have, in = at % SEGMENT;
+    uint64_t at = offset + done, k = at / SEGMENT, in = at % SEGMENT, have;
     uint64_t n = (k + 1) * SEGMENT - at;
     int fd = open_segment (t, k, &have, err);
+    off_t pos = (off_t)((k == 0 ? STORE_HEADER : 0) + in);
     ssize_t r;
     if (fd == -1)
       return -1;
+    if (in >= have) {
+      close (fd);
+      break; /* past the disk's end */
+    }
     if (n > length - done)
       n = length - done;
-    r = in < have ? pread (fd, buf + done, n,
-                           (off_t)((k == 0 ? STORE_HEADER : 0) + in))
-                  : 0;
+    if (n > have - in)
+      n = have - in;
+    r = write ? pwrite (fd, buf + done, n, pos)
+              : pread (fd, buf + done, n, pos);
     close (fd);
-    if (r == -1)
-      return fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
+    if (r != (ssize_t)n)
+      return fm_fail (err, "%s: %s", t->store,
+                      r == -1 ? fd_strerror (errno) : "short transfer");
     done += n;
   }
-  return 0;
+  return (int64_t)done;
 }
 
 int
 fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
            uint64_t seed, uint64_t from, const char *detail, struct fm_err *err)
 {
-  unsigned char *src = NULL;
-  uint64_t done = 0;
-  int rc = -1;
+  uint64_t *words = malloc (length + 8), i;
+  unsigned char *buf = (unsigned char *)words;
+  int64_t done = -1;
 
-  if (from != FD_GARBLE_SEEDED) {
-    if ((src = malloc (length)) == NULL)
-      return fm_fail (err, "out of memory");
-    if (read_disk (t, from, length, src, err) == -1)
-      goto out;
-  }
-  while (done < length) {
-    uint64_t at = offset + done, k = at / SEGMENT, have;
-    uint64_t n = (k + 1) * SEGMENT - at;
-    int fd = open_segment (t, k, &have, err);
-    int64_t r;
-    if (fd == -1)
-      goto out;
-    r = garble_segment (t, fd, k, have, at,
-                        n < length - done ? n : length - done, seed, src,
-                        offset, err);
-    close (fd);
-    if (r == -1)
-      goto out;
-    if (r == 0)
-      break; /* past the disk's end */
-    done += (uint64_t)r;
-  }
-  if (done == 0) {
-    fm_fail (err, "byte %" PRIu64 ": beyond the disk", offset);
-    goto out;
-  }
-  log_fault (t, "stripe", offset, done, detail);
-  rc = 0;
-out:
-  free (src);
-  return rc;
+  if (words == NULL)
+    return fm_fail (err, "out of memory");
+  if (from != FD_GARBLE_SEEDED)
+    done = disk_io (t, from, length, buf, false, err);
+  else
+    for (i = 0, done = 0; i < (length + 7) / 8; i++)
+      words[i] = fm_hash (seed, FM_STREAM_WRITE, offset + 8 * i, 78);
+  if (done != -1)
+    done = disk_io (t, offset, length, buf, true, err);
+  free (words);
+  if (done == -1)
+    return -1;
+  if (done == 0)
+    return fm_fail (err, "byte %" PRIu64 ": beyond the disk", offset);
+  log_fault (t, "stripe", offset, (uint64_t)done, detail);
+  return 0;
 }
 
 int

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +158,8 @@ pass_heading (const char *l, int *num, char *name, size_t len)
   return true;
 }
 
-/* The disk's clock as a pass begins (name), or at the checker's end
- * (NULL): the pass before it closes.
+/* A pass called name begins with the disk's clock at vns: the pass
+ * before it closes.
  */
 static void
 pass_boundary (struct phase *p, uint64_t *since, uint64_t vns, const char *name)
@@ -168,7 +167,7 @@ pass_boundary (struct phase *p, uint64_t *since, uint64_t vns, const char *name)
   if (p->nvpasses)
     p->vpasses[p->nvpasses - 1].seconds = (double)(vns - *since) / 1e9;
   *since = vns;
-  if (name && p->nvpasses < sizeof p->vpasses / sizeof p->vpasses[0]) {
+  if (p->nvpasses < sizeof p->vpasses / sizeof p->vpasses[0]) {
     snprintf (p->vpasses[p->nvpasses].name, sizeof p->vpasses[p->nvpasses].name,
               "%s", name);
     p->vpasses[p->nvpasses++].seconds = 0;
@@ -191,15 +190,14 @@ virtual_now (struct fd_disk *d, uint64_t otherwise)
   return vns;
 }
 
-/* The lines of text[*at..] that start a pass: the last one's heading in
- * buf and number in *num (untouched if there is none), and each one a
- * boundary of w's virtual pass times.  *at moves past the last whole
- * line, so each line is read once however long the output grows (a
- * repair can print megabytes).
+/* The lines of text[*at..] that start a pass: the last one's heading
+ * and number in w->pass and w->num (untouched if there is none), and
+ * each one a boundary of w's virtual pass times.  *at moves past the
+ * last whole line, so each line is read once however long the output
+ * grows (a repair can print megabytes).
  */
 static void
-last_pass (struct watch *w, const char *text, size_t *at, char *buf, size_t len,
-           int *num)
+last_pass (struct watch *w, const char *text, size_t *at)
 {
   const char *line = text + *at;
 
@@ -212,8 +210,8 @@ last_pass (struct watch *w, const char *text, size_t *at, char *buf, size_t len,
     /* sscanf measures its whole input: give it the line alone. */
     snprintf (l, sizeof l, "%.*s", (int)(end - line), line);
     if ((*l == 'P' || *l == '[') && pass_heading (l, &n, name, sizeof name)) {
-      snprintf (buf, len, "%s", l);
-      *num = n;
+      snprintf (w->pass, sizeof w->pass, "%s", l);
+      w->num = n;
       w->sub = strncmp (name, "pass ", 5) == 0 &&
                name[strspn (name + 5, "0123456789") + 5] != '\0';
       pass_boundary (w->p, &w->pass_vns, virtual_now (w->d, w->pass_vns), name);
@@ -238,8 +236,8 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
   unsigned long done, total;
   int p;
 
-  last_pass (w, pr->err, &w->err_at, w->pass, sizeof w->pass, &w->num);
-  last_pass (w, pr->out, &w->out_at, w->pass, sizeof w->pass, &w->num);
+  last_pass (w, pr->err, &w->err_at);
+  last_pass (w, pr->out, &w->out_at);
   if (!w->t->progress || now - w->last < w->t->progress_every)
     return;
   vns = virtual_now (w->d, w->c0->vns);
@@ -323,8 +321,9 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
     fd_proc_free (&pr);
     return -1;
   }
-  pass_boundary (p, &w.pass_vns, c.vns + (uint64_t)llround (p->virtual_s * 1e9),
-                 NULL);
+  if (p->nvpasses) /* the last pass runs to the phase's end */
+    p->vpasses[p->nvpasses - 1].seconds =
+        p->virtual_s - (double)(w.pass_vns - c.vns) / 1e9;
   p->status = pr.status;
   p->signal = pr.signal;
   o = pr.timed_out ? FD_TIMEOUT : t->fs->outcome (pr.status, pr.signal, repair);

@@ -92,7 +92,9 @@ flush (ext2_filsys fs, struct tree *t, int from)
   return 0;
 }
 
-/* Open the indirect blocks from level `from` down for index idx. */
+/* Open the indirect blocks from level `from` down for index idx (the
+ * caller records idx in t once the data block is placed).
+ */
 static errcode_t
 open_levels (struct runs *r, struct tree *t, int from, const blk64_t *idx)
 {
@@ -105,7 +107,6 @@ open_levels (struct runs *r, struct tree *t, int from, const blk64_t *idx)
     memset (t->buf[j], 0, r->fs->blocksize);
     if (j > 0)
       t->buf[j - 1][idx[j - 1]] = (uint32_t)t->blk[j];
-    t->idx[j] = idx[j];
   }
   return 0;
 }
@@ -165,7 +166,7 @@ static errcode_t
 allocate_one (ext2_filsys fs, ext2_ino_t ino, struct runs *r, struct tree *t)
 {
   struct ext2_inode inode;
-  blk64_t n;
+  blk64_t n, total;
   errcode_t e;
 
   if ((e = ext2fs_read_inode (fs, ino, &inode)))
@@ -175,12 +176,13 @@ allocate_one (ext2_filsys fs, ext2_ino_t ino, struct runs *r, struct tree *t)
       ext2fs_inode_data_blocks2 (fs, &inode) != 0 || EXT2_I_SIZE (&inode) == 0)
     return 0;
   n = (EXT2_I_SIZE (&inode) + fs->blocksize - 1) / fs->blocksize;
-  r->need = n + indirect_blocks (n, PER (fs));
+  total = n + indirect_blocks (n, PER (fs));
+  r->need = total;
   r->left = 0;
   memset (inode.i_block, 0, sizeof inode.i_block);
   if ((e = map_blocks (fs, r, &inode, n, t)))
     return e;
-  if ((e = ext2fs_iblk_set (fs, &inode, n + indirect_blocks (n, PER (fs)))))
+  if ((e = ext2fs_iblk_set (fs, &inode, total)))
     return e;
   return ext2fs_write_inode (fs, ino, &inode);
 }
