@@ -1,8 +1,19 @@
-/* chunkfs — the unix I/O manager: a file or a block device. */
+/* chunkfs — the unix I/O manager: a file or a block device.
+ *
+ * A block device is opened O_DIRECT, as a kernel file system reads its
+ * disk: through the device's page cache a read fails with the whole
+ * folio the kernel read it in, and read-ahead makes that folio span
+ * other files' blocks, so one bad sector made neighbouring files
+ * unreadable too.  chunkfs keeps its own cache; the kernel's would only
+ * hold a second copy.  An image file keeps the page cache (tests, mkfs
+ * of an image), where no sector goes bad.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,8 +24,97 @@ struct unix_io {
   struct cfs_io io;
   int fd;
   uint64_t blocks;
-  char *path;
+  bool direct; /* O_DIRECT: buffers, offsets and lengths block-aligned */
 };
+
+/* O_DIRECT moves a buffer not aligned to the block through a bounce
+ * buffer of at most BOUNCE bytes, one per thread (the mount's request
+ * threads read at once), freed when its thread ends.
+ */
+#define BOUNCE (1u << 20)
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+static void
+bounce_key_make (void)
+{
+  if (pthread_key_create (&bounce_key, free) != 0)
+    abort ();
+}
+
+static void *
+bounce_buffer (void)
+{
+  void *b;
+
+  pthread_once (&bounce_once, bounce_key_make);
+  if ((b = pthread_getspecific (bounce_key)) != NULL)
+    return b;
+  if (posix_memalign (&b, CFS_BLOCK, BOUNCE) != 0)
+    return NULL;
+  if (pthread_setspecific (bounce_key, b) != 0) {
+    free (b);
+    return NULL;
+  }
+  return b;
+}
+
+static bool
+aligned (const void *buf)
+{
+  return ((uintptr_t)buf & (CFS_BLOCK - 1)) == 0;
+}
+
+/* pread or pwrite all of [off, +len) from or to buf: 0, or an errno
+ * (EIO for a short transfer).
+ */
+static int
+transfer (struct unix_io *u, bool write, void *buf, size_t len, off_t off)
+{
+  size_t done = 0;
+
+  while (done < len) {
+    ssize_t r =
+        write
+            ? pwrite (u->fd, (char *)buf + done, len - done, off + (off_t)done)
+            : pread (u->fd, (char *)buf + done, len - done, off + (off_t)done);
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return r == 0 ? EIO : errno;
+    done += (size_t)r;
+  }
+  return 0;
+}
+
+/* transfer, through the bounce buffer when O_DIRECT needs it; on
+ * failure *at is the block the failing piece starts at.
+ */
+static int
+io_blocks (struct unix_io *u, bool write, void *buf, uint64_t block,
+           uint32_t count, uint64_t *at)
+{
+  size_t len = (size_t)count * CFS_BLOCK, done, n;
+  unsigned char *b;
+  int e;
+
+  *at = block;
+  if (!u->direct || aligned (buf))
+    return transfer (u, write, buf, len, (off_t)(block * CFS_BLOCK));
+  if ((b = bounce_buffer ()) == NULL)
+    return ENOMEM;
+  for (done = 0; done < len; done += n) {
+    n = len - done < BOUNCE ? len - done : BOUNCE;
+    *at = block + done / CFS_BLOCK;
+    if (write)
+      memcpy (b, (char *)buf + done, n);
+    if ((e = transfer (u, write, b, n, (off_t)(block * CFS_BLOCK + done))))
+      return e;
+    if (!write)
+      memcpy ((char *)buf + done, b, n);
+  }
+  return 0;
+}
 
 static struct cfs_io *
 unix_open (const char *where, bool writable, struct cfs_err *err)
@@ -29,6 +129,10 @@ unix_open (const char *where, bool writable, struct cfs_err *err)
   }
   u->io.m = &cfs_unix_io;
   u->fd = open (where, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (u->fd != -1 && fstat (u->fd, &st) == 0 && S_ISBLK (st.st_mode)) {
+    int fl = fcntl (u->fd, F_GETFL);
+    u->direct = fl != -1 && fcntl (u->fd, F_SETFL, fl | O_DIRECT) == 0;
+  }
   if (u->fd == -1 || fstat (u->fd, &st) == -1) {
     cfs_errno (err, errno, "%s", where);
     if (u->fd != -1)
@@ -51,20 +155,12 @@ static int
 unix_read (struct cfs_io *io, uint64_t block, uint32_t count, void *buf,
            struct cfs_err *err)
 {
-  struct unix_io *u = (struct unix_io *)io;
-  size_t len = (size_t)count * CFS_BLOCK, done = 0;
+  uint64_t at;
+  int e = io_blocks ((struct unix_io *)io, false, buf, block, count, &at);
 
-  while (done < len) {
-    ssize_t r = pread (u->fd, (char *)buf + done, len - done,
-                       (off_t)(block * CFS_BLOCK + done));
-    if (r == -1 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      cfs_errno (err, r == 0 ? EIO : errno, "read block %llu",
-                 (unsigned long long)(block + done / CFS_BLOCK));
-      return -1;
-    }
-    done += (size_t)r;
+  if (e) {
+    cfs_errno (err, e, "read block %llu", (unsigned long long)at);
+    return -1;
   }
   return 0;
 }
@@ -74,19 +170,12 @@ unix_write (struct cfs_io *io, uint64_t block, uint32_t count, const void *buf,
             bool fua, struct cfs_err *err)
 {
   struct unix_io *u = (struct unix_io *)io;
-  size_t len = (size_t)count * CFS_BLOCK, done = 0;
+  uint64_t at;
+  int e = io_blocks (u, true, (void *)buf, block, count, &at);
 
-  while (done < len) {
-    ssize_t r = pwrite (u->fd, (const char *)buf + done, len - done,
-                        (off_t)(block * CFS_BLOCK + done));
-    if (r == -1 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      cfs_errno (err, r == 0 ? EIO : errno, "write block %llu",
-                 (unsigned long long)(block + done / CFS_BLOCK));
-      return -1;
-    }
-    done += (size_t)r;
+  if (e) {
+    cfs_errno (err, e, "write block %llu", (unsigned long long)at);
+    return -1;
   }
   if (fua && fdatasync (u->fd) == -1) {
     cfs_errno (err, errno, "write block %llu: sync", (unsigned long long)block);
