@@ -26,9 +26,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,11 +75,14 @@ struct emu {
   uint64_t last_arrival;
 
   /* The drive's queue: requests wait in it for the drive's decision,
-   * each on its own condition (a decision wakes only the requests it
+   * each on its own futex word (a decision wakes only the requests it
    * decided; one wake for all cost 5.5x the memory plugin's CPU per
-   * request with 16 in flight).  One waiter, the decider, keeps the
-   * clock: it alone sleeps for a lull or a due time and takes the
-   * decisions then, and passes the part on when it leaves.
+   * request with 16 in flight).  The decision takes a decided request
+   * out of the queue itself, so its thread leaves without the lock (a
+   * condition variable would retake it, and wait for the decider that
+   * holds it).  One waiter, the decider, keeps the clock: it alone
+   * sleeps for a lull or a due time and takes the decisions then, and
+   * passes the part on when it leaves.
    */
   struct job *waiters; /* in the drive, oldest first */
   struct job *decider; /* or NULL */
@@ -548,8 +553,10 @@ struct job {
   /* What the served step leaves for the work outside the lock. */
   bool copied, apply, cached;
   uint64_t at, nflips, *flips;
-  /* While in the drive: its own wake-up, and its place among waiters. */
-  pthread_cond_t wake;
+  /* While in the drive: its own wake-up (WAKE_LEFT, or a count of
+   * calls to take the decider's part), and its place among waiters.
+   */
+  uint32_t wake;
   struct job *next, **prevp;
 };
 
@@ -603,6 +610,8 @@ serve (struct emu *e, struct job *j, const struct fm_timing *t)
  * in virtual mode only until `mine` is decided, so the rest stay queued
  * for later arrivals to join.  Lock held.
  */
+static void waiter_left (struct emu *e, struct job *j);
+
 static void
 decide (struct emu *e, uint64_t now, const struct job *mine, unsigned most)
 {
@@ -615,7 +624,7 @@ decide (struct emu *e, uint64_t now, const struct job *mine, unsigned most)
     struct job *j = (struct job *)(uintptr_t)tag;
     serve (e, j, &t);
     if (j != mine)
-      pthread_cond_signal (&j->wake);
+      waiter_left (e, j);
     n++;
   }
 }
@@ -730,22 +739,59 @@ batch_seen (struct emu *e, bool lull)
   }
 }
 
-/* Wait, lock held, for at most `d` ns or j's wake-up. */
+/* j's wake word: the decision took j out of the drive (its thread
+ * returns without the lock), or a count of calls to take the decider's
+ * part.
+ */
+#define WAKE_LEFT 1u
+#define WAKE_CALL 2u
+
 static void
+wake (struct job *j, uint32_t how)
+{
+  /* j's thread may see the word and return before the syscall: a wake
+   * of a stale address is at worst a spurious wake-up, which every wait
+   * here tolerates.
+   */
+  if (how == WAKE_LEFT)
+    __atomic_or_fetch (&j->wake, WAKE_LEFT, __ATOMIC_RELEASE);
+  else
+    __atomic_add_fetch (&j->wake, WAKE_CALL, __ATOMIC_RELEASE);
+  syscall (SYS_futex, &j->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Wait, lock held on entry, for j's wake-up, at most `d` ns if d is not
+ * UINT64_MAX.  Returns with the lock held, or false without it: the
+ * decision took j out of the drive.
+ */
+static bool
 wait_for (struct emu *e, struct job *j, uint64_t d)
 {
-  struct timespec ts;
+  uint32_t seen = __atomic_load_n (&j->wake, __ATOMIC_ACQUIRE);
+  struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
 
-  /* The condition variable waits on CLOCK_REALTIME; only the span counts. */
-  clock_gettime (CLOCK_REALTIME, &ts);
-  d += ts.tv_nsec;
-  ts.tv_sec += d / 1000000000u;
-  ts.tv_nsec = d % 1000000000u;
-  pthread_cond_timedwait (&j->wake, &e->lock, &ts);
+  pthread_mutex_unlock (&e->lock);
+  /* Relative timeout, so a spurious wake-up restarts it: the caller's
+   * loop recomputes what is left either way.
+   */
+  if (__atomic_load_n (&j->wake, __ATOMIC_ACQUIRE) == seen)
+    syscall (SYS_futex, &j->wake, FUTEX_WAIT_PRIVATE, seen,
+             d == UINT64_MAX ? NULL : &ts, NULL, 0);
+  if (__atomic_load_n (&j->wake, __ATOMIC_ACQUIRE) & WAKE_LEFT)
+    return false;
+  pthread_mutex_lock (&e->lock);
+  /* Taken out while this thread waited for the lock (a call to take
+   * the decider's part woke it, and a decision came first).
+   */
+  if (__atomic_load_n (&j->wake, __ATOMIC_RELAXED) & WAKE_LEFT) {
+    pthread_mutex_unlock (&e->lock);
+    return false;
+  }
+  return true;
 }
 
 /* j joins the waiters, or leaves them.  Leaving with no decider (j was
- * it, or j was decided on its own way in before it took the part) wakes
+ * it, or j was decided on its own way in before it took the part) calls
  * the oldest undecided waiter to take the part: the others sleep until
  * their own decision.  Lock held.
  */
@@ -754,7 +800,7 @@ waiter_add (struct emu *e, struct job *j)
 {
   struct job **p = &e->waiters;
 
-  pthread_cond_init (&j->wake, NULL);
+  j->wake = 0;
   while (*p)
     p = &(*p)->next;
   j->next = NULL;
@@ -770,16 +816,25 @@ waiter_remove (struct emu *e, struct job *j)
   *j->prevp = j->next;
   if (j->next)
     j->next->prevp = j->prevp;
-  pthread_cond_destroy (&j->wake);
   if (e->decider == j)
     e->decider = NULL;
   if (e->decider)
     return;
   for (w = e->waiters; w; w = w->next)
     if (!w->decided) {
-      pthread_cond_signal (&w->wake);
+      wake (w, WAKE_CALL);
       break;
     }
+}
+
+/* Another thread's decision took j: out of the drive, and its thread
+ * told so.  Lock held.
+ */
+static void
+waiter_left (struct emu *e, struct job *j)
+{
+  waiter_remove (e, j);
+  wake (j, WAKE_LEFT);
 }
 
 /* One pass of j's waiting: the decisions due now, if any.  Lock held. */
@@ -806,8 +861,11 @@ decide_due (struct emu *e, struct job *j, bool waits)
   }
 }
 
-/* Queue j in the drive and wait for the drive to serve it.  Lock held. */
-static void
+/* Queue j in the drive and wait for the drive to serve it.  Lock held
+ * on entry; on return too, unless another thread's decision took j out
+ * of the drive (false).
+ */
+static bool
 drive (struct emu *e, struct job *j)
 {
   struct fm_request rq = {.op = j->op,
@@ -830,25 +888,28 @@ drive (struct emu *e, struct job *j)
   e->last_event = monotonic_ns ();
   waits = e->scale == 0 && virtual_waits (e);
   for (;;) {
+    uint64_t d = UINT64_MAX;
+
     decide_due (e, j, waits);
     if (j->decided)
       break;
     if (e->decider == NULL)
       e->decider = j;
-    if (e->decider != j)
-      pthread_cond_wait (&j->wake, &e->lock);
-    else if (e->scale > 0 && company_possible (e)) {
+    if (e->decider == j && e->scale > 0 && company_possible (e)) {
       uint64_t due = deadline (e, fm_disk_next_decision (e->disk));
 
       wall = e->wall_ns ();
-      wait_for (e, j, due > wall ? due - wall : 0);
-    } else {
+      d = due > wall ? due - wall : 0;
+    } else if (e->decider == j) {
       uint64_t lull = monotonic_ns () - e->last_event;
       uint64_t need = lull_needed (e);
-      wait_for (e, j, lull < need ? need - lull : 0);
+      d = lull < need ? need - lull : 0;
     }
+    if (!wait_for (e, j, d))
+      return false;
   }
   waiter_remove (e, j);
+  return true;
 }
 
 /* The reply is about to go: in the scaled modes at the request's modelled
@@ -889,16 +950,19 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
 static int
 run (struct emu *e, struct job *j)
 {
+  bool locked = true;
+
   pthread_mutex_lock (&e->lock);
   /* A disk without power never sees the request: no time passes. */
   if (!e->off)
-    drive (e, j);
+    locked = drive (e, j);
   else {
     __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
     j->r->done_ns = 0;
     refuse (e, j);
   }
-  pthread_mutex_unlock (&e->lock);
+  if (locked)
+    pthread_mutex_unlock (&e->lock);
   if (j->refused)
     errno = EIO;
   return j->ret;
