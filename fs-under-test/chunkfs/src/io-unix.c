@@ -66,10 +66,11 @@ aligned (const void *buf)
 }
 
 /* pread or pwrite all of [off, +len) from or to buf: 0, or an errno
- * (EIO for a short transfer).
+ * (EIO for a short transfer) with *done the bytes moved before it.
  */
 static int
-transfer (struct unix_io *u, bool write, void *buf, size_t len, off_t off)
+transfer (struct unix_io *u, bool write, void *buf, size_t len, off_t off,
+          size_t *done_out)
 {
   size_t done = 0;
 
@@ -80,36 +81,43 @@ transfer (struct unix_io *u, bool write, void *buf, size_t len, off_t off)
             : pread (u->fd, (char *)buf + done, len - done, off + (off_t)done);
     if (r == -1 && errno == EINTR)
       continue;
-    if (r <= 0)
+    if (r <= 0) {
+      *done_out = done;
       return r == 0 ? EIO : errno;
+    }
     done += (size_t)r;
   }
   return 0;
 }
 
 /* transfer, through the bounce buffer when O_DIRECT needs it; on
- * failure *at is the block the failing piece starts at.
+ * failure *at is the block it failed at.
  */
 static int
 io_blocks (struct unix_io *u, bool write, void *buf, uint64_t block,
            uint32_t count, uint64_t *at)
 {
-  size_t len = (size_t)count * CFS_BLOCK, done, n;
+  size_t len = (size_t)count * CFS_BLOCK, done, n, moved = 0;
   unsigned char *b;
   int e;
 
+  if (!u->direct || aligned (buf)) {
+    e = transfer (u, write, buf, len, (off_t)(block * CFS_BLOCK), &moved);
+    *at = block + moved / CFS_BLOCK;
+    return e;
+  }
   *at = block;
-  if (!u->direct || aligned (buf))
-    return transfer (u, write, buf, len, (off_t)(block * CFS_BLOCK));
   if ((b = bounce_buffer ()) == NULL)
     return ENOMEM;
   for (done = 0; done < len; done += n) {
     n = len - done < BOUNCE ? len - done : BOUNCE;
-    *at = block + done / CFS_BLOCK;
     if (write)
       memcpy (b, (char *)buf + done, n);
-    if ((e = transfer (u, write, b, n, (off_t)(block * CFS_BLOCK + done))))
+    if ((e = transfer (u, write, b, n, (off_t)(block * CFS_BLOCK + done),
+                       &moved))) {
+      *at = block + (done + moved) / CFS_BLOCK;
       return e;
+    }
     if (!write)
       memcpy ((char *)buf + done, b, n);
   }
@@ -129,10 +137,6 @@ unix_open (const char *where, bool writable, struct cfs_err *err)
   }
   u->io.m = &cfs_unix_io;
   u->fd = open (where, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-  if (u->fd != -1 && fstat (u->fd, &st) == 0 && S_ISBLK (st.st_mode)) {
-    int fl = fcntl (u->fd, F_GETFL);
-    u->direct = fl != -1 && fcntl (u->fd, F_SETFL, fl | O_DIRECT) == 0;
-  }
   if (u->fd == -1 || fstat (u->fd, &st) == -1) {
     cfs_errno (err, errno, "%s", where);
     if (u->fd != -1)
@@ -146,6 +150,10 @@ unix_open (const char *where, bool writable, struct cfs_err *err)
     close (u->fd);
     free (u);
     return NULL;
+  }
+  if (S_ISBLK (st.st_mode)) {
+    int fl = fcntl (u->fd, F_GETFL);
+    u->direct = fl != -1 && fcntl (u->fd, F_SETFL, fl | O_DIRECT) == 0;
   }
   u->blocks = bytes / CFS_BLOCK;
   return &u->io;
