@@ -717,11 +717,66 @@ stop_nbd (struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* mount(8) says only "dmesg(1) may have more information".  The kernel
+ * log from here on (-1: none readable), for kernel_reason.
+ */
+static int
+kernel_log_from_now (void)
+{
+  int fd = open ("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+  if (fd >= 0 && lseek (fd, 0, SEEK_END) == -1) {
+    close (fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* The kernel's last word on d's device since kernel_log_from_now (e.g.
+ * "EXT4-fs (loop3): ..."), added to err, so that a trial's record says
+ * why its file system did not mount.  Closes kfd.
+ */
+static void
+add_kernel_reason (int kfd, const struct fd_disk *d, struct fm_err *err)
+{
+  const char *dev = strrchr (d->dev, '/');
+  char tag[48], rec[1024], last[512] = "", msg[sizeof err->msg];
+  ssize_t n;
+
+  if (kfd < 0)
+    return;
+  snprintf (tag, sizeof tag, "(%s)", dev ? dev + 1 : d->dev);
+  /* One record per read: "prio,seq,time,flags;text\n" and continuation
+   * lines; EAGAIN at the end, EPIPE where the ring overwrote records.
+   */
+  while ((n = read (kfd, rec, sizeof rec - 1)) > 0 ||
+         (n == -1 && errno == EPIPE)) {
+    char *text, *nl;
+
+    if (n <= 0)
+      continue;
+    rec[n] = '\0';
+    if ((text = strchr (rec, ';')) == NULL)
+      continue;
+    text++;
+    if ((nl = strchr (text, '\n')) != NULL)
+      *nl = '\0';
+    if (strstr (text, tag))
+      snprintf (last, sizeof last, "%s", text);
+  }
+  close (kfd);
+  if (last[0]) {
+    snprintf (msg, sizeof msg, "%s", err->msg);
+    fm_fail (err, "%s; kernel: %s", msg, last);
+  }
+}
+
 int
 fd_disk_mount (struct fd_disk *d, struct fm_err *err)
 {
   char *argv[] = {(char *)"mount", (char *)"-t", d->fstype, d->dev,
                   d->mount,        NULL,         NULL,      NULL};
+  int kfd;
 
   if (d->mount_opts[0]) {
     argv[5] = (char *)"-o";
@@ -743,8 +798,13 @@ fd_disk_mount (struct fd_disk *d, struct fm_err *err)
       return 0;
     }
   }
-  if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1)
+  kfd = kernel_log_from_now ();
+  if (fd_run_ok (argv, TOOL_TIMEOUT, err) == -1) {
+    add_kernel_reason (kfd, d, err);
     return -1;
+  }
+  if (kfd >= 0)
+    close (kfd);
   d->mounted = true;
   d->fs_conn = watch_fuse (d->mount);
   return 0;

@@ -73,13 +73,18 @@ def test_lost_write_on_a_durable_file_is_a_violation(run, tmp_path):
     dur = rec["durability"]
     assert dur["durable_broken"] >= 1, dur
     assert dur["inflight_lost"] == 0 and dur["inflight_survived"] == 0
+    # Both lists stop at 200 (futuredisk(1)): a lost directory block may
+    # take hundreds of files with it, and which write is lost follows
+    # the kernel's writeback order, not the seed alone.
     causes = {d["path"]: d["cause"] for d in rec["damaged"]}
     lost = [p for p, c in causes.items() if "lost-write" in c.split(",")]
-    assert lost, rec["damaged"]
+    assert lost or len(rec["damaged"]) == 200, rec["damaged"]
     broken = {v["path"]: v for v in dur["violations"]}
     for path in lost:
-        assert broken[path]["how"] == "sync", broken[path]
-    assert dur["durable_broken"] == len(rec["damaged"])
+        assert path in broken or len(broken) == 200, (path, len(broken))
+        assert path not in broken or broken[path]["how"] == "sync", \
+            broken[path]
+    assert min(dur["durable_broken"], 200) == len(rec["damaged"])
 
 
 @pytest.mark.parametrize("fs,size,n", [("ext4", "256M", 6),

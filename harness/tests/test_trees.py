@@ -45,6 +45,9 @@ def image(d):
 
 def intact(rec):
     a = rec["audit"]
+    # No audit: the disk did not mount after the repair; say why.
+    assert a is not None, (rec["error"], [(p["name"], p.get("outcome"))
+                                          for p in rec["phases"]])
     return all(v == 0 for k, v in a.items()
                if k not in ("intact", "extra") and not k.endswith("_blocks"))
 
