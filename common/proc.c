@@ -83,7 +83,12 @@ struct sink {
   bool (*keep) (const char *line, const char *end); /* or NULL */
   char line[512]; /* with keep: the line being read */
   size_t llen;
-  bool lskip; /* a line too long for line[], dropped */
+  bool lskip;               /* a line too long for line[], dropped */
+  unsigned repeat_limit;    /* or 0 (fd_watch) */
+  char cur[256], prev[256]; /* the line being read, the one before */
+  size_t clen, plen;
+  bool clong;    /* cur too long for cur[]: never a repeat */
+  unsigned same; /* prev's run so far */
 };
 
 /* One read of the sink's pipe into tmp: how many bytes; 0 when none came
@@ -138,6 +143,39 @@ filter (struct sink *s, char c)
   s->lskip = false;
 }
 
+/* Follow n bytes of output line by line: has one line now come
+ * s->repeat_limit times in a row?
+ */
+static bool
+repeats (struct sink *s, const char *b, size_t n)
+{
+  while (n > 0) {
+    const char *nl = memchr (b, '\n', n);
+    size_t k = nl ? (size_t)(nl - b) : n, room = sizeof s->cur - 1 - s->clen;
+
+    memcpy (s->cur + s->clen, b, k < room ? k : room);
+    s->clen += k < room ? k : room;
+    s->clong = s->clong || k > room;
+    if (nl == NULL)
+      return false;
+    if (!s->clong && s->same && s->clen == s->plen &&
+        memcmp (s->cur, s->prev, s->clen) == 0) {
+      s->same++;
+    } else {
+      memcpy (s->prev, s->cur, s->clen);
+      s->plen = s->clen;
+      s->same = s->clong ? 0 : 1;
+    }
+    s->clen = 0;
+    s->clong = false;
+    b += k + 1;
+    n -= k + 1;
+    if (s->same >= s->repeat_limit)
+      return true;
+  }
+  return false;
+}
+
 /* Append what is there to the sink's buffer (the first OUT_MAX bytes
  * kept, the rest dropped; with keep, the first half, then the lines it
  * keeps) and to its log.
@@ -150,6 +188,8 @@ drain (struct sink *s)
 
   if (s->log && n)
     fwrite (tmp, 1, n, s->log);
+  if (s->repeat_limit && s->same < s->repeat_limit)
+    repeats (s, tmp, n);
   if (s->keep == NULL) {
     add (s, tmp, n);
     return;
@@ -262,6 +302,16 @@ collect (pid_t pid, struct sink sinks[3], double t0, double timeout_s,
               drain (&sinks[i]);
           }
       }
+    for (i = 0; i < 2; i++)
+      if (sinks[i].repeat_limit && sinks[i].same >= sinks[i].repeat_limit &&
+          !p->repeating) {
+        p->repeating = true;
+        snprintf (p->repeated, sizeof p->repeated, "%.*s", (int)sinks[i].plen,
+                  sinks[i].prev);
+        kill (-pid, SIGKILL);
+      }
+    if (p->repeating)
+      break;
     if (w && w->tick)
       w->tick (w->opaque, last, p);
   }
@@ -357,6 +407,7 @@ fd_run_watched (char *const argv[], double timeout_s, const struct fd_watch *w,
                            .log = w ? w->log : NULL,
                            .keep = w ? w->keep : NULL};
   sinks[1] = (struct sink){.fd = fds[1][0], .buf = p->err};
+  sinks[0].repeat_limit = sinks[1].repeat_limit = w ? w->repeat_limit : 0;
   sinks[2] =
       (struct sink){.fd = fds[2][0], .buf = fds[2][0] == -1 ? NULL : prog};
   collect (pid, sinks, t0, timeout_s, w, p);

@@ -17,12 +17,14 @@
 #include "faultmodels/error.h"
 
 struct fd_proc {
-  int status;      /* exit code; -1 if killed by a signal */
-  int signal;      /* the signal that killed it, or 0 */
-  bool timed_out;  /* killed by us at the timeout */
-  double wall_s;   /* wall seconds */
-  double cpu_s;    /* user + system seconds of it and its children */
-  char *out, *err; /* captured output (NUL-terminated, at most 16 MiB) */
+  int status;     /* exit code; -1 if killed by a signal */
+  int signal;     /* the signal that killed it, or 0 */
+  bool timed_out; /* killed by us at the timeout */
+  bool repeating; /* killed by us: a line repeated (fd_watch.repeat_limit) */
+  char repeated[256]; /* that line */
+  double wall_s;      /* wall seconds */
+  double cpu_s;       /* user + system seconds of it and its children */
+  char *out, *err;    /* captured output (NUL-terminated, at most 16 MiB) */
 };
 
 /* Run argv[0] (searched in PATH) with argv, stdin from /dev/null, and wait
@@ -52,6 +54,12 @@ struct fd_watch {
    * ones that matter at the end (a checker's per-pass times) survive.
    */
   bool (*keep) (const char *line, const char *end);
+  /* Or 0: stop the command (its group killed, p->repeating) once stdout
+   * or stderr has printed one line this many times in a row.  A checker
+   * caught in a loop prints the same line forever; a timeout would
+   * catch it only hours later.
+   */
+  unsigned repeat_limit;
 };
 
 /* fd_run, watched by w (NULL: as fd_run). */

@@ -306,7 +306,11 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
   watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
-                            check_tick, &w, fp, fd_checker_line_kept};
+                            check_tick,
+                            &w,
+                            fp,
+                            fd_checker_line_kept,
+                            t->fs->loop_lines};
   if (fd_run_watched (argv, t->timeout, &watch, &pr, err) == -1) {
     fclose (fp);
     return -1;
@@ -326,7 +330,16 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
         p->virtual_s - (double)(w.pass_vns - c.vns) / 1e9;
   p->status = pr.status;
   p->signal = pr.signal;
-  o = pr.timed_out ? FD_TIMEOUT : t->fs->outcome (pr.status, pr.signal, repair);
+  o = pr.timed_out   ? FD_TIMEOUT
+      : pr.repeating ? FD_LOOPING
+                     : t->fs->outcome (pr.status, pr.signal, repair);
+  if (pr.repeating && t->progress) {
+    fprintf (t->progress,
+             "%s: %s: stopped after %.0f s wall: it printed \"%s\" %u "
+             "times in a row\n",
+             fd_progname, name, pr.wall_s, pr.repeated, t->fs->loop_lines);
+    fflush (t->progress);
+  }
   p->outcome = fd_outcome_name (o);
   p->npasses = t->fs->passes (pr.out, p->passes, 12);
   fd_proc_free (&pr);
@@ -858,7 +871,8 @@ checker_failed (const struct trial *t)
   const char *o = t->ph[t->nph - 1].outcome;
 
   return o && (strcmp (o, "CHECKER_ERROR") == 0 ||
-               strcmp (o, "CHECKER_CRASH") == 0 || strcmp (o, "TIMEOUT") == 0);
+               strcmp (o, "CHECKER_CRASH") == 0 || strcmp (o, "TIMEOUT") == 0 ||
+               strcmp (o, "LOOPING") == 0);
 }
 
 static bool

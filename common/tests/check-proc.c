@@ -130,7 +130,7 @@ START_TEST (test_watched)
                   "echo '2 7 10 dev' >&3; printf '3 1' >&3; echo done";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {true, tick, &s, NULL, NULL};
+  struct fd_watch w = {true, tick, &s, NULL, NULL, 0};
   struct fm_err err;
   struct fd_proc p;
 
@@ -150,7 +150,7 @@ START_TEST (test_no_progress_pipe)
   char script[] = "echo '1 2 3 dev'";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {false, tick, &s, NULL, NULL};
+  struct fd_watch w = {false, tick, &s, NULL, NULL, 0};
   struct fm_err err;
   struct fd_proc p;
 
@@ -184,7 +184,7 @@ START_TEST (test_long_output)
   char *log = NULL;
   size_t loglen = 0;
   FILE *fp = open_memstream (&log, &loglen);
-  struct fd_watch w = {false, NULL, NULL, fp, starts_pass};
+  struct fd_watch w = {false, NULL, NULL, fp, starts_pass, 0};
   struct fm_err err;
   struct fd_proc p;
   const char *half;
@@ -205,6 +205,37 @@ START_TEST (test_long_output)
 }
 END_TEST
 
+START_TEST (test_repeating)
+{
+  /* A line printed 5 times in a row stops the command (one line of the
+   * output between two runs of 4 does not); the log has all it printed
+   * up to then, whatever came in the same read after.
+   */
+  char script[] = "for i in 1 2 3 4; do echo again; done; echo other; "
+                  "for i in 1 2 3 4; do echo again >&2; done; echo >&2; "
+                  "while :; do echo 'super bytes used 1 mismatches'; done";
+  char *argv[] = {sh, dash_c, script, NULL};
+  char *log = NULL;
+  size_t loglen = 0;
+  FILE *fp = open_memstream (&log, &loglen);
+  struct fd_watch w = {false, NULL, NULL, fp, NULL, 5};
+  struct fm_err err;
+  struct fd_proc p;
+
+  ck_assert_ptr_nonnull (fp);
+  ck_assert_int_eq (fd_run_watched (argv, 60, &w, &p, &err), 0);
+  fclose (fp);
+  ck_assert (p.repeating);
+  ck_assert (!p.timed_out);
+  ck_assert_int_eq (p.signal, SIGKILL);
+  ck_assert_str_eq (p.repeated, "super bytes used 1 mismatches");
+  ck_assert_ptr_nonnull (strstr (log, "other\nsuper bytes used 1"));
+  ck_assert_str_eq (p.err, "again\nagain\nagain\nagain\n\n");
+  fd_proc_free (&p);
+  free (log);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -216,6 +247,7 @@ main (void)
       {"watched", test_watched},
       {"no-progress-pipe", test_no_progress_pipe},
       {"long-output", test_long_output},
+      {"repeating", test_repeating},
   };
 
   return fd_check_main ("proc", cases, sizeof cases / sizeof cases[0]);

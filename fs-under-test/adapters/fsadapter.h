@@ -25,7 +25,8 @@
   X (UNFIXED, "UNFIXED")                                                       \
   X (CHECKER_ERROR, "CHECKER_ERROR")                                           \
   X (CHECKER_CRASH, "CHECKER_CRASH")                                           \
-  X (TIMEOUT, "TIMEOUT")
+  X (TIMEOUT, "TIMEOUT")                                                       \
+  X (LOOPING, "LOOPING")
 
 enum fd_outcome {
 #define FD_OUTCOME_ENUM(id, name) FD_##id,
@@ -77,6 +78,11 @@ struct fd_fs {
    */
   int dirty_log_exit;
   const char *repair_zap_log[FD_ARGV_MAX];
+  /* Or 0: a checker that prints one line this many times in a row is in
+   * a loop of its own, known to never end; it is stopped, its outcome
+   * LOOPING, instead of running into the timeout.
+   */
+  unsigned loop_lines;
   /* What a checker run means: exit code (or -1 and the signal). */
   enum fd_outcome (*outcome) (int status, int signal, bool repair);
   /* Per-pass times from the checker's output; returns how many. */

@@ -619,6 +619,37 @@ def test_hung_checker_is_killed_at_the_timeout(run, tmp_path):
     assert leftovers(str(d)) == []
 
 
+def test_looping_checker_is_stopped(run, tmp_path):
+    """btrfs check --repair's known endless loop (one line over and over,
+    kdave/btrfs-progs#850), played by a stand-in for btrfs on PATH: the
+    repair is stopped after 1,000 repeats, long before the timeout,
+    recorded as LOOPING, and the trial goes on to recheck and audit."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "btrfs").write_text(
+        "#!/bin/sh\n"
+        "case \"$*\" in *--repair*) ;; *) exec /usr/bin/btrfs \"$@\";; esac\n"
+        "echo '[1/7] checking root items'\n"
+        "while :; do echo 'super bytes used 3 mismatches actual used 2'; "
+        "done\n")
+    (fake / "btrfs").chmod(0o755)
+    out = tmp_path / "l.jsonl"
+    d = tmp_path / "l"
+    p = run("run", "--fs", "btrfs", "--size", "256M", "--fill", "5",
+            "--timeout", "250", "--dir", str(d), "--json", str(out),
+            env={"PATH": f"{fake}:{os.environ['PATH']}"})
+    assert p.returncode == 0, p.stderr
+    rec = json.loads(out.read_text())
+    repair = phase(rec, "repair")
+    assert repair["outcome"] == "LOOPING", repair
+    assert repair["wall_s"] < 250
+    assert phase(rec, "recheck")["outcome"] == "CLEAN"
+    assert rec["audit"]["intact"] > 0
+    assert 'printed "super bytes used 3 mismatches actual used 2" 1000 ' \
+        'times in a row' in p.stderr, p.stderr
+    assert leftovers(str(d)) == []
+
+
 def test_unknown_target_for_xfs(run):
     p = run("run", "--fs", "xfs", "--target", "journal", check=2)
     assert "unknown type 'journal' for xfs (data inode dir log" in p.stderr
