@@ -76,9 +76,10 @@ def comparable(rec):
     # "KIND TYPE PATH OFFSET": the offset is where ext4 put the block.
     r["targets_hit"] = " ".join(rec["targets_hit"].split(" ")[:3])
     # The trial's directory is named after its night's scratch dir, and
-    # the disk is whichever loop device was free.
+    # the disk is whichever loop device was free (mount's "/dev/loop3",
+    # the kernel's "EXT4-fs (loop3)").
     r["error"] = re.sub(r"futuredisk-campaign\.\w+", "WORK", rec["error"])
-    r["error"] = re.sub(r"/dev/loop\d+", "/dev/loopN", r["error"])
+    r["error"] = re.sub(r"\bloop\d+", "loopN", r["error"])
     return r
 
 
