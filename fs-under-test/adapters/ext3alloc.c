@@ -221,6 +221,12 @@ fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n, struct fm_err *err)
   for (j = 0; j < 3; j++)
     if ((t.buf[j] = malloc (fs->blocksize)) == NULL)
       e = EXT2_ET_NO_MEMORY;
+  if (e) {
+    for (j = 0; j < 3; j++)
+      free (t.buf[j]);
+    ext2fs_close_free (&fs);
+    return fm_fail (err, "%s: %s", dev, error_message (e));
+  }
   /* In inode order, the files of a group next to each other. */
   qsort (inos, n, sizeof *inos, cmp_u64);
   for (i = 0; e == 0 && i < n; i++) {
@@ -236,8 +242,7 @@ fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n, struct fm_err *err)
   if (e) {
     ext2fs_close_free (&fs); /* unflushed: the disk is abandoned */
     return fm_fail (err, "%s: allocating inode %llu: %s", dev,
-                    (unsigned long long)(i < n ? inos[i] : 0),
-                    error_message (e));
+                    (unsigned long long)inos[i], error_message (e));
   }
   ext2fs_mark_bb_dirty (fs);
   ext2fs_mark_super_dirty (fs);
