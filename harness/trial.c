@@ -1156,7 +1156,11 @@ broken_steps (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
 
   /* 4. Mount, audit every file, prove the file system takes writes. */
   if (fd_disk_mount (d, err) == -1) {
-    /* A file system the checker left unmountable is a finding. */
+    /* A file system the checker left unmountable is a finding; a server
+     * that died under the disk is not, it is the rig's failure.
+     */
+    if (fd_disk_check (d, err) == -1)
+      goto fail;
     snprintf (t->error, sizeof t->error, "mount after repair: %s", err->msg);
     if (t->cut)
       t->cut_outcome = FD_CUT_UNRECOVERABLE;

@@ -650,6 +650,29 @@ def test_looping_checker_is_stopped(run, tmp_path):
     assert leftovers(str(d)) == []
 
 
+def test_server_dying_before_the_mount_fails_the_trial(run, tmp_path):
+    """nbdfuse killed after the repair (by a stand-in e2fsck on PATH): the
+    disk cannot mount, and that is the rig's failure, said as such, not
+    an unmountable file system recorded as a finding.  (nbdkit's death
+    is caught sooner: each phase ends by asking it for its counters.)"""
+    d = tmp_path / "k"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "e2fsck").write_text(
+        "#!/bin/sh\n"
+        "/sbin/e2fsck \"$@\"; rc=$?\n"
+        f"case \"$*\" in *-fy*) kill -9 $(cat {d}/nbdfuse.pid);; esac\n"
+        "exit $rc\n")
+    (fake / "e2fsck").chmod(0o755)
+    out = tmp_path / "k.jsonl"
+    p = run(*BASE, "--attach", "loop", "--dir", str(d), "--json", str(out),
+            env={"PATH": f"{fake}:{os.environ['PATH']}"})
+    assert p.returncode != 0, (p.stdout, p.stderr)
+    assert "nbdfuse (pid " in p.stdout and "died under the disk" in p.stdout, \
+        (p.stdout, p.stderr)
+    assert leftovers(str(d)) == []
+
+
 def test_unknown_target_for_xfs(run):
     p = run("run", "--fs", "xfs", "--target", "journal", check=2)
     assert "unknown type 'journal' for xfs (data inode dir log" in p.stderr
