@@ -21,17 +21,17 @@ struct fd_extents {
   uint64_t start[MAX_EXTENTS], len[MAX_EXTENTS];
 };
 
-struct fd_extents *
-fd_extents_of (const char *root, const char *path)
+/* The physical extents of the open file fd (NULL if it cannot be
+ * mapped); closes fd.
+ */
+static struct fd_extents *
+extents_of_fd (int fd)
 {
-  char full[4096];
   struct fd_extents *x;
   struct fiemap *fm;
   size_t i;
-  int fd;
 
-  snprintf (full, sizeof full, "%s/%s", root, path);
-  if ((fd = fd_open_regular (full)) == -1)
+  if (fd == -1)
     return NULL;
   fm = calloc (1, sizeof *fm + MAX_EXTENTS * sizeof (struct fiemap_extent));
   x = calloc (1, sizeof *x);
@@ -58,6 +58,34 @@ fd_extents_of (const char *root, const char *path)
   free (fm);
   close (fd);
   return x;
+}
+
+struct fd_extents *
+fd_extents_of (const char *root, const char *path)
+{
+  char full[4096];
+
+  snprintf (full, sizeof full, "%s/%s", root, path);
+  return extents_of_fd (fd_open_regular (full));
+}
+
+struct fd_extents *
+fd_dir_extents_of (const char *root, const char *path, char *dir, size_t len)
+{
+  char full[4096];
+  char *slash;
+  int fd;
+
+  snprintf (dir, len, "%s", path);
+  do {
+    if ((slash = strrchr (dir, '/')) != NULL)
+      *slash = '\0';
+    else
+      snprintf (dir, len, ".");
+    snprintf (full, sizeof full, "%s/%s", root, dir);
+    fd = open (full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  } while (fd == -1 && slash != NULL);
+  return extents_of_fd (fd);
 }
 
 static int

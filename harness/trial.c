@@ -586,7 +586,19 @@ collect_violations (struct trial *t, const char *text, struct fm_err *err)
   return 0;
 }
 
-/* While mounted: where each damaged file's blocks are (at most 200). */
+/* Was x lost from the tree: no longer found under its name? */
+static bool
+lost_from_tree (const struct fd_damaged *x)
+{
+  return strcmp (x->cls, "missing") == 0 ||
+         strcmp (x->cls, "lost_found") == 0 ||
+         strcmp (x->cls, "link_lost") == 0;
+}
+
+/* While mounted: where each damaged file's blocks are (at most 200), and
+ * for a file lost from the tree, its nearest directory's (where its name
+ * was) on a file system FIEMAP maps.
+ */
 static void
 map_damaged (struct trial *t, struct fd_disk *d)
 {
@@ -598,6 +610,14 @@ map_damaged (struct trial *t, struct fd_disk *d)
      */
     const char *path =
         t->damaged[k].found_at[0] ? t->damaged[k].found_at : t->damaged[k].path;
+    char dir[256];
+    if (!t->fs->file_ranges && lost_from_tree (&t->damaged[k])) {
+      t->damaged[k].dir_extents =
+          fd_dir_extents_of (t->mnt, t->damaged[k].path, dir, sizeof dir);
+      if (t->fs->fiemap_to_device)
+        fd_extents_map (t->damaged[k].dir_extents, t->fs->fiemap_to_device,
+                        fd_disk_device (d));
+    }
     if (t->fs->file_ranges) {
       t->damaged[k].extents =
           fd_extents_from (t->fs, fd_disk_socket (d), t->mnt, path);
@@ -624,11 +644,21 @@ explain_damaged (struct trial *t)
   snprintf (plog, sizeof plog, "%s/faults-populate.jsonl", t->dir);
   for (k = 0; k < t->ndamaged; k++) {
     struct fd_damaged *x = &t->damaged[k];
+    char kinds[64] = "", *kind, *save = NULL;
     x->cause[0] = '\0';
     fd_attribute (x->extents, plog, x->cause, sizeof x->cause);
     fd_attribute (x->extents, log, x->cause, sizeof x->cause);
+    fd_attribute (x->dir_extents, plog, kinds, sizeof kinds);
+    fd_attribute (x->dir_extents, log, kinds, sizeof kinds);
+    for (kind = strtok_r (kinds, ",", &save); kind;
+         kind = strtok_r (NULL, ",", &save)) {
+      size_t n = strlen (x->cause);
+      snprintf (x->cause + n, sizeof x->cause - n, "%sdir:%s", n ? "," : "",
+                kind);
+    }
     fd_extents_free (x->extents);
-    x->extents = NULL;
+    fd_extents_free (x->dir_extents);
+    x->extents = x->dir_extents = NULL;
   }
 }
 
@@ -1591,7 +1621,14 @@ fd_trial_parse_time (const char *s, struct fm_err *err)
 void
 fd_trial_free (struct trial *t)
 {
+  size_t k;
+
   fd_manifest_free (&t->m);
+  /* A trial that failed between mapping and explaining its losses. */
+  for (k = 0; k < t->ndamaged; k++) {
+    fd_extents_free (t->damaged[k].extents);
+    fd_extents_free (t->damaged[k].dir_extents);
+  }
   free (t->damaged);
   free (t->violations);
   free (t->points);

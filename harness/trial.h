@@ -49,6 +49,8 @@ struct fd_damaged {
   char found_at[272]; /* where the audit found it instead ("lost+found/#12") */
   char cause[64];     /* the kinds of faults on its blocks: "ure,rot" */
   struct fd_extents *extents; /* while mounted (first 200 files only) */
+  /* A file lost from the tree: its nearest directory still there. */
+  struct fd_extents *dir_extents;
 };
 
 /* A durability promise the audit found broken. */

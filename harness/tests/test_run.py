@@ -87,6 +87,19 @@ def test_lost_write_on_a_durable_file_is_a_violation(run, tmp_path):
     assert min(dur["durable_broken"], 200) == len(rec["damaged"])
 
 
+def test_files_lost_with_their_directory_block_name_it(run, tmp_path):
+    """A lost write to a directory's block: the files whose names it held
+    are lost from the tree (in lost+found, missing, or a name short),
+    their own blocks untouched; each names the fault on the directory
+    where its name was, as dir:lost-write."""
+    rec = trial(run, tmp_path, "--seed", "3", "--target", "dir:1:lost-write")
+    assert rec["targets_hit"].split(" ")[:2] == ["lost-write", "dir"]
+    lost = [d for d in rec["damaged"]
+            if d["class"] in ("missing", "lost_found", "link_lost")]
+    assert lost, rec["damaged"]
+    assert all(d["cause"] == "dir:lost-write" for d in lost), rec["damaged"]
+
+
 @pytest.mark.parametrize("fs,size,n", [("ext4", "256M", 6),
                                         ("xfs", "512M", 3)])
 def test_crash_points_rebuild_the_disk_at_flushes(run, tmp_path, fs, size, n):
