@@ -740,12 +740,14 @@ static void
 add_kernel_reason (int kfd, const struct fd_disk *d, struct fm_err *err)
 {
   const char *dev = strrchr (d->dev, '/');
-  char tag[48], rec[1024], last[512] = "", msg[sizeof err->msg];
+  char tag[48], tag2[48], rec[1024], last[512] = "", msg[sizeof err->msg];
   ssize_t n;
 
   if (kfd < 0)
     return;
+  /* "XFS (loop3): ...", "BTRFS error (device loop3): ..." */
   snprintf (tag, sizeof tag, "(%s)", dev ? dev + 1 : d->dev);
+  snprintf (tag2, sizeof tag2, "device %s)", dev ? dev + 1 : d->dev);
   /* One record per read: "prio,seq,time,flags;text\n" and continuation
    * lines; EAGAIN at the end, EPIPE where the ring overwrote records.
    */
@@ -761,7 +763,7 @@ add_kernel_reason (int kfd, const struct fd_disk *d, struct fm_err *err)
     text++;
     if ((nl = strchr (text, '\n')) != NULL)
       *nl = '\0';
-    if (strstr (text, tag))
+    if (strstr (text, tag) || strstr (text, tag2))
       snprintf (last, sizeof last, "%s", text);
   }
   close (kfd);
