@@ -169,6 +169,24 @@ starts_pass (const char *line, const char *end)
   return end - line >= 5 && memcmp (line, "Pass ", 5) == 0;
 }
 
+/* Run script under sh -c with its stdout logged to memory (*log, free
+ * it) and the watch's keep and repeat_limit; the run must start.
+ */
+static void
+run_logged (char *script, bool (*keep) (const char *, const char *),
+            unsigned repeat_limit, struct fd_proc *p, char **log,
+            size_t *loglen)
+{
+  char *argv[] = {sh, dash_c, script, NULL};
+  FILE *fp = open_memstream (log, loglen);
+  struct fd_watch w = {false, NULL, NULL, fp, keep, repeat_limit};
+  struct fm_err err;
+
+  ck_assert_ptr_nonnull (fp);
+  ck_assert_int_eq (fd_run_watched (argv, 60, &w, p, &err), 0);
+  fclose (fp);
+}
+
 START_TEST (test_long_output)
 {
   /* 40 MiB of output: the log has all of it; p->out the first half of
@@ -180,18 +198,12 @@ START_TEST (test_long_output)
       "echo 'Pass 1D: time 5'; "
       "yes 'File has 1 multiply-claimed block______' | head -c 20971520; "
       "echo 'Pass 5: time 7'; echo tail";
-  char *argv[] = {sh, dash_c, script, NULL};
   char *log = NULL;
   size_t loglen = 0;
-  FILE *fp = open_memstream (&log, &loglen);
-  struct fd_watch w = {false, NULL, NULL, fp, starts_pass, 0};
-  struct fm_err err;
   struct fd_proc p;
   const char *half;
 
-  ck_assert_ptr_nonnull (fp);
-  ck_assert_int_eq (fd_run_watched (argv, 60, &w, &p, &err), 0);
-  fclose (fp);
+  run_logged (script, starts_pass, 0, &p, &log, &loglen);
   ck_assert_uint_eq (loglen, 2u * 20971520 + 16 + 15 + 5);
   ck_assert_uint_le (strlen (p.out), 16u << 20);
   half = strstr (p.out, "Pass 1D: time 5\n");
@@ -214,17 +226,11 @@ START_TEST (test_repeating)
   char script[] = "for i in 1 2 3 4; do echo again; done; echo other; "
                   "for i in 1 2 3 4; do echo again >&2; done; echo >&2; "
                   "while :; do echo 'super bytes used 1 mismatches'; done";
-  char *argv[] = {sh, dash_c, script, NULL};
   char *log = NULL;
   size_t loglen = 0;
-  FILE *fp = open_memstream (&log, &loglen);
-  struct fd_watch w = {false, NULL, NULL, fp, NULL, 5};
-  struct fm_err err;
   struct fd_proc p;
 
-  ck_assert_ptr_nonnull (fp);
-  ck_assert_int_eq (fd_run_watched (argv, 60, &w, &p, &err), 0);
-  fclose (fp);
+  run_logged (script, NULL, 5, &p, &log, &loglen);
   ck_assert (p.repeating);
   ck_assert (!p.timed_out);
   ck_assert_int_eq (p.signal, SIGKILL);
