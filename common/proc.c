@@ -143,10 +143,10 @@ filter (struct sink *s, char c)
   s->lskip = false;
 }
 
-/* Follow n bytes of output line by line: has one line now come
- * s->repeat_limit times in a row?
+/* Follow n bytes of output line by line, counting in s->same how many
+ * times in a row the last line came, up to s->repeat_limit.
  */
-static bool
+static void
 repeats (struct sink *s, const char *b, size_t n)
 {
   while (n > 0) {
@@ -157,7 +157,7 @@ repeats (struct sink *s, const char *b, size_t n)
     s->clen += k < room ? k : room;
     s->clong = s->clong || k > room;
     if (nl == NULL)
-      return false;
+      return;
     if (!s->clong && s->same && s->clen == s->plen &&
         memcmp (s->cur, s->prev, s->clen) == 0) {
       s->same++;
@@ -171,9 +171,8 @@ repeats (struct sink *s, const char *b, size_t n)
     b += k + 1;
     n -= k + 1;
     if (s->same >= s->repeat_limit)
-      return true;
+      return;
   }
-  return false;
 }
 
 /* Append what is there to the sink's buffer (the first OUT_MAX bytes

@@ -70,18 +70,18 @@ fd_extents_of (const char *root, const char *path)
 }
 
 struct fd_extents *
-fd_dir_extents_of (const char *root, const char *path, char *dir, size_t len)
+fd_dir_extents_of (const char *root, const char *path)
 {
-  char full[4096];
+  char full[4096], dir[4096];
   char *slash;
   int fd;
 
-  snprintf (dir, len, "%s", path);
+  snprintf (dir, sizeof dir, "%s", path);
   do {
     if ((slash = strrchr (dir, '/')) != NULL)
       *slash = '\0';
     else
-      snprintf (dir, len, ".");
+      snprintf (dir, sizeof dir, ".");
     snprintf (full, sizeof full, "%s/%s", root, dir);
     fd = open (full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   } while (fd == -1 && slash != NULL);

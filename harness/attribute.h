@@ -27,11 +27,11 @@ extern struct fd_extents *fd_extents_of (const char *root, const char *path);
 extern void fd_extents_free (struct fd_extents *x);
 
 /* The physical extents of the nearest directory above root/path that is
- * still there (its name in dir, "." for root): where the name of a file
- * lost from the tree was.  NULL if none can be mapped.
+ * still there (root itself at the last): where the name of a file lost
+ * from the tree was.  NULL if none can be mapped.
  */
-extern struct fd_extents *fd_dir_extents_of (const char *root, const char *path,
-                                             char *dir, size_t len);
+extern struct fd_extents *fd_dir_extents_of (const char *root,
+                                             const char *path);
 
 /* The same from a file system's own map (fd_fs.file_ranges), read from
  * the disk's NBD server at socket, the file system mounted at root (NULL

@@ -610,10 +610,9 @@ map_damaged (struct trial *t, struct fd_disk *d)
      */
     const char *path =
         t->damaged[k].found_at[0] ? t->damaged[k].found_at : t->damaged[k].path;
-    char dir[256];
     if (!t->fs->file_ranges && lost_from_tree (&t->damaged[k])) {
       t->damaged[k].dir_extents =
-          fd_dir_extents_of (t->mnt, t->damaged[k].path, dir, sizeof dir);
+          fd_dir_extents_of (t->mnt, t->damaged[k].path);
       if (t->fs->fiemap_to_device)
         fd_extents_map (t->damaged[k].dir_extents, t->fs->fiemap_to_device,
                         fd_disk_device (d));

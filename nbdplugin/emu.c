@@ -895,15 +895,17 @@ drive (struct emu *e, struct job *j)
       break;
     if (e->decider == NULL)
       e->decider = j;
-    if (e->decider == j && e->scale > 0 && company_possible (e)) {
-      uint64_t due = deadline (e, fm_disk_next_decision (e->disk));
+    if (e->decider == j) {
+      if (e->scale > 0 && company_possible (e)) {
+        uint64_t due = deadline (e, fm_disk_next_decision (e->disk));
 
-      wall = e->wall_ns ();
-      d = due > wall ? due - wall : 0;
-    } else if (e->decider == j) {
-      uint64_t lull = monotonic_ns () - e->last_event;
-      uint64_t need = lull_needed (e);
-      d = lull < need ? need - lull : 0;
+        wall = e->wall_ns ();
+        d = due > wall ? due - wall : 0;
+      } else {
+        uint64_t lull = monotonic_ns () - e->last_event;
+        uint64_t need = lull_needed (e);
+        d = lull < need ? need - lull : 0;
+      }
     }
     if (!wait_for (e, j, d))
       return false;

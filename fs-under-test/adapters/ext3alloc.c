@@ -202,6 +202,7 @@ fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n, struct fm_err *err)
   struct runs r = {0};
   static bool once;
   struct tree t = {0};
+  uint32_t *bufs;
   errcode_t e;
   size_t i;
   int j;
@@ -218,15 +219,13 @@ fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n, struct fm_err *err)
     return fm_fail (err, "%s: bitmaps: %s", dev, error_message (e));
   }
   r.fs = fs;
-  for (j = 0; j < 3; j++)
-    if ((t.buf[j] = malloc (fs->blocksize)) == NULL)
-      e = EXT2_ET_NO_MEMORY;
-  if (e) {
-    for (j = 0; j < 3; j++)
-      free (t.buf[j]);
+  /* One block for each level of the tree being filled. */
+  if ((bufs = malloc (3 * (size_t)fs->blocksize)) == NULL) {
     ext2fs_close_free (&fs);
-    return fm_fail (err, "%s: %s", dev, error_message (e));
+    return fm_fail (err, "%s: %s", dev, error_message (EXT2_ET_NO_MEMORY));
   }
+  for (j = 0; j < 3; j++)
+    t.buf[j] = bufs + (size_t)j * (fs->blocksize / sizeof *bufs);
   /* In inode order, the files of a group next to each other. */
   qsort (inos, n, sizeof *inos, cmp_u64);
   for (i = 0; e == 0 && i < n; i++) {
@@ -237,8 +236,7 @@ fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n, struct fm_err *err)
     if (e)
       break;
   }
-  for (j = 0; j < 3; j++)
-    free (t.buf[j]);
+  free (bufs);
   if (e) {
     ext2fs_close_free (&fs); /* unflushed: the disk is abandoned */
     return fm_fail (err, "%s: allocating inode %llu: %s", dev,

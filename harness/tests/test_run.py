@@ -632,25 +632,32 @@ def test_hung_checker_is_killed_at_the_timeout(run, tmp_path):
     assert leftovers(str(d)) == []
 
 
+def stand_in(tmp_path, name, script):
+    """A shell script named `name` first on PATH: the environment to run
+    futuredisk with."""
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    (fake / name).write_text("#!/bin/sh\n" + script)
+    (fake / name).chmod(0o755)
+    return {"PATH": f"{fake}:{os.environ['PATH']}"}
+
+
 def test_looping_checker_is_stopped(run, tmp_path):
     """btrfs check --repair's known endless loop (one line over and over,
     kdave/btrfs-progs#850), played by a stand-in for btrfs on PATH: the
     repair is stopped after 1,000 repeats, long before the timeout,
     recorded as LOOPING, and the trial goes on to recheck and audit."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "btrfs").write_text(
-        "#!/bin/sh\n"
+    env = stand_in(
+        tmp_path, "btrfs",
         "case \"$*\" in *--repair*) ;; *) exec /usr/bin/btrfs \"$@\";; esac\n"
         "echo '[1/7] checking root items'\n"
         "while :; do echo 'super bytes used 3 mismatches actual used 2'; "
         "done\n")
-    (fake / "btrfs").chmod(0o755)
     out = tmp_path / "l.jsonl"
     d = tmp_path / "l"
     p = run("run", "--fs", "btrfs", "--size", "256M", "--fill", "5",
             "--timeout", "250", "--dir", str(d), "--json", str(out),
-            env={"PATH": f"{fake}:{os.environ['PATH']}"})
+            env=env)
     assert p.returncode == 0, p.stderr
     rec = json.loads(out.read_text())
     repair = phase(rec, "repair")
@@ -669,17 +676,14 @@ def test_server_dying_before_the_mount_fails_the_trial(run, tmp_path):
     an unmountable file system recorded as a finding.  (nbdkit's death
     is caught sooner: each phase ends by asking it for its counters.)"""
     d = tmp_path / "k"
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "e2fsck").write_text(
-        "#!/bin/sh\n"
+    env = stand_in(
+        tmp_path, "e2fsck",
         "/sbin/e2fsck \"$@\"; rc=$?\n"
         f"case \"$*\" in *-fy*) kill -9 $(cat {d}/nbdfuse.pid);; esac\n"
         "exit $rc\n")
-    (fake / "e2fsck").chmod(0o755)
     out = tmp_path / "k.jsonl"
     p = run(*BASE, "--attach", "loop", "--dir", str(d), "--json", str(out),
-            env={"PATH": f"{fake}:{os.environ['PATH']}"})
+            env=env)
     assert p.returncode != 0, (p.stdout, p.stderr)
     assert "nbdfuse (pid " in p.stdout and "died under the disk" in p.stdout, \
         (p.stdout, p.stderr)
