@@ -308,9 +308,12 @@ collect (pid_t pid, struct sink sinks[3], double t0, double timeout_s,
         snprintf (p->repeated, sizeof p->repeated, "%.*s", (int)sinks[i].plen,
                   sinks[i].prev);
         kill (-pid, SIGKILL);
+        /* Read no more of the loop, but the rest of what the other
+         * pipes hold, up to their end: the group is dead.
+         */
+        close (sinks[i].fd);
+        sinks[i].fd = -1;
       }
-    if (p->repeating)
-      break;
     if (w && w->tick)
       w->tick (w->opaque, last, p);
   }
