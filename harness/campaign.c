@@ -309,15 +309,19 @@ where (const struct fd_campaign *c, const struct matrix *m, enum key k,
            m->name, inner);
 }
 
-/* Does fs know the target's type? */
+/* Does fs know the type of each part of the target? */
 static bool
 fs_has_type (const struct fd_fs *fs, const char *target)
 {
-  char want[40], known[320];
+  char want[40], known[320], item[128];
 
-  snprintf (want, sizeof want, " %.*s ", (int)strcspn (target, ":"), target);
   snprintf (known, sizeof known, " %s ", fs->target_types);
-  return strstr (known, want) != NULL;
+  while (fd_target_next (&target, item, sizeof item)) {
+    snprintf (want, sizeof want, " %.*s ", (int)strcspn (item, ":"), item);
+    if (strstr (known, want) == NULL)
+      return false;
+  }
+  return true;
 }
 
 /* One matrix on its way to trials: each key's values, and the numbers
@@ -447,21 +451,32 @@ check_faults (struct expansion *x, size_t i, struct fm_err *err)
   return s[0] ? fd_fault_spec_check (s, err) : 0;
 }
 
-/* TYPE[:N[:KIND]] */
+/* TYPE[:N[:KIND]], or several joined by '+' */
 static int
 check_target_syntax (const char *t, struct fm_err *err)
 {
-  char type[32] = "", count[32] = "1", kind[32] = "ure", extra[8] = "";
-  uint64_t n;
+  char item[128];
+  const char *s = t;
+  unsigned parts = 0;
 
-  if (sscanf (t, "%31[^:]:%31[^:]:%31[^:]:%7s", type, count, kind, extra) ==
-          4 ||
-      !type[0]) {
-    return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]]", t);
+  if (*t == '\0' || t[strlen (t) - 1] == '+')
+    return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", t);
+  while (fd_target_next (&s, item, sizeof item)) {
+    char type[32] = "", count[32] = "1", kind[32] = "ure", extra[8] = "";
+    uint64_t n;
+    if (++parts > FD_TARGET_MAX)
+      return fm_fail (err, "target '%.64s': at most %d parts joined by '+'", t,
+                      FD_TARGET_MAX);
+    if (sscanf (item, "%31[^:]:%31[^:]:%31[^:]:%7s", type, count, kind,
+                extra) == 4 ||
+        !type[0]) {
+      return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", t);
+    }
+    if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1 ||
+        fd_trial_target_kind (kind, err) == -1)
+      return -1;
   }
-  if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1)
-    return -1;
-  return fd_trial_target_kind (kind, err);
+  return 0;
 }
 
 /* A target, of a type that some file system of the matrix has. */

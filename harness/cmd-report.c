@@ -35,7 +35,9 @@ static const char trial_view[] =
     "  ELSE tr.size END AS disk, "
     " CASE WHEN tr.meta_only > 0 THEN printf('%d files', tr.meta_only) "
     "  ELSE printf('fill %g%%', tr.fill_pct) END AS load, "
-    " CASE WHEN tr.target = '' THEN '' WHEN instr(tr.target, ':') "
+    " CASE WHEN tr.target = '' THEN '' "
+    "  WHEN instr(tr.target, '+') THEN '+' "
+    "  WHEN instr(tr.target, ':') "
     "  THEN substr(tr.target, 1, instr(tr.target, ':') - 1) "
     "  ELSE tr.target END AS ttype, "
     " CASE WHEN tr.target = '' THEN '' "
@@ -563,7 +565,8 @@ section_iron (FILE *fp, sqlite3 *db, const char *c, const char *r)
                "SELECT fs, ttype, tkind, coalesce(check_outcome, ''), "
                " coalesce(recheck_outcome, ''), lost, error, "
                " coalesce(detection, ''), coalesce(recovery, '') FROM t "
-               "WHERE campaign = ?1 AND run_id = ?2 AND ttype != '' "
+               "WHERE campaign = ?1 AND run_id = ?2 "
+               " AND ttype NOT IN ('', '+') "
                "ORDER BY fs, ttype, tkind",
                c, r);
   struct strs fss = {0};

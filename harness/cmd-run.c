@@ -60,9 +60,11 @@ static const char run_help[] =
     "                   rot: one bit flipped at rest; lost-write, "
     "misdirected-write,\n"
     "                   torn-write: the last write to it undone;\n"
-    "                   stripe[=SIZE], stripe-copy[=SIZE]: RAID-level, the "
-    "whole\n"
-    "                   stripe garbled or a copy of the one before it)\n"
+    "                   stripe[=SIZE], stripe-copy[=SIZE], "
+    "stripe-ure[=SIZE]:\n"
+    "                   RAID-level, the whole stripe garbled, a copy of "
+    "the one\n"
+    "                   before it, or unreadable); up to 4 joined by '+'\n"
     "  --time MODE      the disk's clock: virtual (default), real "
     "(requests\n"
     "                   take their modelled time), scale:F\n"
@@ -348,21 +350,33 @@ run_clock_args (struct run_opts *o, struct fm_err *err)
   return 0;
 }
 
-/* --target's type must be one the file system's adapter knows. */
+/* Each part of --target: a type the file system's adapter knows, a
+ * kind the harness can inject.
+ */
 static int
 run_check_target (const struct trial *t, struct fm_err *err)
 {
-  char type[34], known[256];
-  const char *w = t->fs->target_types;
-  size_t len = strcspn (t->target, ":");
+  char type[34], known[256], item[128];
+  const char *w = t->fs->target_types, *s = t->target;
+  unsigned parts = 0;
 
-  snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30), t->target);
-  /* " data inode ... " contains " TYPE " exactly when it is known. */
   snprintf (known, sizeof known, " %s ", w);
-  if (strstr (known, type) == NULL)
-    return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)", (int)len,
-                    t->target, t->fs->name, w);
-  return fd_trial_target_kind (fd_target_kind_of (t->target), err);
+  while (fd_target_next (&s, item, sizeof item)) {
+    size_t len = strcspn (item, ":");
+    if (++parts > FD_TARGET_MAX)
+      return fm_fail (err, "--target: at most %d parts joined by '+'",
+                      FD_TARGET_MAX);
+    snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30), item);
+    /* " data inode ... " contains " TYPE " exactly when it is known. */
+    if (len == 0 || strstr (known, type) == NULL)
+      return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)",
+                      (int)len, item, t->fs->name, w);
+    if (fd_trial_target_kind (fd_target_kind_of (item), err) == -1)
+      return -1;
+  }
+  if (parts == 0 || t->target[strlen (t->target) - 1] == '+')
+    return fm_fail (err, "--target '%.64s': TYPE[:N[:KIND]][+...]", t->target);
+  return 0;
 }
 
 /* Parse and check everything before any work. */
@@ -417,7 +431,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return fd_usage_error ("run", "%s", err.msg);
   if ((t->base || t->base_out) &&
       (t->crash_points || o->sweep ||
-       (t->target && fd_target_edits_store (fd_target_kind_of (t->target)))))
+       (t->target && fd_target_any (t->target, fd_target_edits_store))))
     return fd_usage_error ("run",
                            "--%s: a disk of its own for "
                            "--crash-points, --repair-cut sweep:, "

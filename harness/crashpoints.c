@@ -460,7 +460,9 @@ fd_write_fault_kind (const char *kind)
 bool
 fd_target_edits_store (const char *kind)
 {
-  return fd_write_fault_kind (kind) || strncmp (kind, "stripe", 6) == 0;
+  /* An unreadable stripe is the disk's to keep, as any ure. */
+  return fd_write_fault_kind (kind) || (strncmp (kind, "stripe", 6) == 0 &&
+                                        strncmp (kind, "stripe-ure", 10) != 0);
 }
 
 /* Bytes [offset, offset+len) of record r (a write) into buf, at the

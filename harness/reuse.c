@@ -227,8 +227,7 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
    * (crashpoints.c), as a garbled stripe does, which in a clone are the
    * overlay's, not the disk's.
    */
-  if (t->crash_points ||
-      (*t->target && fd_target_edits_store (fd_target_kind_of (t->target))) ||
+  if (t->crash_points || fd_target_any (t->target, fd_target_edits_store) ||
       (*t->faults && fd_fault_spec_writes (t->faults, keys, &nw, &e) == -1))
     return -1;
   for (i = 0; i < nw; i++)

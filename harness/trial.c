@@ -349,6 +349,29 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   return 0;
 }
 
+bool
+fd_target_next (const char **s, char *item, size_t size)
+{
+  size_t len = strcspn (*s, "+");
+
+  if (**s == '\0')
+    return false;
+  snprintf (item, size, "%.*s", (int)len, *s);
+  *s += len + ((*s)[len] == '+');
+  return true;
+}
+
+bool
+fd_target_any (const char *target, bool (*is) (const char *kind))
+{
+  char item[128];
+
+  while (fd_target_next (&target, item, sizeof item))
+    if (is (fd_target_kind_of (item)))
+      return true;
+  return false;
+}
+
 const char *
 fd_target_kind_of (const char *target)
 {
@@ -358,15 +381,31 @@ fd_target_kind_of (const char *target)
 }
 
 int
-fd_target_stripe (const char *kind, uint64_t *bytes, bool *copy,
+fd_target_stripe (const char *kind, uint64_t *bytes, enum fd_stripe_fault *how,
                   struct fm_err *err)
 {
-  const char *size;
+  static const struct {
+    const char *name;
+    enum fd_stripe_fault how;
+  } kinds[] = {
+      {"stripe-copy", FD_STRIPE_COPY},
+      {"stripe-ure", FD_STRIPE_URE},
+      {"stripe", FD_STRIPE_GARBLE},
+  };
+  const char *size = NULL;
+  size_t i;
 
   *bytes = 0;
-  *copy = strncmp (kind, "stripe-copy", 11) == 0;
-  size = kind + (*copy ? 11 : 6);
-  if (strncmp (kind, "stripe", 6) != 0 || (*size != '\0' && *size != '='))
+  *how = FD_STRIPE_GARBLE;
+  for (i = 0; size == NULL && i < sizeof kinds / sizeof kinds[0]; i++) {
+    size_t len = strlen (kinds[i].name);
+    if (strncmp (kind, kinds[i].name, len) == 0 &&
+        (kind[len] == '\0' || kind[len] == '=')) {
+      size = kind + len;
+      *how = kinds[i].how;
+    }
+  }
+  if (size == NULL)
     return 0;
   if (*size == '\0') {
     *bytes = FD_STRIPE_DEFAULT;
@@ -386,16 +425,16 @@ int
 fd_trial_target_kind (const char *kind, struct fm_err *err)
 {
   uint64_t stripe;
-  bool copy;
+  enum fd_stripe_fault how;
 
-  if (fd_target_stripe (kind, &stripe, &copy, err) == -1)
+  if (fd_target_stripe (kind, &stripe, &how, err) == -1)
     return -1;
   if (strcmp (kind, "ure") && strcmp (kind, "lse") && strcmp (kind, "rot") &&
       !fd_write_fault_kind (kind) && stripe == 0)
     return fm_fail (err,
                     "target kind '%.32s' is not ure, lse, rot, lost-write, "
-                    "misdirected-write, torn-write, stripe[=SIZE] or "
-                    "stripe-copy[=SIZE]",
+                    "misdirected-write, torn-write, stripe[=SIZE], "
+                    "stripe-copy[=SIZE] or stripe-ure[=SIZE]",
                     kind);
   return 0;
 }
@@ -429,65 +468,110 @@ struct place {
 
 /* One place hit with kind (the done'th of count).  A write fault undoes
  * a write the log has, a stripe is garbled in the store; the rest the
- * disk does through its control socket.
+ * disk does through its control socket: an unreadable stripe is the
+ * disk's unreadable sectors over the whole stripe, which only a rewrite
+ * mends, as a degraded array's lost stripe is until written again.
  */
 static int
 hit (struct trial *t, struct fd_disk *d, const char *kind, uint64_t stripe,
-     bool copy, const struct place *p, uint64_t done, uint64_t count,
-     struct fm_err *err)
+     enum fd_stripe_fault how, const struct place *p, uint64_t done,
+     uint64_t count, struct fm_err *err)
 {
   char line[128];
 
   snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, p->off,
             p->n);
-  if (stripe)
-    return garble_stripe (t, p->off, stripe, copy, done, count, err);
+  if (stripe && how == FD_STRIPE_URE)
+    snprintf (line, sizeof line, "inject ure %" PRIu64 " %" PRIu64,
+              p->off - p->off % stripe, stripe);
+  else if (stripe)
+    return garble_stripe (t, p->off, stripe, how == FD_STRIPE_COPY, done, count,
+                          err);
   if (fd_write_fault_kind (kind))
     return fd_write_fault (t, kind, p->off, p->n, t->seed + done, err);
   return fd_ctl_ok (fd_disk_control (d), line, NULL, err);
 }
 
-/* --target TYPE[:COUNT[:KIND]]: choose COUNT regular files by the seed,
- * find their blocks of TYPE, then fault them all with KIND (all found
- * first: a fault may hit what the search reads, as a stripe does).
+/* One part of a --target, TYPE[:COUNT[:KIND]]: what it hits, and
+ * where (the places found, `done` of `count`).
+ */
+struct part {
+  char type[32], kind[32];
+  uint64_t count, done, stripe;
+  enum fd_stripe_fault how;
+  struct place *p;
+};
+
+/* Part n of the target (item): choose its COUNT regular files by the
+ * seed, each part drawing its own (99 for the first, as before parts
+ * were), and find their blocks of TYPE.
+ */
+static int
+locate_part (struct trial *t, struct fd_disk *d, const char *item, unsigned n,
+             struct part *pt, struct fm_err *err)
+{
+  char count_s[32] = "1";
+  uint64_t tries;
+
+  snprintf (pt->kind, sizeof pt->kind, "ure");
+  sscanf (item, "%31[^:]:%31[^:]:%31s", pt->type, count_s, pt->kind);
+  if (fm_parse_uint ("--target count", count_s, 1, 1000, &pt->count, err) ==
+          -1 ||
+      fd_target_stripe (pt->kind, &pt->stripe, &pt->how, err) == -1)
+    return -1;
+  if ((pt->p = calloc (pt->count, sizeof *pt->p)) == NULL)
+    return fm_fail (err, "out of memory");
+  for (tries = 0; pt->done < pt->count && tries < 100 * pt->count && t->m.n;
+       tries++) {
+    const struct fd_entry *e = &t->m.v[fm_below (
+        fm_hash (t->seed, FM_STREAM_POPULATE, tries, 99 + n), t->m.n)];
+    struct place *p = &pt->p[pt->done];
+    if (e->type != FD_FILE || e->size < FD_BLOCK)
+      continue;
+    p->path = e->path;
+    if (t->fs->locate (fd_disk_device (d), pt->type, e->path, &p->off, &p->n,
+                       err) == -1)
+      return -1;
+    pt->done++;
+  }
+  if (pt->done < pt->count)
+    return fm_fail (err, "--target %s: found only %" PRIu64 " files to hit",
+                    item, pt->done);
+  return 0;
+}
+
+/* --target: every part's places found first (a fault may hit what the
+ * search reads, as a stripe does), then each part's faulted with its
+ * KIND in turn.
  */
 static int
 inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
 {
-  char type[32] = "", count_s[32] = "1", kind[32] = "ure";
-  uint64_t count, done = 0, tries, stripe, k;
-  struct place *p;
-  bool copy;
+  struct part parts[FD_TARGET_MAX] = {0};
+  const char *s = t->target;
+  char item[128];
+  unsigned n = 0, i;
+  uint64_t k;
   int rc = 0;
 
-  sscanf (t->target, "%31[^:]:%31[^:]:%31s", type, count_s, kind);
-  if (fm_parse_uint ("--target count", count_s, 1, 1000, &count, err) == -1 ||
-      fd_target_stripe (kind, &stripe, &copy, err) == -1)
-    return -1;
-  if ((p = calloc (count, sizeof *p)) == NULL)
-    return fm_fail (err, "out of memory");
-  for (tries = 0; done < count && tries < 100 * count && t->m.n; tries++) {
-    const struct fd_entry *e = &t->m.v[fm_below (
-        fm_hash (t->seed, FM_STREAM_POPULATE, tries, 99), t->m.n)];
-    if (e->type != FD_FILE || e->size < FD_BLOCK)
-      continue;
-    p[done].path = e->path;
-    if ((rc = t->fs->locate (fd_disk_device (d), type, e->path, &p[done].off,
-                             &p[done].n, err)) == -1)
-      break;
-    done++;
+  while (rc == 0 && n < FD_TARGET_MAX &&
+         fd_target_next (&s, item, sizeof item)) {
+    rc = locate_part (t, d, item, n, &parts[n], err);
+    n++;
   }
-  for (k = 0; rc == 0 && k < done; k++) {
-    if ((rc = hit (t, d, kind, stripe, copy, &p[k], k, count, err)) == -1)
-      break;
-    snprintf (t->targets + strlen (t->targets),
-              sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
-              k ? "; " : "", kind, type, p[k].path, p[k].off);
-  }
-  free (p);
-  if (rc == 0 && done < count)
-    rc = fm_fail (err, "--target %s: found only %" PRIu64 " files to hit",
-                  t->target, done);
+  for (i = 0; rc == 0 && i < n; i++)
+    for (k = 0; rc == 0 && k < parts[i].done; k++) {
+      const struct part *pt = &parts[i];
+      if ((rc = hit (t, d, pt->kind, pt->stripe, pt->how, &pt->p[k], k,
+                     pt->count, err)) == -1)
+        break;
+      snprintf (t->targets + strlen (t->targets),
+                sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
+                *t->targets ? "; " : "", pt->kind, pt->type, pt->p[k].path,
+                pt->p[k].off);
+    }
+  for (i = 0; i < n; i++)
+    free (parts[i].p);
   return rc;
 }
 
@@ -754,7 +838,7 @@ allocate_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
 static bool
 write_target (const struct trial *t)
 {
-  return t->target && fd_write_fault_kind (fd_target_kind_of (t->target));
+  return t->target && fd_target_any (t->target, fd_write_fault_kind);
 }
 
 /* --crash-points: each promise marked in the write log as it is made. */
@@ -1087,7 +1171,9 @@ iron_axes (struct trial *t)
   size_t i;
 
   t->detection = t->recovery = NULL;
-  if (t->target == NULL || t->targets[0] == '\0' || check == NULL)
+  /* The fingerprint is of one block type and one fault kind. */
+  if (t->target == NULL || t->targets[0] == '\0' || check == NULL ||
+      strchr (t->target, '+'))
     return;
   kind = fd_target_kind_of (t->target);
   silent = strcmp (kind, "ure") != 0 && strcmp (kind, "lse") != 0;

@@ -216,6 +216,16 @@ extern const char *fd_trial_quicker (const struct trial *t);
 #define FD_CUT_UNRECOVERABLE                                                   \
   "unrecoverable" /* still not clean, the checker failed, or unmountable */
 
+/* A --target is one TYPE[:N[:KIND]] or several joined by '+' (at most
+ * FD_TARGET_MAX), each hit in turn.  The next one from *s into item
+ * (size bytes), moving *s past it; false when none is left.
+ */
+#define FD_TARGET_MAX 4
+extern bool fd_target_next (const char **s, char *item, size_t size);
+
+/* Does any of target's parts carry a kind for which is() is true? */
+extern bool fd_target_any (const char *target, bool (*is) (const char *kind));
+
 /* The KIND of a --target TYPE[:N[:KIND]] ("ure" when there is none). */
 extern const char *fd_target_kind_of (const char *target);
 
@@ -223,7 +233,8 @@ extern const char *fd_target_kind_of (const char *target);
  * lost-write, misdirected-write, torn-write (undone from the write log),
  * stripe[=SIZE] (RAID-level corruption: the whole stripe around the
  * block garbled), stripe-copy[=SIZE] (the stripe overwritten with the
- * one before it)?  -1 with err naming it.
+ * one before it), stripe-ure[=SIZE] (the stripe unreadable: a degraded
+ * array that cannot rebuild it)?  -1 with err naming it.
  */
 extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
 
@@ -233,12 +244,19 @@ extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
  */
 #define FD_STRIPE_DEFAULT (256 << 10)
 
-/* The stripe of a --target KIND stripe[=SIZE] or stripe-copy[=SIZE]
- * into *bytes (0: kind is neither), and *copy for stripe-copy.  -1 with
- * err naming a bad size.
+/* What a stripe kind does to the stripe. */
+enum fd_stripe_fault {
+  FD_STRIPE_GARBLE, /* stripe: seeded bytes */
+  FD_STRIPE_COPY,   /* stripe-copy: the stripe before it */
+  FD_STRIPE_URE,    /* stripe-ure: unreadable until rewritten */
+};
+
+/* The stripe of a --target KIND stripe[=SIZE], stripe-copy[=SIZE] or
+ * stripe-ure[=SIZE] into *bytes (0: kind is none of them), and what
+ * it does into *how.  -1 with err naming a bad size.
  */
-extern int fd_target_stripe (const char *kind, uint64_t *bytes, bool *copy,
-                             struct fm_err *err);
+extern int fd_target_stripe (const char *kind, uint64_t *bytes,
+                             enum fd_stripe_fault *how, struct fm_err *err);
 
 /* The phase called name, or NULL. */
 extern const struct phase *fd_trial_phase (const struct trial *t,

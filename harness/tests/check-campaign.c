@@ -191,6 +191,16 @@ START_TEST (test_errors)
        "target count"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = agf\n",
        "target 'agf': no file system of the matrix has that type"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data+agf\n",
+       "target 'data+agf': no file system of the matrix has that type"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntarget = data:1+\n",
+       "target 'data:1+': TYPE[:N[:KIND]][+...]"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\n"
+       "target = data+data+data+data+data\n",
+       "at most 4 parts joined by '+'"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\n"
+       "target = data:1:stripe-ure=1K\n",
+       "target stripe '1K': a multiple of 4K"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nseeds = one\n",
        ":5: [matrix m] seeds"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash = maybe\n",
