@@ -25,7 +25,8 @@ Usage: bench_kernel_org.py FUTUREDISK OUTDIR [SIZE...]   (as root)
   e.g. bench_kernel_org.py build/harness/futuredisk out/kernel-org full
 SIZE: the disk (default full: the array's 2 TB).  Options by
 environment: FILES (files in the first snapshot, default 100000), FILL
-(default 60), STRIPES (inode-table stripes copied, default 8),
+(default 60), STRIPES (inode-table stripes copied, default 8; one of
+it and UNREADABLE may be 0),
 UNREADABLE (inode-table stripes unreadable, default 0), ERC (the
 member's error recovery, e.g. 7s; default the profile's), SEED
 (default 1).  Prints a table per size and, last, one line of JSON."""
@@ -44,9 +45,9 @@ def one(futuredisk, outdir, size, files, fill, stripes, unreadable, erc,
     rec_path = os.path.join(outdir, f"kernel-org-{size}.jsonl")
     if os.path.exists(rec_path):
         os.unlink(rec_path)
-    target = f"inode:{stripes}:stripe-copy=64K"
-    if unreadable:
-        target += f"+inode:{unreadable}:stripe-ure=64K"
+    target = "+".join(
+        ([f"inode:{stripes}:stripe-copy=64K"] if stripes else []) +
+        ([f"inode:{unreadable}:stripe-ure=64K"] if unreadable else []))
     cmd = [futuredisk, "run", "--fs", "ext3", "--profile", PROFILE,
            "--size", size, "--tree", "hardlink-farm", "--fill", str(fill),
            "--meta-only", str(files),
