@@ -549,9 +549,10 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
 {
   struct part parts[FD_TARGET_MAX] = {0};
   const char *s = t->target;
-  char item[128];
+  char item[128], one[PATH_MAX + 128];
   unsigned n = 0, i;
-  uint64_t k;
+  uint64_t k, unlisted = 0;
+  size_t room = sizeof t->targets - 48; /* for "; and N more" */
   int rc = 0;
 
   while (rc == 0 && n < FD_TARGET_MAX &&
@@ -565,11 +566,20 @@ inject_targets (struct trial *t, struct fd_disk *d, struct fm_err *err)
       if ((rc = hit (t, d, pt->kind, pt->stripe, pt->how, &pt->p[k], k,
                      pt->count, err)) == -1)
         break;
-      snprintf (t->targets + strlen (t->targets),
-                sizeof t->targets - strlen (t->targets), "%s%s %s %s %" PRIu64,
-                *t->targets ? "; " : "", pt->kind, pt->type, pt->p[k].path,
-                pt->p[k].off);
+      snprintf (one, sizeof one, "%s%s %s %s %" PRIu64, *t->targets ? "; " : "",
+                pt->kind, pt->type, pt->p[k].path, pt->p[k].off);
+      /* A list too long for the record ends with how many it left out:
+       * every place is in the fault logs.
+       */
+      if (unlisted || strlen (t->targets) + strlen (one) >= room)
+        unlisted++;
+      else
+        strcat (t->targets, one);
     }
+  if (unlisted)
+    snprintf (t->targets + strlen (t->targets),
+              sizeof t->targets - strlen (t->targets), "; and %" PRIu64 " more",
+              unlisted);
   for (i = 0; i < n; i++)
     free (parts[i].p);
   return rc;
