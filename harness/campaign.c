@@ -313,15 +313,9 @@ where (const struct fd_campaign *c, const struct matrix *m, enum key k,
 static bool
 fs_has_type (const struct fd_fs *fs, const char *target)
 {
-  char want[40], known[320], item[128];
+  char bad[64];
 
-  snprintf (known, sizeof known, " %s ", fs->target_types);
-  while (fd_target_next (&target, item, sizeof item)) {
-    snprintf (want, sizeof want, " %.*s ", (int)strcspn (item, ":"), item);
-    if (strstr (known, want) == NULL)
-      return false;
-  }
-  return true;
+  return fd_target_types_known (target, fs->target_types, bad, sizeof bad);
 }
 
 /* One matrix on its way to trials: each key's values, and the numbers
@@ -451,34 +445,6 @@ check_faults (struct expansion *x, size_t i, struct fm_err *err)
   return s[0] ? fd_fault_spec_check (s, err) : 0;
 }
 
-/* TYPE[:N[:KIND]], or several joined by '+' */
-static int
-check_target_syntax (const char *t, struct fm_err *err)
-{
-  char item[128];
-  const char *s = t;
-  unsigned parts = 0;
-
-  if (*t == '\0' || t[strlen (t) - 1] == '+')
-    return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", t);
-  while (fd_target_next (&s, item, sizeof item)) {
-    char type[32] = "", count[32] = "1", kind[32] = "ure", extra[8] = "";
-    uint64_t n;
-    if (++parts > FD_TARGET_MAX)
-      return fm_fail (err, "target '%.64s': at most %d parts joined by '+'", t,
-                      FD_TARGET_MAX);
-    if (sscanf (item, "%31[^:]:%31[^:]:%31[^:]:%7s", type, count, kind,
-                extra) == 4 ||
-        !type[0]) {
-      return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", t);
-    }
-    if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1 ||
-        fd_trial_target_kind (kind, err) == -1)
-      return -1;
-  }
-  return 0;
-}
-
 /* A target, of a type that some file system of the matrix has. */
 static int
 check_target (struct expansion *x, size_t i, struct fm_err *err)
@@ -489,7 +455,7 @@ check_target (struct expansion *x, size_t i, struct fm_err *err)
 
   if (strcmp (t, "none") == 0)
     return 0;
-  if (check_target_syntax (t, err) == -1)
+  if (fd_target_check (t, err) == -1)
     return -1;
   for (j = 0; j < x->v[K_FS]->n; j++)
     known |= fs_has_type (fd_fs_find (x->v[K_FS]->v[j], err), t);

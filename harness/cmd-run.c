@@ -351,31 +351,20 @@ run_clock_args (struct run_opts *o, struct fm_err *err)
 }
 
 /* Each part of --target: a type the file system's adapter knows, a
- * kind the harness can inject.
+ * count and a kind the harness can inject.
  */
 static int
 run_check_target (const struct trial *t, struct fm_err *err)
 {
-  char type[34], known[256], item[128];
-  const char *w = t->fs->target_types, *s = t->target;
-  unsigned parts = 0;
+  char bad[64], msg[sizeof err->msg];
 
-  snprintf (known, sizeof known, " %s ", w);
-  while (fd_target_next (&s, item, sizeof item)) {
-    size_t len = strcspn (item, ":");
-    if (++parts > FD_TARGET_MAX)
-      return fm_fail (err, "--target: at most %d parts joined by '+'",
-                      FD_TARGET_MAX);
-    snprintf (type, sizeof type, " %.*s ", (int)(len < 30 ? len : 30), item);
-    /* " data inode ... " contains " TYPE " exactly when it is known. */
-    if (len == 0 || strstr (known, type) == NULL)
-      return fm_fail (err, "--target: unknown type '%.*s' for %s (%s)",
-                      (int)len, item, t->fs->name, w);
-    if (fd_trial_target_kind (fd_target_kind_of (item), err) == -1)
-      return -1;
+  if (!fd_target_types_known (t->target, t->fs->target_types, bad, sizeof bad))
+    return fm_fail (err, "--target: unknown type '%s' for %s (%s)", bad,
+                    t->fs->name, t->fs->target_types);
+  if (fd_target_check (t->target, err) == -1) {
+    snprintf (msg, sizeof msg, "%s", err->msg);
+    return fm_fail (err, "--%s", msg);
   }
-  if (parts == 0 || t->target[strlen (t->target) - 1] == '+')
-    return fm_fail (err, "--target '%.64s': TYPE[:N[:KIND]][+...]", t->target);
   return 0;
 }
 

@@ -460,9 +460,14 @@ fd_write_fault_kind (const char *kind)
 bool
 fd_target_edits_store (const char *kind)
 {
+  uint64_t stripe;
+  enum fd_stripe_fault how;
+  struct fm_err e;
+
   /* An unreadable stripe is the disk's to keep, as any ure. */
-  return fd_write_fault_kind (kind) || (strncmp (kind, "stripe", 6) == 0 &&
-                                        strncmp (kind, "stripe-ure", 10) != 0);
+  return fd_write_fault_kind (kind) ||
+         (fd_target_stripe (kind, &stripe, &how, &e) == 0 && stripe &&
+          how != FD_STRIPE_URE);
 }
 
 /* Bytes [offset, offset+len) of record r (a write) into buf, at the

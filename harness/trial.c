@@ -372,6 +372,52 @@ fd_target_any (const char *target, bool (*is) (const char *kind))
   return false;
 }
 
+int
+fd_target_check (const char *target, struct fm_err *err)
+{
+  char item[128];
+  const char *s = target;
+  unsigned parts = 0;
+
+  if (*target == '\0' || target[strlen (target) - 1] == '+')
+    return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", target);
+  while (fd_target_next (&s, item, sizeof item)) {
+    char type[32] = "", count[32] = "1", kind[32] = "ure", extra[8] = "";
+    uint64_t n;
+    if (++parts > FD_TARGET_MAX)
+      return fm_fail (err, "target '%.64s': at most %d parts joined by '+'",
+                      target, FD_TARGET_MAX);
+    if (sscanf (item, "%31[^:]:%31[^:]:%31[^:]:%7s", type, count, kind,
+                extra) == 4 ||
+        !type[0]) {
+      return fm_fail (err, "target '%.64s': TYPE[:N[:KIND]][+...]", target);
+    }
+    if (fm_parse_uint ("target count", count, 1, 1000, &n, err) == -1 ||
+        fd_trial_target_kind (kind, err) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+bool
+fd_target_types_known (const char *target, const char *types, char *bad,
+                       size_t size)
+{
+  char want[72], known[320], item[128];
+
+  /* " data inode ... " contains " TYPE " exactly when it is known. */
+  snprintf (known, sizeof known, " %s ", types);
+  while (fd_target_next (&target, item, sizeof item)) {
+    int len = (int)strcspn (item, ":");
+    snprintf (want, sizeof want, " %.*s ", len, item);
+    if (len == 0 || strstr (known, want) == NULL) {
+      snprintf (bad, size, "%.*s", len, item);
+      return false;
+    }
+  }
+  return true;
+}
+
 const char *
 fd_target_kind_of (const char *target)
 {
@@ -479,16 +525,17 @@ hit (struct trial *t, struct fd_disk *d, const char *kind, uint64_t stripe,
 {
   char line[128];
 
-  snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, p->off,
-            p->n);
-  if (stripe && how == FD_STRIPE_URE)
-    snprintf (line, sizeof line, "inject ure %" PRIu64 " %" PRIu64,
-              p->off - p->off % stripe, stripe);
-  else if (stripe)
+  if (stripe && how != FD_STRIPE_URE)
     return garble_stripe (t, p->off, stripe, how == FD_STRIPE_COPY, done, count,
                           err);
   if (fd_write_fault_kind (kind))
     return fd_write_fault (t, kind, p->off, p->n, t->seed + done, err);
+  if (stripe)
+    snprintf (line, sizeof line, "inject ure %" PRIu64 " %" PRIu64,
+              p->off - p->off % stripe, stripe);
+  else
+    snprintf (line, sizeof line, "inject %s %" PRIu64 " %" PRIu64, kind, p->off,
+              p->n);
   return fd_ctl_ok (fd_disk_control (d), line, NULL, err);
 }
 

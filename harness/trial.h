@@ -226,6 +226,19 @@ extern bool fd_target_next (const char **s, char *item, size_t size);
 /* Does any of target's parts carry a kind for which is() is true? */
 extern bool fd_target_any (const char *target, bool (*is) (const char *kind));
 
+/* Is target well formed: at most FD_TARGET_MAX parts, each with a
+ * type, a count from 1 to 1000 and a kind fd_trial_target_kind takes?
+ * -1 with err naming it.
+ */
+extern int fd_target_check (const char *target, struct fm_err *err);
+
+/* Is the type of each part of target one of types (space-separated, an
+ * adapter's target_types)?  If not, the first that is not in bad (size
+ * bytes).
+ */
+extern bool fd_target_types_known (const char *target, const char *types,
+                                   char *bad, size_t size);
+
 /* The KIND of a --target TYPE[:N[:KIND]] ("ure" when there is none). */
 extern const char *fd_target_kind_of (const char *target);
 

@@ -182,7 +182,7 @@ def test_campaign_records_the_tree(futuredisk, tmp_path):
     (["--target", "inode:1+"], "--target 'inode:1+': TYPE[:N[:KIND]][+...]"),
     (["--target", "inode:1++data"], "--target: unknown type ''"),
     (["--target", "inode+data+dir+inode+data"],
-     "--target: at most 4 parts joined by '+'"),
+     "--target 'inode+data+dir+inode+data': at most 4 parts joined by '+'"),
     (["--target", "inode:1:stripe-copy+agf"], "--target: unknown type 'agf'"),
 ])
 def test_bad_values_are_named(run, args, message):
