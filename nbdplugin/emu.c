@@ -15,7 +15,7 @@
  * (fm_disk_enqueue) and waits, under the lock, for the drive to pick it
  * (fm_disk_dispatch); whichever thread takes a decision finishes the
  * picked request's work under the lock (its `served` step: faults, the
- * write cache, the counters) and wakes the others.  When decisions are
+ * write cache, the counters) and wakes their threads.  When decisions are
  * taken: in the scaled modes at their time — when the wall clock reaches
  * the moment the drive is free — so every request that arrived by then is
  * a candidate.  In virtual mode there is no such moment, so a decision is
