@@ -12,9 +12,9 @@
  * F times its modelled completion (real mode is F = 1).
  *
  * The queue.  Every request goes through the drive's queue
- * (fm_disk_enqueue) and waits, under the lock, for the drive to pick it
+ * (fm_disk_enqueue) and waits for the drive to pick it
  * (fm_disk_dispatch); whichever thread takes a decision finishes the
- * picked request's work under the lock (its `served` step: faults, the
+ * picked requests' work under the lock (their `served` step: faults, the
  * write cache, the counters) and wakes their threads.  When decisions are
  * taken: in the scaled modes at their time — when the wall clock reaches
  * the moment the drive is free — so every request that arrived by then is
