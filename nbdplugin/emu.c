@@ -43,11 +43,6 @@
 #include "json.h"
 #include "wcache.h"
 
-/* Wake-ups a decision may owe at once; past that they are sent under the
- * lock.
- */
-#define WAKE_OWED 32
-
 struct counters {
   uint64_t reads, writes, flushes, trims, zeroes, caches;
   uint64_t bytes_read, bytes_written;
@@ -109,12 +104,6 @@ struct emu {
    */
   size_t depth;
   unsigned since_lull;
-  /* Wake-ups owed by decisions taken under the lock, sent once it is
-   * dropped: a thread woken while the decider holds the lock may preempt
-   * the decider, and every arrival then waits for the lock behind both.
-   */
-  uint32_t *owed[WAKE_OWED];
-  unsigned nowed;
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -758,34 +747,17 @@ batch_seen (struct emu *e, bool lull)
 #define WAKE_CALL 2u
 
 static void
-wake (struct emu *e, struct job *j, uint32_t how)
+wake (struct job *j, uint32_t how)
 {
+  /* j's thread may see the word and return before the syscall: a wake
+   * of a stale address is at worst a spurious wake-up, which every wait
+   * here tolerates.
+   */
   if (how == WAKE_LEFT)
     __atomic_or_fetch (&j->wake, WAKE_LEFT, __ATOMIC_RELEASE);
   else
     __atomic_add_fetch (&j->wake, WAKE_CALL, __ATOMIC_RELEASE);
-  if (e->nowed < WAKE_OWED)
-    e->owed[e->nowed++] = &j->wake;
-  else
-    syscall (SYS_futex, &j->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* Drop the lock, then send the wake-ups owed.  j's thread may see its
- * word and return before the syscall: a wake of a stale address is at
- * worst a spurious wake-up, which every wait here tolerates.  Only the
- * addresses are kept, so nothing of a returned job is read.
- */
-static void
-unlock_waking (struct emu *e)
-{
-  uint32_t *owed[WAKE_OWED];
-  unsigned i, n = e->nowed;
-
-  memcpy (owed, e->owed, n * sizeof owed[0]);
-  e->nowed = 0;
-  pthread_mutex_unlock (&e->lock);
-  for (i = 0; i < n; i++)
-    syscall (SYS_futex, owed[i], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  syscall (SYS_futex, &j->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Wait, lock held on entry, for j's wake-up, at most `d` ns if d is not
@@ -798,7 +770,7 @@ wait_for (struct emu *e, struct job *j, uint64_t d)
   uint32_t seen = __atomic_load_n (&j->wake, __ATOMIC_ACQUIRE);
   struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
 
-  unlock_waking (e);
+  pthread_mutex_unlock (&e->lock);
   /* Relative timeout, so a spurious wake-up restarts it: the caller's
    * loop recomputes what is left either way.
    */
@@ -850,7 +822,7 @@ waiter_remove (struct emu *e, struct job *j)
     return;
   for (w = e->waiters; w; w = w->next)
     if (!w->decided) {
-      wake (e, w, WAKE_CALL);
+      wake (w, WAKE_CALL);
       break;
     }
 }
@@ -862,7 +834,7 @@ static void
 waiter_left (struct emu *e, struct job *j)
 {
   waiter_remove (e, j);
-  wake (e, j, WAKE_LEFT);
+  wake (j, WAKE_LEFT);
 }
 
 /* One pass of j's waiting: the decisions due now, if any.  Lock held. */
@@ -992,7 +964,7 @@ run (struct emu *e, struct job *j)
     refuse (e, j);
   }
   if (locked)
-    unlock_waking (e);
+    pthread_mutex_unlock (&e->lock);
   if (j->refused)
     errno = EIO;
   return j->ret;

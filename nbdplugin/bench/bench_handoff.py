@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""The drive queue's hand-off in virtual time: what it costs a client
+that keeps 16 random 4 KiB reads in flight, and what the model makes of
+them.  Each server runs alone (nbdkit with the plugin: `profile=P
+size=4G time=virtual think=zero write-cache=off control=SOCK`; nbdkit's
+memory plugin as the baseline), 1 GiB is written, then fio (nbd engine)
+reads it at random for SECONDS.  For each server and round:
+
+  wall IOPS      fio's rate;
+  virtual IOPS   reads / virtual seconds over the same reads, from the
+                 plugin's control-socket `stats` before and after (what
+                 the modelled drive would do: the fidelity figure);
+  switches/req   the server's context switches per request, from
+                 `perf stat -e context-switches` over the middle of the
+                 run (none without perf).
+
+Give several plugin builds to compare them in the same minutes (e.g. a
+build of main against a build with a change); rounds alternate the
+order.  Servers run one after another, so wall IOPS carry the
+machine's weather; the switches per request and the virtual IOPS do
+not.
+
+Usage: bench_handoff.py [--profile P] [--seconds S] [--rounds R]
+       PLUGIN.so [PLUGIN.so ...]   (defaults: cmr-20t-2024, 7 s, 2)"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+from nbdkit_server import Nbdkit  # noqa: E402
+
+SIZE = "4G"
+DATA = "1G"
+
+
+def fio(uri, rw, bs, seconds=None):
+    """fio against uri: its read IOPS (time-based for seconds, else one
+    pass over DATA)."""
+    timing = ["--time_based", f"--runtime={seconds}"] if seconds else []
+    out = subprocess.run(
+        ["fio", "--name=h", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}",
+         f"--bs={bs}", "--iodepth=16", f"--size={DATA}", *timing,
+         "--output-format=json"],
+        check=True, capture_output=True, text=True).stdout
+    # fio says "connected to NBD server" on stdout before the JSON.
+    return json.loads(out[out.index("{"):])["jobs"][0]["read"]["iops"]
+
+
+def stats(ctl):
+    """(virtual ns, reads) from the plugin's control socket."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(ctl)
+        s.sendall(b"stats\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                raise RuntimeError("control socket closed before its reply")
+            buf += chunk
+    st = json.loads(buf)["stats"]
+    return st["virtual_ns"], st["reads"]
+
+
+def switches(pid, seconds):
+    """A running `perf stat` of pid's context switches for seconds, or
+    None without perf."""
+    if shutil.which("perf") is None:
+        return None
+    return subprocess.Popen(
+        ["perf", "stat", "-x,", "-e", "context-switches", "-p", str(pid),
+         "--", "sleep", str(seconds)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def one(args, seconds):
+    """(wall IOPS, virtual IOPS or None, switches per request or None)."""
+    plugin = args[0] != "memory"
+    with tempfile.TemporaryDirectory(prefix="handoff.") as d:
+        ctl = os.path.join(d, "ctl")
+        with Nbdkit(args + ([f"control={ctl}"] if plugin else []),
+                    workdir=d) as srv:
+            fio(srv.uri, "write", "1M")
+            v0 = stats(ctl) if plugin else None
+            reads = subprocess.Popen(
+                [sys.executable, __file__, "--fio-child", srv.uri,
+                 str(seconds)], stdout=subprocess.PIPE, text=True)
+            time.sleep(1.5)  # fio connected and running
+            span = seconds - 3
+            perf = switches(srv.pid, span)
+            out, _ = reads.communicate()
+            if reads.returncode != 0:
+                raise RuntimeError(f"fio exited {reads.returncode}")
+            iops = float(out)
+            per_req = None
+            if perf is not None:
+                _, err = perf.communicate()
+                count = err.strip().splitlines()[-1].split(",")[0]
+                if count.isdigit():
+                    per_req = int(count) / (iops * span)
+            virt = None
+            if plugin:
+                v1 = stats(ctl)
+                virt = (v1[1] - v0[1]) / ((v1[0] - v0[0]) / 1e9)
+            return iops, virt, per_req
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--fio-child":
+        # The timed reads, in a process of their own so that perf can
+        # count beside them.
+        print(fio(sys.argv[2], "randread", "4k", int(sys.argv[3])))
+        return
+    p = argparse.ArgumentParser(
+        usage=__doc__.rsplit("Usage: ", 1)[1].split("(")[0].rstrip())
+    p.add_argument("--profile", default="cmr-20t-2024",
+                   help="the drive profile (default cmr-20t-2024)")
+    p.add_argument("--seconds", type=int, default=7,
+                   help="each timed fio run, at least 4 (default 7)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="rounds (default 2)")
+    p.add_argument("plugins", nargs="+", metavar="PLUGIN.so")
+    a = p.parse_args()
+    if a.seconds < 4:
+        p.error(f"--seconds {a.seconds}: at least 4 (perf counts the middle)")
+    if a.rounds < 1:
+        p.error(f"--rounds {a.rounds}: at least 1")
+    for so in a.plugins:
+        if not os.path.isfile(so):
+            p.error(f"{so}: no such plugin file")
+    servers = [(so, [os.path.abspath(so), f"profile={a.profile}",
+                     f"size={SIZE}", "time=virtual", "think=zero",
+                     "write-cache=off"]) for so in a.plugins]
+    servers.append(("memory plugin", ["memory", SIZE]))
+    print(f"{'round':>5}  {'server':<48} {'wall IOPS':>10} "
+          f"{'virtual IOPS':>12} {'switches/req':>12}")
+    for r in range(a.rounds):
+        order = servers if r % 2 == 0 else servers[::-1]
+        for name, args in order:
+            iops, virt, per_req = one(args, a.seconds)
+            print(f"{r + 1:>5}  {name[-48:]:<48} {iops:>10.0f} "
+                  f"{'-' if virt is None else '%.1f' % virt:>12} "
+                  f"{'-' if per_req is None else '%.2f' % per_req:>12}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
