@@ -35,22 +35,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "common", "tests"))
 from nbdkit_server import Nbdkit  # noqa: E402
+from bench_fio import fio_result, fio_start  # noqa: E402
 
 SIZE = "4G"
 DATA = "1G"
-
-
-def fio(uri, rw, bs, seconds=None):
-    """fio against uri: its read IOPS (time-based for seconds, else one
-    pass over DATA)."""
-    timing = ["--time_based", f"--runtime={seconds}"] if seconds else []
-    out = subprocess.run(
-        ["fio", "--name=h", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}",
-         f"--bs={bs}", "--iodepth=16", f"--size={DATA}", *timing,
-         "--output-format=json"],
-        check=True, capture_output=True, text=True).stdout
-    # fio says "connected to NBD server" on stdout before the JSON.
-    return json.loads(out[out.index("{"):])["jobs"][0]["read"]["iops"]
 
 
 def stats(ctl):
@@ -86,18 +74,13 @@ def one(args, seconds):
         ctl = os.path.join(d, "ctl")
         with Nbdkit(args + ([f"control={ctl}"] if plugin else []),
                     workdir=d) as srv:
-            fio(srv.uri, "write", "1M")
+            fio_result(fio_start(srv.sock, "write", "1M", size=DATA), "write")
             v0 = stats(ctl) if plugin else None
-            reads = subprocess.Popen(
-                [sys.executable, __file__, "--fio-child", srv.uri,
-                 str(seconds)], stdout=subprocess.PIPE, text=True)
+            reads = fio_start(srv.sock, "randread", "4k", seconds, size=DATA)
             time.sleep(1.5)  # fio connected and running
             span = seconds - 3
             perf = switches(srv.pid, span)
-            out, _ = reads.communicate()
-            if reads.returncode != 0:
-                raise RuntimeError(f"fio exited {reads.returncode}")
-            iops = float(out)
+            _, iops = fio_result(reads, "randread")
             per_req = None
             if perf is not None:
                 _, err = perf.communicate()
@@ -112,11 +95,6 @@ def one(args, seconds):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--fio-child":
-        # The timed reads, in a process of their own so that perf can
-        # count beside them.
-        print(fio(sys.argv[2], "randread", "4k", int(sys.argv[3])))
-        return
     p = argparse.ArgumentParser(
         usage=__doc__.rsplit("Usage: ", 1)[1].split("(")[0].rstrip())
     p.add_argument("--profile", default="cmr-20t-2024",
