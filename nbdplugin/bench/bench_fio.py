@@ -45,14 +45,14 @@ JOBS = [
 ]
 
 
-def fio_start(sock, rw, bs, seconds=None, size=SIZE):
-    """A running fio at iodepth 16 over the first `size` bytes;
+def fio_start(sock, rw, bs, seconds=None, size=SIZE, iodepth=16):
+    """A running fio at `iodepth` over the first `size` bytes;
     time-based for `seconds`, else one pass."""
     timing = ["--time_based", f"--runtime={seconds}"] if seconds else []
     return subprocess.Popen(
         ["fio", "--name=bench", "--ioengine=nbd",
          f"--uri=nbd+unix:///?socket={sock}", f"--rw={rw}", f"--bs={bs}",
-         "--iodepth=16", f"--size={size}", *timing, "--output-format=json"],
+         f"--iodepth={iodepth}", f"--size={size}", *timing, "--output-format=json"],
         stdout=subprocess.PIPE, text=True)
 
 
