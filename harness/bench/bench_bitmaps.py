@@ -21,7 +21,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+from loop_attach import Attached  # noqa: E402
+from nbdkit_server import Nbdkit  # noqa: E402
 
 BLOCK = 4096
 FADVISE = re.compile(r"fadvise64\(\d+, (\d+), (\d+), POSIX_FADV_WILLNEED")
@@ -29,50 +33,18 @@ FADVISE = re.compile(r"fadvise64\(\d+, (\d+), (\d+), POSIX_FADV_WILLNEED")
 PREAD = re.compile(r"pread64(?:\(| resumed>).*, (\d+), (\d+)\) = \d+$")
 
 
-def wait_for(path, what):
-    for _ in range(300):
-        if os.path.exists(path) and os.path.getsize(path) >= 0:
-            if not path.endswith(".pid") or os.path.getsize(path) > 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"{what} did not start ({path})")
-
-
 def trace(plugin, profile, store, work):
     """(strace lines, dumpe2fs text) of e2fsck -fn on store."""
-    sock, fuse = os.path.join(work, "sock"), os.path.join(work, "fuse")
-    os.mkdir(fuse)
-    disk = os.path.join(fuse, "disk")
     log = os.path.join(work, "strace.log")
-    subprocess.run(["nbdkit", "-r", "-P", os.path.join(work, "nbdkit.pid"),
-                    "-U", sock, plugin, f"profile={profile}",
-                    f"store={store}"], check=True)
-    fuse_p = None
-    dev = None
-    try:
-        wait_for(sock, "nbdkit")
-        fuse_p = subprocess.Popen(["nbdfuse", "-r", "-P",
-                                   os.path.join(work, "nbdfuse.pid"), disk,
-                                   "--unix", sock])
-        wait_for(os.path.join(work, "nbdfuse.pid"), "nbdfuse")
-        dev = subprocess.run(["losetup", "--direct-io=on", "-r", "-f",
-                              "--show", disk], check=True,
-                             capture_output=True, text=True).stdout.strip()
+    with Nbdkit([plugin, f"profile={profile}", f"store={store}"],
+                workdir=work, extra=("-r",)) as srv, \
+            Attached(srv.sock, work, readonly=True) as disk:
         subprocess.run(["strace", "-f", "-o", log, "-e",
                         "trace=pread64,fadvise64,write", "stdbuf", "-oL",
-                        "e2fsck", "-fn", dev],
+                        "e2fsck", "-fn", disk.dev],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        groups = subprocess.run(["dumpe2fs", dev], capture_output=True,
+        groups = subprocess.run(["dumpe2fs", disk.dev], capture_output=True,
                                 text=True).stdout
-    finally:
-        if dev:
-            subprocess.run(["losetup", "-d", dev])
-        if fuse_p:
-            time.sleep(0.5)  # the loop device lets go of the file
-            subprocess.run(["fusermount3", "-u", fuse])
-            fuse_p.wait()
-        with open(os.path.join(work, "nbdkit.pid")) as f:
-            os.kill(int(f.read()), 15)
     with open(log) as f:
         return f.read().splitlines(), groups
 

@@ -6,63 +6,14 @@ import hashlib
 import os
 import random
 import shutil
-import subprocess
-import time
 
 import pytest
+from loop_attach import Attached, run
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse")
     or shutil.which("nbdfuse") is None or shutil.which("losetup") is None,
     reason="needs root, /dev/fuse, nbdfuse and losetup")
-
-
-def run(*cmd, check=True):
-    return subprocess.run(cmd, capture_output=True, text=True, check=check,
-                          timeout=300)
-
-
-class Attached:
-    """nbdkit socket -> nbdfuse file -> loop device, torn down in reverse
-    order whatever happened."""
-
-    def __init__(self, sock, workdir):
-        self.fusedir = os.path.join(workdir, "fuse")
-        self.mnt = os.path.join(workdir, "mnt")
-        os.makedirs(self.fusedir)
-        os.makedirs(self.mnt)
-        pidfile = os.path.join(workdir, "nbdfuse.pid")
-        self.fuse = subprocess.Popen(
-            ["nbdfuse", "-P", pidfile, os.path.join(self.fusedir, "disk"),
-             "--unix", sock],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(pidfile):
-            assert self.fuse.poll() is None, self.fuse.stderr.read()
-            assert time.monotonic() < deadline, "nbdfuse did not start"
-            time.sleep(0.05)
-        self.dev = run("losetup", "--direct-io=on", "-f", "--show",
-                       os.path.join(self.fusedir, "disk")).stdout.strip()
-        self.mounted = False
-
-    def mount(self):
-        run("mount", self.dev, self.mnt)
-        self.mounted = True
-
-    def umount(self):
-        run("umount", self.mnt)
-        self.mounted = False
-
-    def close(self):
-        if self.mounted:
-            run("umount", self.mnt, check=False)
-        if self.dev:
-            run("losetup", "-d", self.dev, check=False)
-        run("fusermount3", "-u", self.fusedir, check=False)
-        try:
-            self.fuse.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.fuse.kill()
 
 
 @needs_root
