@@ -228,7 +228,8 @@ extern bool fd_target_any (const char *target, bool (*is) (const char *kind));
 
 /* Is target well formed: at most FD_TARGET_MAX parts, each with a
  * type, a count from 1 to 1000 and a kind fd_trial_target_kind takes?
- * -1 with err naming it.
+ * -1 with err naming it; every such message begins with "target", so a
+ * command may put "--" before it to name its option.
  */
 extern int fd_target_check (const char *target, struct fm_err *err);
 
