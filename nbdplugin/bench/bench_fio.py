@@ -52,7 +52,8 @@ def fio_start(sock, rw, bs, seconds=None, size=SIZE, iodepth=16):
     return subprocess.Popen(
         ["fio", "--name=bench", "--ioengine=nbd",
          f"--uri=nbd+unix:///?socket={sock}", f"--rw={rw}", f"--bs={bs}",
-         f"--iodepth={iodepth}", f"--size={size}", *timing, "--output-format=json"],
+         f"--iodepth={iodepth}", f"--size={size}", *timing,
+         "--output-format=json"],
         stdout=subprocess.PIPE, text=True)
 
 
