@@ -7,6 +7,7 @@
  * mkfs, mount.  Detaching walks the same list backwards, each step only
  * if it was done.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -60,6 +61,11 @@ struct fd_disk {
   unsigned fuse_conn, fs_conn; /* nbdfuse's, a FUSE file system's (or 0) */
   bool nbd; /* dev is a kernel nbd device, else a loop device */
   bool fuse_mounted, mounted;
+  /* The kernel log from the attach on (-1: none readable): what it says
+   * of dev goes to kernel.log in dir at the detach.
+   */
+  int kfd;
+  char reason[512]; /* why the last mount failed, or "" */
 };
 
 int
@@ -732,45 +738,105 @@ kernel_log_from_now (void)
   return fd;
 }
 
-/* The kernel's last word on d's device since kernel_log_from_now (e.g.
- * "EXT4-fs (loop3): ..."), added to err, so that a trial's record says
- * why its file system did not mount.  Closes kfd.
+/* The next record's text from kfd into rec (size bytes), its first line
+ * only; false at the end.  One record per read: "prio,seq,time,flags;
+ * text\n" and continuation lines; EAGAIN at the end, EPIPE where the
+ * ring overwrote records.
  */
-static void
-add_kernel_reason (int kfd, const struct fd_disk *d, struct fm_err *err)
+static bool
+kernel_next (int kfd, char *rec, size_t size, const char **text)
 {
-  const char *dev = strrchr (d->dev, '/');
-  char tag[48], tag2[48], rec[1024], last[512] = "", msg[sizeof err->msg];
   ssize_t n;
+  char *semi;
 
-  if (kfd < 0)
-    return;
-  /* "XFS (loop3): ...", "BTRFS error (device loop3): ..." */
-  snprintf (tag, sizeof tag, "(%s)", dev ? dev + 1 : d->dev);
-  snprintf (tag2, sizeof tag2, "device %s)", dev ? dev + 1 : d->dev);
-  /* One record per read: "prio,seq,time,flags;text\n" and continuation
-   * lines; EAGAIN at the end, EPIPE where the ring overwrote records.
-   */
-  while ((n = read (kfd, rec, sizeof rec - 1)) > 0 ||
-         (n == -1 && errno == EPIPE)) {
-    char *text, *nl;
-
+  while ((n = read (kfd, rec, size - 1)) > 0 || (n == -1 && errno == EPIPE)) {
     if (n <= 0)
       continue;
     rec[n] = '\0';
-    if ((text = strchr (rec, ';')) == NULL)
+    if ((semi = strchr (rec, ';')) == NULL)
       continue;
-    text++;
-    if ((nl = strchr (text, '\n')) != NULL)
-      *nl = '\0';
-    if (strstr (text, tag) || strstr (text, tag2))
-      snprintf (last, sizeof last, "%s", text);
+    semi[strcspn (semi, "\n")] = '\0';
+    *text = semi + 1;
+    return true;
   }
-  close (kfd);
+  return false;
+}
+
+/* Does text name the device dev ("loop3": "EXT4-fs (loop3): ...",
+ * "BTRFS error (device loop3): ...", "I/O error, dev loop3, ...") as a
+ * word, not as the start of loop31?
+ */
+static bool
+names_device (const char *text, const char *dev)
+{
+  const char *name = strrchr (dev, '/') ? strrchr (dev, '/') + 1 : dev;
+  size_t len = strlen (name);
+  const char *at;
+
+  for (at = strstr (text, name); len && at; at = strstr (at + 1, name))
+    if ((at == text || !isalnum ((unsigned char)at[-1])) &&
+        !isalnum ((unsigned char)at[len]))
+      return true;
+  return false;
+}
+
+/* The kernel's last word on d's device since kernel_log_from_now (e.g.
+ * "EXT4-fs (loop3): ..."), added to err and kept as d's reason, so that
+ * a trial's record says why its file system did not mount; without
+ * one, mount(8)'s own words.  Closes kfd.
+ */
+static void
+add_kernel_reason (int kfd, struct fd_disk *d, struct fm_err *err)
+{
+  char rec[1024], last[512] = "", msg[sizeof err->msg];
+  const char *text, *own;
+
+  while (kfd >= 0 && kernel_next (kfd, rec, sizeof rec, &text))
+    if (names_device (text, d->dev))
+      snprintf (last, sizeof last, "%s", text);
+  if (kfd >= 0)
+    close (kfd);
   if (last[0]) {
+    snprintf (d->reason, sizeof d->reason, "%s", last);
     snprintf (msg, sizeof msg, "%s", err->msg);
     fm_fail (err, "%s; kernel: %s", msg, last);
+    return;
   }
+  /* "mount ... MNT: exit 32: mount: MNT: can't read superblock on
+   * /dev/loop1.": after the mount point's last mention.
+   */
+  for (own = err->msg; strstr (own, d->mount);)
+    own = strstr (own, d->mount) + strlen (d->mount);
+  own += strspn (own, ": ");
+  snprintf (d->reason, sizeof d->reason, "%.*s", (int)strcspn (own, "\n"), own);
+}
+
+/* What the kernel said of d's device since the attach, appended to
+ * kernel.log in its directory.
+ */
+static void
+save_kernel_log (struct fd_disk *d)
+{
+  char rec[1024], path[PATH_MAX + 16];
+  const char *text;
+  FILE *fp = NULL;
+
+  if (d->kfd < 0)
+    return;
+  snprintf (path, sizeof path, "%s/kernel.log", d->dir);
+  while (d->dev[0] && kernel_next (d->kfd, rec, sizeof rec, &text))
+    if (names_device (text, d->dev) && (fp || (fp = fopen (path, "a")) != NULL))
+      fprintf (fp, "%s\n", text);
+  if (fp)
+    fclose (fp);
+  close (d->kfd);
+  d->kfd = -1;
+}
+
+const char *
+fd_disk_mount_reason (const struct fd_disk *d)
+{
+  return d->reason;
 }
 
 int
@@ -787,14 +853,17 @@ fd_disk_mount (struct fd_disk *d, struct fm_err *err)
 
   if (d->mounted || !d->mount[0])
     return 0;
+  d->reason[0] = '\0';
   {
     struct fm_err e;
     const struct fd_fs *fs = d->fsname[0] ? fd_fs_find (d->fsname, &e) : NULL;
     if (fs && fs->mount_cmd[0]) {
       char *cmd[FD_ARGV_MAX + 1];
       fd_fs_argv_at (fs->mount_cmd, d->dev, d->mount, cmd);
-      if (fd_run_ok (cmd, TOOL_TIMEOUT, err) == -1)
+      if (fd_run_ok (cmd, TOOL_TIMEOUT, err) == -1) {
+        add_kernel_reason (-1, d, err);
         return -1;
+      }
       d->mounted = true;
       d->fs_conn = watch_fuse (d->mount);
       return 0;
@@ -884,6 +953,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     fm_fail (err, "out of memory");
     return NULL;
   }
+  d->kfd = -1;
   if ((o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) ||
       fd_attach_via_check (o->via, err) == -1 ||
       configure (d, o, fs, err) == -1) {
@@ -891,6 +961,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     return NULL;
   }
   set_paths (d);
+  d->kfd = kernel_log_from_now ();
   /* Leftovers of an earlier attach here (nbdkit leaves its socket). */
   unlink (d->pidfile);
   unlink (d->fusepid);
@@ -1009,6 +1080,7 @@ fd_disk_detach (struct fd_disk *d, struct fm_err *err)
     *err = e;
     ret = -1;
   }
+  save_kernel_log (d);
   if (d->dev[0]) {
     char *argv[] = {(char *)"losetup", (char *)"-d", d->dev, NULL};
     if ((d->nbd ? stop_nbd (d, &e) : fd_run_ok (argv, TOOL_TIMEOUT, &e)) ==
@@ -1179,6 +1251,7 @@ fd_disk_load (const char *path, struct fm_err *err)
     load_field (d, line, v);
   }
   fclose (fp);
+  d->kfd = -1; /* the kernel's words before this are another process's */
   if (!d->dir[0]) {
     fm_fail (err, "%s: not a futuredisk state file", path);
     free (d);

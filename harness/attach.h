@@ -70,6 +70,12 @@ extern int fd_disk_check (const struct fd_disk *d, struct fm_err *err);
 extern int fd_disk_unmount (struct fd_disk *d, struct fm_err *err);
 extern int fd_disk_mount (struct fd_disk *d, struct fm_err *err);
 
+/* Why d's last mount failed: the kernel's last word on its device
+ * ("EXT4-fs (loop1): unable to read superblock"), else mount(8)'s; ""
+ * after a mount that worked.
+ */
+extern const char *fd_disk_mount_reason (const struct fd_disk *d);
+
 extern const char *fd_disk_device (const struct fd_disk *d);
 extern const char *fd_disk_control (const struct fd_disk *d);
 extern const char *fd_disk_socket (const struct fd_disk *d);

@@ -22,6 +22,7 @@
   X (META, "meta-only", "0")                                                   \
   X (TREE, "tree", "mixed")                                                    \
   X (CRASH, "crash", "no")                                                     \
+  X (ESCALATE, "escalate", "no")                                               \
   X (FAULTS, "faults", "")                                                     \
   X (TARGET, "target", "none")                                                 \
   X (SEEDS, "seeds", "1")                                                      \
@@ -438,6 +439,12 @@ check_crash (struct expansion *x, size_t i, struct fm_err *err)
 }
 
 static int
+check_escalate (struct expansion *x, size_t i, struct fm_err *err)
+{
+  return one_of ("escalate", x->v[K_ESCALATE]->v[i], "no", "yes", err);
+}
+
+static int
 check_faults (struct expansion *x, size_t i, struct fm_err *err)
 {
   const char *s = x->v[K_FAULTS]->v[i];
@@ -553,6 +560,7 @@ static const struct {
     {K_META, check_meta, NULL},
     {K_TREE, check_tree, NULL},
     {K_CRASH, check_crash, NULL},
+    {K_ESCALATE, check_escalate, NULL},
     {K_FAULTS, check_faults, NULL},
     {K_TARGET, check_target, NULL},
     {K_SEEDS, NULL, check_seeds},
@@ -643,6 +651,7 @@ add_trials (struct fd_campaign *c, const struct matrix *m,
           /* crash points are states of a crash */
           .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
                    x->points[ix[K_CRASH_POINTS]] > 0,
+          .escalate = strcmp (v[K_ESCALATE]->v[ix[K_ESCALATE]], "yes") == 0,
           .faults = v[K_FAULTS]->v[ix[K_FAULTS]],
           .target = target,
           .time = v[K_TIME]->v[ix[K_TIME]],

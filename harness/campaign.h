@@ -29,6 +29,8 @@ struct fd_campaign_trial {
   uint64_t meta_only; /* files; 0: written data (--fill) */
   const char *tree;   /* --tree: mixed, hardlink-farm, ... */
   bool crash;
+  bool escalate;         /* --escalate: the next move after an unmountable
+                            repair */
   const char *faults;    /* a fault spec, or "" */
   const char *target;    /* TYPE[:N[:KIND]], or "" */
   const char *time;      /* the disk's clock: virtual, real, scale:F */

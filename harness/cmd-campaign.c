@@ -129,7 +129,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
           " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
-          " AND crash_points = ? AND tree = ?"
+          " AND crash_points = ? AND tree = ? AND escalate = ?"
           " ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
@@ -150,6 +150,7 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_int64 (st, 15, (sqlite3_int64)t->repair_cut);
   sqlite3_bind_int64 (st, 16, (sqlite3_int64)t->crash_points);
   sqlite3_bind_text (st, 17, t->tree, -1, SQLITE_STATIC);
+  sqlite3_bind_int (st, 18, t->escalate);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -157,12 +158,13 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
 }
 
 /* What the progress line says of a recorded trial, in one query: its
- * error, the check's outcome and virtual seconds, the files it lost.
+ * error, the check's outcome and virtual seconds, the files it lost,
+ * its mount after the repair.
  */
 static void
 summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
-            char *outcome, size_t olen, double *check_s, double *lost,
-            double *allowed)
+            char *outcome, size_t olen, char *mount, size_t mlen,
+            double *check_s, double *lost, double *allowed)
 {
   sqlite3_stmt *st;
 
@@ -175,7 +177,8 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
           "b.files IS NOT NULL THEN b.files ELSE (SELECT coalesce(sum("
           "a.files), 0) FROM audit a WHERE a.trial_id = t.id AND a.class "
           "NOT IN ('intact', 'extra')) END, CASE WHEN t.crash THEN l.files "
-          "END FROM trials t LEFT JOIN phases p ON p.trial_id = t.id AND "
+          "END, t.mount FROM trials t LEFT JOIN phases p ON p.trial_id = t.id "
+          "AND "
           "p.name = 'check' LEFT JOIN durability b ON b.trial_id = t.id AND "
           "b.class = 'durable_broken' LEFT JOIN durability l ON l.trial_id = "
           "t.id AND l.class = 'inflight_lost' WHERE t.id = ?",
@@ -191,6 +194,8 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
     *lost = sqlite3_column_double (st, 3);
     if (sqlite3_column_type (st, 4) != SQLITE_NULL)
       *allowed = sqlite3_column_double (st, 4);
+    if (sqlite3_column_text (st, 5))
+      snprintf (mount, mlen, "%s", (const char *)sqlite3_column_text (st, 5));
   }
   sqlite3_finalize (st);
 }
@@ -228,6 +233,7 @@ struct night {
   const char *db_path, *run_id;
   char db_buf[96], run_buf[128], self[PATH_MAX], work[PATH_MAX];
   size_t *todo, ntodo, next, done, recorded_errors, lost_trials, failed;
+  size_t unmountable; /* findings: the repair left the file system so */
   double t0;
   struct slot *slots;
   uint64_t jobs;
@@ -267,7 +273,7 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
   char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32], points[32];
-  const char *argv[52];
+  const char *argv[56];
   size_t a = 0;
 
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
@@ -300,6 +306,8 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
   opt_if (argv, &a, strcmp (t->tree, "mixed") != 0, "--tree", t->tree);
   if (t->crash)
     argv[a++] = "--crash";
+  if (t->escalate)
+    argv[a++] = "--escalate";
   opt_if (argv, &a, *t->faults, "--faults", t->faults);
   opt_if (argv, &a, *t->target, "--target", t->target);
   opt_if (argv, &a, t->repair_cut, "--repair-cut", cut);
@@ -347,6 +355,7 @@ finished (struct night *n, struct slot *s, int status)
   struct fm_err err;
   sqlite3_int64 id = 0;
   char what[256], line[512], eta[32], error[256] = "", outcome[32] = "-";
+  char mount[16] = "", how[48] = "";
   double check_s = 0, lost = 0, allowed = -1, elapsed = fd_now_s () - n->t0;
 
   n->done++;
@@ -356,8 +365,8 @@ finished (struct night *n, struct slot *s, int status)
   if ((db = fd_db_open (n->db_path, false, &err)) != NULL) {
     id = recorded (db, fd_campaign_name (n->c), n->run_id, t);
     if (id)
-      summary_of (db, id, error, sizeof error, outcome, sizeof outcome,
-                  &check_s, &lost, &allowed);
+      summary_of (db, id, error, sizeof error, outcome, sizeof outcome, mount,
+                  sizeof mount, &check_s, &lost, &allowed);
     sqlite3_close (db);
   }
   if (id == 0) {
@@ -371,16 +380,21 @@ finished (struct night *n, struct slot *s, int status)
       n->recorded_errors++;
     if (lost > 0)
       n->lost_trials++;
+    /* A finding: the repair left the file system unmountable. */
+    if (strcmp (mount, "UNMOUNTABLE") == 0 || strcmp (mount, "RECOVERED") == 0)
+      snprintf (how, sizeof how, ", %s after the repair",
+                mount[0] == 'U' ? "unmountable" : "mounted only escalated");
+    n->unmountable += mount[0] == 'U';
     if (allowed >= 0)
       snprintf (line, sizeof line,
-                "%s: check %.1f s %s, %.0f broken promises, %.0f in flight "
+                "%s: check %.1f s %s%s, %.0f broken promises, %.0f in flight "
                 "lost (allowed)%s%.80s",
-                what, check_s, outcome, lost, allowed, error[0] ? "; " : "",
-                error);
+                what, check_s, outcome, how, lost, allowed,
+                error[0] ? "; " : "", error);
     else
       snprintf (line, sizeof line,
-                "%s: check %.1f s %s, %.0f files lost%s%.80s", what, check_s,
-                outcome, lost, error[0] ? "; " : "", error);
+                "%s: check %.1f s %s%s, %.0f files lost%s%.80s", what, check_s,
+                outcome, how, lost, error[0] ? "; " : "", error);
     /* Recorded: the log and the trial directory are of no more use. */
     unlink (s->log);
     rmdir (s->dir);
@@ -389,10 +403,11 @@ finished (struct night *n, struct slot *s, int status)
       n->done < n->ntodo ? elapsed / n->done * (double)(n->ntodo - n->done) : 0,
       eta, sizeof eta);
   fprintf (stderr,
-           "%s[%zu/%zu] ETA %s, %zu not recorded, %zu with errors, %zu lost "
-           "data | %s%s",
+           "%s[%zu/%zu] ETA %s, %zu not recorded, %zu with errors, %zu "
+           "unmountable, %zu lost data | %s%s",
            n->tty ? "\r\033[K" : "", n->done, n->ntodo, eta, n->failed,
-           n->recorded_errors, n->lost_trials, line, n->tty ? "" : "\n");
+           n->recorded_errors, n->unmountable, n->lost_trials, line,
+           n->tty ? "" : "\n");
   s->pid = 0;
 }
 
@@ -722,10 +737,11 @@ night_end (struct night *n, int ret, const struct fm_err *err)
   rmdir (n->work); /* kept when a trial's log is kept */
   fprintf (stderr,
            "%s campaign: %s night %s: %zu of %zu trials run in %.0f s; %zu "
-           "not recorded, %zu recorded with errors, %zu lost data; "
-           "database %s\n",
+           "not recorded, %zu recorded with errors, %zu unmountable after "
+           "the repair, %zu lost data; database %s\n",
            fd_progname, name, n->run_id, n->done, n->ntodo, fd_now_s () - n->t0,
-           n->failed, n->recorded_errors, n->lost_trials, n->db_path);
+           n->failed, n->recorded_errors, n->unmountable, n->lost_trials,
+           n->db_path);
   if (n->failed)
     fprintf (stderr, "%s campaign: logs of the trials not recorded are in %s\n",
              fd_progname, n->work);

@@ -90,7 +90,9 @@ demo_summary (sqlite3 *db, const char *run_id)
                 "' noticed by the check, ' || coalesce(sum(lost > 0), 0) || "
                 "' with files lost, ' || coalesce(sum(error != '' OR "
                 "coalesce(recheck_outcome, 'CLEAN') != 'CLEAN'), 0) || ' left "
-                "unrepaired' FROM t WHERE run_id = ?1 AND campaign = 'demo' "
+                "unrepaired, ' || coalesce(sum((SELECT mount FROM trials m "
+                "WHERE m.id = t.id) = 'UNMOUNTABLE'), 0) || ' unmountable "
+                "after it' FROM t WHERE run_id = ?1 AND campaign = 'demo' "
                 "AND target != ''",
                 run_id);
   summary_line (db,

@@ -1,8 +1,9 @@
 /* futuredisk — harness: `futuredisk merge`, shards' databases into one.
  *
  * Shards of a campaign run on separate machines, each into its own
- * database; merging copies every trial (with its phases, passes, audit
- * and damaged files) that the destination does not already hold.  A
+ * database; merging copies every trial (with its phases, passes, audit,
+ * damaged files and evidence, and the machine it ran on) that the
+ * destination does not already hold.  A
  * trial is known by its whole JSON record, timings included, so merging
  * the same shard twice adds nothing, and two different trials are never
  * taken for one.
@@ -32,7 +33,16 @@ merge_usage (FILE *fp)
   "recorded, fs, profile, size, seed, fill_pct, faults, target, "              \
   "targets_hit, files, bytes, write_probe, error, version, record, "           \
   "campaign, run_id, rep, crash, meta_only, time_mode, think, scenario, "      \
-  "repair_cut, crash_points, tree"
+  "repair_cut, crash_points, tree, mount, mount_reason, escalate"
+
+/* The machines are the destination's rows: a trial's env_id is looked
+ * up there by the source row's contents (merge_envs adds them first).
+ */
+#define ENV_COLUMNS                                                            \
+  "host, kernel, futuredisk, nbdkit, e2fsprogs, xfsprogs, btrfs_progs"
+#define ENV_OF_SRC                                                             \
+  "(SELECT m.id FROM main.environments m JOIN src.environments e USING "       \
+  "(" ENV_COLUMNS ") WHERE e.id = s.env_id)"
 
 /* Print the statement's error, naming src; -1.  Before any other
  * statement is finalized: finalizing one that ran clears the message.
@@ -97,16 +107,16 @@ child_columns (sqlite3 *db, const char *child, char *cols, size_t len)
 static int
 copy_trial (sqlite3 *db, sqlite3_int64 old)
 {
-  static const char *const children[] = {"phases", "passes", "audit",
-                                         "durability", "damaged"};
+  static const char *const children[] = {"phases",     "passes",  "audit",
+                                         "durability", "damaged", "evidence"};
   sqlite3_stmt *st;
   sqlite3_int64 id;
   size_t k;
 
   if (sqlite3_prepare_v2 (db,
                           "INSERT INTO main.trials (" TRIAL_COLUMNS
-                          ") SELECT " TRIAL_COLUMNS
-                          " FROM src.trials WHERE id = ?",
+                          ", env_id) SELECT " TRIAL_COLUMNS ", " ENV_OF_SRC
+                          " FROM src.trials s WHERE id = ?",
                           -1, &st, NULL) != SQLITE_OK)
     return -1;
   sqlite3_bind_int64 (st, 1, old);
@@ -141,6 +151,10 @@ merge_trials (sqlite3 *db, const char *src, long long *added, long long *known)
   sqlite3_stmt *sel;
 
   if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_exec (db,
+                    "INSERT OR IGNORE INTO main.environments (" ENV_COLUMNS
+                    ") SELECT " ENV_COLUMNS " FROM src.environments",
+                    NULL, NULL, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2 (db,
                           "SELECT id, EXISTS (SELECT 1 FROM main.trials m "
                           "WHERE m.record = s.record) FROM src.trials s "

@@ -21,6 +21,7 @@
 #include "attach.h"
 #include "db.h"
 #include "crashpoints.h"
+#include "evidence.h"
 #include "reuse.h"
 #include "trial.h"
 
@@ -89,6 +90,13 @@ static const char run_help[] =
     "(nbdfuse + a\n"
     "                   loop device), auto (default: nbd where the "
     "kernel has it)\n"
+    "  --escalate       when the repair leaves the file system "
+    "unmountable, run\n"
+    "                   what an administrator runs next (e2fsck -b "
+    "32768,\n"
+    "                   xfs_repair -L, btrfs rescue super-recover and "
+    "zero-log)\n"
+    "                   as the phase escalate, then mount and audit\n"
     "  --restore-rate RATE  a restore from backup runs at RATE per second "
     "(e.g.\n"
     "                   125MB for 1 Gbit/s); default: the bytes in use "
@@ -246,6 +254,9 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'C':
       t->crash = true;
       return 0;
+    case 'E':
+      t->escalate = true;
+      return 0;
     case 'm':
       t->time_mode = arg;
       return fd_trial_parse_time (arg, err);
@@ -292,6 +303,7 @@ static const struct option run_options[] = {
     {"tree", required_argument, NULL, 'W'},
     {"db", required_argument, NULL, 'D'},
     {"crash", no_argument, NULL, 'C'},
+    {"escalate", no_argument, NULL, 'E'},
     {"time", required_argument, NULL, 'm'},
     {"think", required_argument, NULL, 'K'},
     {"campaign", required_argument, NULL, 'c'},
@@ -465,30 +477,46 @@ run_make_dir (struct run_opts *o, bool *made)
   return 0;
 }
 
+/* The record and the evidence into the database: 0, or 1 if the trial
+ * is not recorded.  Evidence that cannot be read or stored is said, and
+ * the trial recorded without it.
+ */
+static int
+record_db (const struct trial *t, const char *db_path)
+{
+  struct fd_evidence ev = {0};
+  struct fm_err err;
+  char *rec = NULL;
+  size_t len = 0;
+  FILE *mf = open_memstream (&rec, &len);
+  int r = -1;
+
+  if (mf) {
+    fd_trial_record (t, mf);
+    fclose (mf);
+  }
+  if (fd_evidence_collect (t, &ev, stderr, &err) == -1)
+    fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
+  if (rec && (r = fd_db_add (db_path, t, rec, &ev, &err)) != 0)
+    fprintf (stderr, "%s run: %s%s\n", fd_progname,
+             r == 1 ? "recorded without its evidence: " : "", err.msg);
+  else if (rec == NULL)
+    fprintf (stderr, "%s run: out of memory\n", fd_progname);
+  fd_evidence_free (&ev);
+  free (rec);
+  return r == -1;
+}
+
 /* The record into the database and the JSON file; 0, or 1 if either
  * failed.
  */
 static int
 run_record (const struct trial *t, const char *db_path)
 {
-  struct fm_err err;
   int ret = 0;
 
-  if (db_path) {
-    char *rec = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream (&rec, &len);
-    if (mf) {
-      fd_trial_record (t, mf);
-      fclose (mf);
-    }
-    if (rec == NULL || fd_db_add (db_path, t, rec, &err) == -1) {
-      fprintf (stderr, "%s run: %s\n", fd_progname,
-               rec ? err.msg : "out of memory");
-      ret = 1;
-    }
-    free (rec);
-  }
+  if (db_path)
+    ret = record_db (t, db_path);
   if (t->json_path) {
     FILE *fp = fopen (t->json_path, "a");
     if (fp == NULL) {

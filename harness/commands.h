@@ -16,6 +16,7 @@ extern int cmd_model (int argc, char **argv);
 extern int cmd_predict (int argc, char **argv);
 extern int cmd_report (int argc, char **argv);
 extern int cmd_run (int argc, char **argv);
+extern int cmd_show (int argc, char **argv);
 extern int cmd_demo (int argc, char **argv);
 
 /* The program name for messages ("futuredisk"). */

@@ -220,7 +220,8 @@ point_trial (const struct trial *t, struct trial *pt, const char *dir)
   pt->points = NULL;
   pt->npoints = 0;
   pt->audited = pt->probe_ok = false;
-  pt->error[0] = pt->stats[0] = pt->targets[0] = '\0';
+  pt->mount = NULL;
+  pt->error[0] = pt->stats[0] = pt->targets[0] = pt->mount_reason[0] = '\0';
   pt->crash_points = 0;
   pt->repair_cut = 0;
   pt->cut = false;
@@ -245,6 +246,7 @@ point_result (const struct trial *pt, const struct fm_err *e, int rc,
     snprintf (out[k], sizeof cp->check, "%s",
               p && p->outcome ? p->outcome : "");
   }
+  snprintf (cp->mount, sizeof cp->mount, "%s", pt->mount ? pt->mount : "");
   cp->audited = pt->audited;
   memcpy (cp->durability, pt->audit.durability, sizeof cp->durability);
   cp->nviolations = pt->nviolations;
@@ -333,11 +335,13 @@ reap (struct trial *t, struct worker *ws, size_t nw, struct fm_err *err)
     unlink (path);
     fprintf (stderr,
              "%s: crash point %zu: flush %" PRIu64 ", %" PRIu64
-             " promises%s: check %s, recheck %s, %" PRIu64
+             " promises%s: check %s, recheck %s%s%s, %" PRIu64
              " violations, %" PRIu64 " in flight lost%s%s\n",
              fd_progname, ws[k].point + 1, cp->flush, cp->promises,
              cp->cache_writes ? " + cached writes" : "",
              cp->check[0] ? cp->check : "-", cp->recheck[0] ? cp->recheck : "-",
+             strcmp (cp->mount, FD_MOUNT_UNMOUNTABLE) ? "" : ", ",
+             strcmp (cp->mount, FD_MOUNT_UNMOUNTABLE) ? "" : cp->mount,
              cp->durability[FD_DURABLE_BROKEN],
              cp->durability[FD_INFLIGHT_LOST], cp->error[0] ? "; " : "",
              cp->error);

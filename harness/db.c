@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "db.h"
+#include "evidence.h"
+#include "hostenv.h"
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS trials ("
@@ -74,9 +76,39 @@ static const char schema_v3[] =
 static const char schema_v4[] =
     "ALTER TABLE trials ADD COLUMN tree TEXT NOT NULL DEFAULT 'mixed';";
 
+/* Version 5: a file system the repair left unmountable is a finding
+ * (mount, mount_reason), no longer an error; each trial's evidence, and
+ * the machine and tool versions it ran with.  Trials recorded before it
+ * get their mount outcome from their records: an error "mount after
+ * repair: ..." becomes UNMOUNTABLE with the kernel's reason; a trial
+ * that was audited mounted.  They have no evidence.
+ */
+static const char schema_v5[] =
+    "ALTER TABLE trials ADD COLUMN mount TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE trials ADD COLUMN mount_reason TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE trials ADD COLUMN env_id INTEGER;"
+    "ALTER TABLE trials ADD COLUMN escalate INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE IF NOT EXISTS evidence ("
+    "  trial_id INTEGER NOT NULL REFERENCES trials(id), name TEXT NOT NULL,"
+    "  bytes INTEGER NOT NULL, kept INTEGER NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY (trial_id, name));"
+    "CREATE TABLE IF NOT EXISTS environments ("
+    "  id INTEGER PRIMARY KEY, host TEXT NOT NULL, kernel TEXT NOT NULL,"
+    "  futuredisk TEXT NOT NULL, nbdkit TEXT NOT NULL,"
+    "  e2fsprogs TEXT NOT NULL, xfsprogs TEXT NOT NULL,"
+    "  btrfs_progs TEXT NOT NULL, UNIQUE (host, kernel, futuredisk, nbdkit,"
+    "  e2fsprogs, xfsprogs, btrfs_progs));"
+    "UPDATE trials SET mount = 'UNMOUNTABLE', mount_reason = CASE"
+    "  WHEN instr(error, '; kernel: ') > 0"
+    "  THEN substr(error, instr(error, '; kernel: ') + 10)"
+    "  ELSE substr(error, 21) END, error = ''"
+    "  WHERE error LIKE 'mount after repair: %';"
+    "UPDATE trials SET mount = 'MOUNTED' WHERE write_probe IS NOT NULL;";
+
 /* Since version 3 a repair cut and a sweep of crash points are part of
- * the scenario, since version 4 a tree other than the mixed one (so the
- * scenarios of older trials stay as they were).
+ * the scenario, since version 4 a tree other than the mixed one, since
+ * version 5 an escalation (so the scenarios of older trials stay as
+ * they were).
  */
 #define SCENARIO_SQL                                                           \
   SCENARIO_SQL_V2                                                              \
@@ -84,7 +116,8 @@ static const char schema_v4[] =
   "repair_cut ELSE '' END || CASE WHEN crash_points != 0 THEN "                \
   "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "                 \
   "ELSE crash_points END ELSE '' END || CASE WHEN tree != 'mixed' THEN "       \
-  "' tree=' || tree ELSE '' END"
+  "' tree=' || tree ELSE '' END || CASE WHEN escalate THEN ' escalate' "       \
+  "ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -145,6 +178,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema_v3, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 4 &&
          sqlite3_exec (db, schema_v4, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 5 &&
+         sqlite3_exec (db, schema_v5, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -189,18 +224,50 @@ exec (sqlite3 *db, const char *sql, const char *fmt, ...)
   return r == SQLITE_DONE ? 0 : -1;
 }
 
-int
-fd_db_add (const char *path, const struct trial *t, const char *record,
-           struct fm_err *err)
+/* The id of this machine's row of environments (added if new). */
+static int
+env_id (sqlite3 *db, long long *id)
 {
-  sqlite3 *db = fd_db_open (path, true, err);
-  long long id;
-  size_t i, j;
+  const struct fd_hostenv *e = fd_hostenv ();
+  sqlite3_stmt *st;
+  int r = -1;
 
-  if (db == NULL)
+  if (exec (db,
+            "INSERT OR IGNORE INTO environments (host, kernel, futuredisk,"
+            " nbdkit, e2fsprogs, xfsprogs, btrfs_progs) VALUES"
+            " (?,?,?,?,?,?,?)",
+            "ttttttt", e->host, e->kernel, e->futuredisk, e->nbdkit,
+            e->e2fsprogs, e->xfsprogs, e->btrfs_progs) == -1 ||
+      sqlite3_prepare_v2 (db,
+                          "SELECT id FROM environments WHERE host = ? AND"
+                          " kernel = ? AND futuredisk = ? AND nbdkit = ? AND"
+                          " e2fsprogs = ? AND xfsprogs = ? AND btrfs_progs = ?",
+                          -1, &st, NULL) != SQLITE_OK)
     return -1;
-  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    goto fail;
+  sqlite3_bind_text (st, 1, e->host, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, e->kernel, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 3, e->futuredisk, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, e->nbdkit, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 5, e->e2fsprogs, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 6, e->xfsprogs, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 7, e->btrfs_progs, -1, SQLITE_STATIC);
+  if (sqlite3_step (st) == SQLITE_ROW) {
+    *id = sqlite3_column_int64 (st, 0);
+    r = 0;
+  }
+  sqlite3_finalize (st);
+  return r;
+}
+
+/* The trial's row (its inputs, outcome columns, machine, scenario):
+ * its id into *id.  -1 with SQLite's message.
+ */
+static int
+add_trial (sqlite3 *db, const struct trial *t, const char *record,
+           long long *id)
+{
+  long long env;
+
   if (exec (db,
             "INSERT INTO trials (fs, profile, size, seed, fill_pct, faults,"
             " target, targets_hit, files, bytes, error, version, record,"
@@ -218,14 +285,29 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
             t->think ? t->think : "real", (long long)t->repair_cut,
             /* all: -1 in SQLite's signed integers */
             (long long)t->crash_points, fd_tree_name (t->populate.tree)) == -1)
-    goto fail;
-  id = sqlite3_last_insert_rowid (db);
-  if (exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
-            "i", id) == -1)
-    goto fail;
+    return -1;
+  *id = sqlite3_last_insert_rowid (db);
+  if (env_id (db, &env) == -1 ||
+      exec (db,
+            "UPDATE trials SET mount = ?, mount_reason = ?, env_id = ?,"
+            " escalate = ? WHERE id = ?",
+            "ttiii", t->mount ? t->mount : "", t->mount_reason, env,
+            (long long)t->escalate, *id) == -1 ||
+      exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
+            "i", *id) == -1)
+    return -1;
   if (t->audited && exec (db, "UPDATE trials SET write_probe = ? WHERE id = ?",
-                          "ii", (long long)t->probe_ok, id) == -1)
-    goto fail;
+                          "ii", (long long)t->probe_ok, *id) == -1)
+    return -1;
+  return 0;
+}
+
+/* The trial's phases and their passes. */
+static int
+add_phases (sqlite3 *db, const struct trial *t, long long id)
+{
+  size_t i, j;
+
   for (i = 0; i < t->nph; i++) {
     const struct phase *p = &t->ph[i];
     /* exit, signal and outcome only for checkers (else NULL). */
@@ -238,29 +320,62 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
               (long long)p->writes, (long long)p->bytes_read,
               (long long)p->bytes_written, (long long)p->read_errors,
               (long long)p->status, (long long)p->signal, p->outcome) == -1)
-      goto fail;
+      return -1;
     for (j = 0; j < p->npasses; j++)
       if (exec (db, "INSERT INTO passes VALUES (?,?,?,?)", "ittd", id, p->name,
                 p->passes[j].name, p->passes[j].seconds) == -1)
-        goto fail;
+        return -1;
   }
+  return 0;
+}
+
+/* What the audit found: its classes, durability and damaged files. */
+static int
+add_audit (sqlite3 *db, const struct trial *t, long long id)
+{
+  size_t i;
+
   for (i = 0; t->audited && i < FD_AUDIT_NCLASSES; i++)
     if (exec (db, "INSERT INTO audit VALUES (?,?,?)", "iti", id,
               fd_audit_class_name (i), (long long)t->audit.count[i]) == -1)
-      goto fail;
+      return -1;
   for (i = 0; t->audited && i < FD_DURABILITY_NCLASSES; i++)
     if (exec (db, "INSERT INTO durability VALUES (?,?,?)", "iti", id,
               fd_durability_class_name (i),
               (long long)t->audit.durability[i]) == -1)
-      goto fail;
+      return -1;
   for (i = 0; i < t->ndamaged; i++)
     if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id,
               t->damaged[i].cls, t->damaged[i].path, t->damaged[i].cause) == -1)
-      goto fail;
-  if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+      return -1;
+  return 0;
+}
+
+int
+fd_db_add (const char *path, const struct trial *t, const char *record,
+           const struct fd_evidence *ev, struct fm_err *err)
+{
+  sqlite3 *db = fd_db_open (path, true, err);
+  long long id;
+  int r = 0;
+
+  if (db == NULL)
+    return -1;
+  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+      add_trial (db, t, record, &id) == -1 || add_phases (db, t, id) == -1 ||
+      add_audit (db, t, id) == -1 ||
+      sqlite3_exec (db, "SAVEPOINT evidence", NULL, NULL, NULL) != SQLITE_OK)
+    goto fail;
+  /* Evidence that cannot be stored costs the trial nothing else. */
+  if (ev && fd_evidence_store (db, id, ev, err) == -1) {
+    r = 1;
+    sqlite3_exec (db, "ROLLBACK TO evidence", NULL, NULL, NULL);
+  }
+  if (sqlite3_exec (db, "RELEASE evidence", NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     goto fail;
   sqlite3_close (db);
-  return 0;
+  return r;
 
 fail:
   fail (db, path, "insert", err);

@@ -13,7 +13,7 @@
 #include "faultmodels/error.h"
 #include "trial.h"
 
-#define FD_DB_SCHEMA_VERSION 4
+#define FD_DB_SCHEMA_VERSION 5
 
 struct sqlite3;
 
@@ -24,10 +24,15 @@ struct sqlite3;
 extern struct sqlite3 *fd_db_open (const char *path, bool create,
                                    struct fm_err *err);
 
-/* Add one trial (and its JSON record) to the database at path, creating
- * it if needed.  -1 with err naming the file and SQLite's message.
+struct fd_evidence;
+
+/* Add one trial (its JSON record, its evidence if ev is not NULL, and
+ * this machine's environment) to the database at path, creating it if
+ * needed.  0; 1 with err when the trial is recorded but its evidence
+ * could not be; -1 with err naming the file and SQLite's message.
  */
 extern int fd_db_add (const char *path, const struct trial *t,
-                      const char *record, struct fm_err *err);
+                      const char *record, const struct fd_evidence *ev,
+                      struct fm_err *err);
 
 #endif

@@ -28,6 +28,7 @@ static const struct command {
     {"predict", cmd_predict, "predict fsck time per disk generation"},
     {"report", cmd_report, "render a campaign night as one HTML page"},
     {"run", cmd_run, "run one fault trial on a real file system"},
+    {"show", cmd_show, "print a recorded trial and the evidence kept with it"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -275,23 +275,72 @@ checker_argv (const struct trial *t, const char *const *tmpl, struct fd_disk *d,
   fd_fs_argv (with, fd_disk_device (d), argv);
 }
 
-/* Run a checker (check, repair or recheck) as one phase. */
+/* One command of a checker phase, its stdout and then its stderr
+ * appended to fp after the command line (the evidence says what ran).
+ */
+static int
+checker_cmd (struct trial *t, struct fd_disk *d, const char *const *tmpl,
+             struct watch *w, FILE *fp, struct fd_proc *pr, struct fm_err *err)
+{
+  char *argv[FD_ARGV_MAX + 2];
+  struct fd_watch watch;
+  size_t i;
+
+  checker_argv (t, tmpl, d, argv);
+  fputs ("$", fp);
+  for (i = 0; argv[i]; i++)
+    fprintf (fp, " %s", argv[i]);
+  fputs ("\n", fp);
+  fflush (fp);
+  w->out_at = w->err_at = 0;
+  watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
+                            check_tick,
+                            w,
+                            fp,
+                            fd_checker_line_kept,
+                            t->fs->loop_lines};
+  if (fd_run_watched (argv, t->timeout, &watch, pr, err) == -1)
+    return -1;
+  fputs (pr->err, fp);
+  return 0;
+}
+
+/* The templates a checker phase runs, in order, and how many. */
+static size_t
+checker_templates (const struct trial *t, const char *name, bool repair,
+                   const char *const *tmpls[FD_ESCALATE_MAX])
+{
+  size_t n = 0;
+
+  if (strcmp (name, "escalate") == 0) {
+    while (n < FD_ESCALATE_MAX && t->fs->escalate[n][0]) {
+      tmpls[n] = t->fs->escalate[n];
+      n++;
+    }
+    return n;
+  }
+  tmpls[0] = strcmp (name, "repair-zap-log") == 0 ? t->fs->repair_zap_log
+             : repair                             ? t->fs->repair
+                                                  : t->fs->check;
+  return 1;
+}
+
+/* Run a checker (check, repair, recheck, or the commands of escalate
+ * in turn, until one times out or loops) as one phase.
+ */
 static int
 checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
          struct fm_err *err)
 {
-  const char *const *tmpl = strcmp (name, "repair-zap-log") == 0
-                                ? t->fs->repair_zap_log
-                            : repair ? t->fs->repair
-                                     : t->fs->check;
-  char *argv[FD_ARGV_MAX + 2], log[PATH_MAX + 32];
+  const char *const *tmpls[FD_ESCALATE_MAX];
+  size_t n = checker_templates (t, name, repair, tmpls), k;
+  char log[PATH_MAX + 32];
   struct clocks c;
-  struct fd_proc pr;
-  struct fd_watch watch;
+  struct fd_proc pr = {0};
   struct watch w;
   FILE *fp;
   struct phase *p;
-  enum fd_outcome o;
+  enum fd_outcome o = FD_CLEAN;
 
   /* Cold caches, as after a reboot: the checker's reads reach the disk. */
   if ((fp = fopen ("/proc/sys/vm/drop_caches", "w")) != NULL) {
@@ -300,23 +349,21 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   }
   if ((p = begin (t, d, name, &c, err)) == NULL)
     return -1;
-  checker_argv (t, tmpl, d, argv);
   snprintf (log, sizeof log, "%s/%s.out", t->dir, name);
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
-  watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
-                            check_tick,
-                            &w,
-                            fp,
-                            fd_checker_line_kept,
-                            t->fs->loop_lines};
-  if (fd_run_watched (argv, t->timeout, &watch, &pr, err) == -1) {
-    fclose (fp);
-    return -1;
+  for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING; k++) {
+    if (k)
+      fd_proc_free (&pr);
+    if (checker_cmd (t, d, tmpls[k], &w, fp, &pr, err) == -1) {
+      fclose (fp);
+      return -1;
+    }
+    o = pr.timed_out   ? FD_TIMEOUT
+        : pr.repeating ? FD_LOOPING
+                       : t->fs->outcome (pr.status, pr.signal, repair);
   }
-  /* stdout is in the log as it came; stderr (short) after it. */
-  fputs (pr.err, fp);
   if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
@@ -330,9 +377,6 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
         p->virtual_s - (double)(w.pass_vns - c.vns) / 1e9;
   p->status = pr.status;
   p->signal = pr.signal;
-  o = pr.timed_out   ? FD_TIMEOUT
-      : pr.repeating ? FD_LOOPING
-                     : t->fs->outcome (pr.status, pr.signal, repair);
   if (pr.repeating && t->progress) {
     fprintf (t->progress,
              "%s: %s: stopped after %.0f s wall: it printed \"%s\" %u "
@@ -1112,7 +1156,8 @@ check_and_repair (struct trial *t, struct fd_disk *d, struct fm_err *err)
 static int trial_steps (struct trial *t, struct fm_err *err);
 
 /* The checker's share of the trial: its check and every step that
- * repaired (a read-only recheck only confirms).
+ * repaired, the escalation included (a read-only recheck only
+ * confirms).
  */
 static double
 fsck_seconds (const struct trial *t)
@@ -1123,7 +1168,8 @@ fsck_seconds (const struct trial *t)
   for (i = 0; i < t->nph; i++)
     if (strcmp (t->ph[i].name, "check") == 0 ||
         strncmp (t->ph[i].name, "repair", 6) == 0 ||
-        strcmp (t->ph[i].name, "replay-mount") == 0)
+        strcmp (t->ph[i].name, "replay-mount") == 0 ||
+        strcmp (t->ph[i].name, "escalate") == 0)
       s += t->ph[i].virtual_s;
   return s;
 }
@@ -1302,6 +1348,37 @@ attach_opts (struct trial *t)
                                  .via = t->via};
 }
 
+/* 4a. Mount after the repair.  A file system the repair left
+ * unmountable is a finding (t->mount, with the kernel's reason), not an
+ * error; a server that died under the disk is the rig's failure.  With
+ * --escalate the adapter's next move runs as the phase "escalate" and
+ * the mount is tried once more.
+ */
+static int
+mount_repaired (struct trial *t, struct fd_disk *d, struct fm_err *err)
+{
+  struct fm_err e;
+
+  if (fd_disk_mount (d, &e) == 0) {
+    t->mount = FD_MOUNT_MOUNTED;
+    return 0;
+  }
+  if (fd_disk_check (d, err) == -1)
+    return -1;
+  t->mount = FD_MOUNT_UNMOUNTABLE;
+  snprintf (t->mount_reason, sizeof t->mount_reason, "%s",
+            fd_disk_mount_reason (d));
+  if (!t->escalate || t->fs->escalate[0][0] == NULL)
+    return 0;
+  if (checker (t, d, "escalate", true, err) == -1)
+    return -1;
+  if (fd_disk_mount (d, &e) == 0)
+    t->mount = FD_MOUNT_RECOVERED;
+  else if (fd_disk_check (d, err) == -1)
+    return -1;
+  return 0;
+}
+
 /* 2-4 on the disk in t->store: it comes back broken, is checked and
  * repaired, mounted and audited.
  */
@@ -1327,13 +1404,9 @@ broken_steps (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
     goto fail;
 
   /* 4. Mount, audit every file, prove the file system takes writes. */
-  if (fd_disk_mount (d, err) == -1) {
-    /* A file system the checker left unmountable is a finding; a server
-     * that died under the disk is not, it is the rig's failure.
-     */
-    if (fd_disk_check (d, err) == -1)
-      goto fail;
-    snprintf (t->error, sizeof t->error, "mount after repair: %s", err->msg);
+  if (mount_repaired (t, d, err) == -1)
+    goto fail;
+  if (strcmp (t->mount, FD_MOUNT_UNMOUNTABLE) == 0) {
     if (t->cut)
       t->cut_outcome = FD_CUT_UNRECOVERABLE;
     fd_disk_detach (d, &e);
@@ -1404,6 +1477,8 @@ fd_trial_clean (const struct trial *t, bool remove_dir)
                                       "repair-again.out",
                                       "recheck-again.out",
                                       "repair-zap-log.out",
+                                      "escalate.out",
+                                      "kernel.log",
                                       NULL};
   char path[PATH_MAX + 32];
   size_t i;
@@ -1578,9 +1653,9 @@ record_points (const struct trial *t, FILE *fp)
              "%s{\"flush\": %" PRIu64 ", \"promises\": %" PRIu64
              ", \"cache_writes\": %" PRIu64
              ", \"check\": \"%s\", \"repair\": \"%s\", "
-             "\"recheck\": \"%s\", \"audited\": %s",
+             "\"recheck\": \"%s\", \"mount\": \"%s\", \"audited\": %s",
              i ? ", " : "", cp->flush, cp->promises, cp->cache_writes,
-             cp->check, cp->repair, cp->recheck,
+             cp->check, cp->repair, cp->recheck, cp->mount,
              cp->audited ? "true" : "false");
     for (k = 0; k < FD_DURABILITY_NCLASSES; k++)
       fprintf (fp, ", \"%s\": %" PRIu64, fd_durability_class_name (k),
@@ -1673,6 +1748,13 @@ fd_trial_record (const struct trial *t, FILE *fp)
     fprintf (fp, "}");
   } else
     fprintf (fp, "null");
+  fprintf (fp, ", \"mount\": ");
+  if (t->mount) {
+    fprintf (fp, "{\"outcome\": \"%s\", \"reason\": ", t->mount);
+    fd_json_string (fp, t->mount_reason);
+    fprintf (fp, "}");
+  } else
+    fprintf (fp, "null");
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
            t->audited ? (t->probe_ok ? "true" : "false") : "null");
@@ -1743,6 +1825,9 @@ fd_trial_summary (const struct trial *t)
             t->m.bytes >> 20, t->restore_s,
             t->restore_rate > 0 ? "at --restore-rate" : "at the disk's rate",
             fd_trial_quicker (t));
+  if (t->mount && strcmp (t->mount, FD_MOUNT_MOUNTED) != 0)
+    printf ("  mount after the repair: %s%s%s\n", t->mount,
+            t->mount_reason[0] ? ": " : "", t->mount_reason);
   if (t->error[0])
     printf ("  error: %s\n", t->error);
 }

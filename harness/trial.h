@@ -71,6 +71,7 @@ struct fd_crash_point {
   uint64_t cache_writes; /* writes after it applied too (a seeded subset,
                             in a seeded order); 0: the flush's state */
   char check[16], repair[16], recheck[16]; /* outcomes ("" if not run) */
+  char mount[16];                          /* FD_MOUNT_*, "" if not tried */
   bool audited;
   uint64_t durability[FD_DURABILITY_NCLASSES];
   struct fd_violation violations[3]; /* the first few */
@@ -100,7 +101,12 @@ struct trial {
    */
   FILE *progress;
   double progress_every;
-  bool check_only;     /* stop after the read-only check (predict) */
+  bool check_only; /* stop after the read-only check (predict) */
+  /* --escalate: when the repair leaves the file system unmountable, run
+   * the adapter's documented next move (fd_fs.escalate) as the phase
+   * "escalate" and mount again.
+   */
+  bool escalate;
   bool crash;          /* power cut with writes in flight instead of unmount */
   double restore_rate; /* --restore-rate, bytes/s; 0: the disk's own */
   /* --repair-cut K: the power goes after the repair's Kth write (0: no
@@ -135,6 +141,15 @@ struct trial {
    * beside the checker's time (fd_trial_quicker); < 0: not known.
    */
   double restore_s;
+  /* The mount after the repair: FD_MOUNT_*, or NULL when none was
+   * tried (a check-only trial, a sweep, a failure of the rig before it);
+   * the kernel's reason for the last mount that failed, or "".
+   */
+  const char *mount;
+  char mount_reason[512];
+  /* The rig's own failure (a server died, a tool is missing): never a
+   * finding about the file system.  "" if none.
+   */
   char error[600];
   char stats[16384];          /* the plugin's final stats object */
   struct fd_damaged *damaged; /* the files not intact, in manifest order */
@@ -209,6 +224,13 @@ extern const char *fd_trial_quicker (const struct trial *t);
  * (another copy served it, nothing lost); "remap" (a rewrite moved the
  * sector to a spare).
  */
+/* A trial's mount after the repair (the record's mount.outcome): a
+ * file system the repair left unmountable is a finding, not an error.
+ */
+#define FD_MOUNT_MOUNTED     "MOUNTED"     /* mounted after the repair */
+#define FD_MOUNT_UNMOUNTABLE "UNMOUNTABLE" /* and after --escalate too */
+#define FD_MOUNT_RECOVERED   "RECOVERED"   /* only after --escalate */
+
 /* A repair cut's outcomes (the record's repair_cut.outcome). */
 #define FD_CUT_NOT_REACHED "not-reached" /* fewer than K writes: no cut */
 #define FD_CUT_RECOVERED   "recovered"   /* one more repair: clean */

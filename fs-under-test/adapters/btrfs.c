@@ -276,6 +276,11 @@ const struct fd_fs fd_fs_btrfs = {
      * prints each fix with its own numbers.
      */
     .loop_lines = 100,
+    /* btrfs-rescue(8): restore the superblock from its mirror copies,
+     * then clear a log tree that fails to replay.
+     */
+    .escalate = {{"btrfs", "rescue", "super-recover", "-y", "{dev}"},
+                 {"btrfs", "rescue", "zero-log", "{dev}"}},
     .outcome = btrfs_outcome,
     .passes = btrfs_passes,
     .locate = btrfs_locate,

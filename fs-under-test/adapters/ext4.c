@@ -145,11 +145,21 @@ ext4_locate (const char *dev, const char *type, const char *path,
   return 0;
 }
 
+/* When the primary superblock or the group descriptors behind it are
+ * gone, e2fsck(8) says to repair from a backup: the first is block
+ * 32768 with 4 KiB blocks (ext3's are set, ext4's are mke2fs.conf's
+ * default from 512 MiB up); e2fsck tries each block size for it, and
+ * writes the primary back when it is done.
+ */
+#define E2FSCK_BACKUP_SUPERBLOCK                                               \
+  .escalate = {{"e2fsck", "-fy", "-b", "32768", "{dev}"}}
+
 /* What ext4 and ext3 share: e2fsprogs checks, repairs and locates. */
 #define E2FSPROGS_TOOLS                                                        \
   .check = {"e2fsck", "-fn", "-tt", "{dev}"},                                  \
   .repair = {"e2fsck", "-fy", "-tt", "{dev}"}, .progress_opt = "-C3",          \
   .outcome = fd_outcome_e2fsck, .passes = ext4_passes, .locate = ext4_locate,  \
+  E2FSCK_BACKUP_SUPERBLOCK,                                                    \
   .target_types = "data inode dir journal superblock gdt block-bitmap "        \
                   "inode-bitmap"
 

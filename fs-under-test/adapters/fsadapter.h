@@ -43,7 +43,8 @@ extern const char *fd_outcome_name (enum fd_outcome o);
  */
 extern enum fd_outcome fd_outcome_e2fsck (int status, int signal, bool repair);
 
-#define FD_ARGV_MAX 16
+#define FD_ARGV_MAX     16
+#define FD_ESCALATE_MAX 3
 
 /* For fd_fs.file_ranges: one byte range of a file's data on the device;
  * non-zero stops the walk.
@@ -78,6 +79,13 @@ struct fd_fs {
    */
   int dirty_log_exit;
   const char *repair_zap_log[FD_ARGV_MAX];
+  /* What an administrator runs next when the repair left the file
+   * system unmountable, in order (the tools' own documented last
+   * resort: a backup superblock, a zeroed log); an empty template ends
+   * the list, and a file system with none has no next move.  Their exit
+   * codes are read as the repair's (outcome).
+   */
+  const char *escalate[FD_ESCALATE_MAX][FD_ARGV_MAX];
   /* Or 0: a checker that prints one line this many times in a row is in
    * a loop of its own, known to never end; it is stopped, its outcome
    * LOOPING, instead of running into the timeout.

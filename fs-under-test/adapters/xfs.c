@@ -259,6 +259,10 @@ const struct fd_fs fd_fs_xfs = {
     .repair = {"xfs_repair", "-e", "-v", "{dev}"},
     .dirty_log_exit = 2,
     .repair_zap_log = {"xfs_repair", "-L", "-e", "-v", "{dev}"},
+    /* A log the repair could neither replay nor pass over: zero it,
+     * losing the metadata changes it held (xfs_repair(8) -L).
+     */
+    .escalate = {{"xfs_repair", "-L", "-e", "-v", "{dev}"}},
     .outcome = xfs_outcome,
     .passes = xfs_passes,
     .locate = xfs_locate,

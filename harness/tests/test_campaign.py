@@ -418,7 +418,8 @@ def test_demo_runs_its_campaign_and_writes_the_report(futuredisk, tmp_path):
     assert len(lines) == 5
     assert lines[1].startswith("  fsck time, smallest to largest")
     assert lines[2] == ("  one bad block: 1 trials, 0 noticed by the "
-                        "check, 1 with files lost, 0 left unrepaired")
+                        "check, 1 with files lost, 0 left unrepaired, 0 "
+                        "unmountable after it")
     assert lines[3] == "  fault rates: 0 trials, 0 lost data (0 files)"
     assert lines[4] == ("  crashes: 0 trials, 0 broke a durability promise "
                         "(0 files), 0 files in flight lost (allowed)")

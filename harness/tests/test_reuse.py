@@ -80,6 +80,9 @@ def comparable(rec):
     # the kernel's "EXT4-fs (loop3)").
     r["error"] = re.sub(r"futuredisk-campaign\.\w+", "WORK", rec["error"])
     r["error"] = re.sub(r"\bloop\d+", "loopN", r["error"])
+    if r["mount"]:
+        r["mount"] = {**rec["mount"], "reason": re.sub(
+            r"\bloop\d+", "loopN", rec["mount"]["reason"])}
     return r
 
 

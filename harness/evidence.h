@@ -1,0 +1,65 @@
+/* futuredisk — harness: a trial's evidence, kept with its record.
+ *
+ * What a reader needs to see why a trial came out as it did, after its
+ * directory is gone: each checker phase's output (NAME.out, the command
+ * line first), the fault logs, the kernel's messages about the trial's
+ * device and the servers' logs.  Each item keeps at most
+ * FD_EVIDENCE_CAP bytes (its first FD_EVIDENCE_HEAD and its last
+ * FD_EVIDENCE_CAP - FD_EVIDENCE_HEAD, a line between them saying how
+ * many were left out: a checker's verdict is at its end) and is stored
+ * zlib-compressed in the database's evidence table (harness/SCHEMA.md).
+ */
+#ifndef FUTUREDISK_EVIDENCE_H
+#define FUTUREDISK_EVIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "faultmodels/error.h"
+#include "trial.h"
+
+#define FD_EVIDENCE_CAP  (256u << 10)
+#define FD_EVIDENCE_HEAD (64u << 10)
+#define FD_EVIDENCE_MAX  24 /* items of one trial */
+
+struct sqlite3;
+
+struct fd_evidence_item {
+  char name[40];  /* "check.out", "faults.jsonl", "kernel.log", ... */
+  char *text;     /* what is kept (malloc'd, NUL-ended) */
+  size_t len;     /* its bytes */
+  uint64_t bytes; /* the whole item's */
+};
+
+struct fd_evidence {
+  struct fd_evidence_item item[FD_EVIDENCE_MAX];
+  size_t n;
+};
+
+/* Read the evidence a run of t left in t->dir into ev (what is not
+ * there is left out); an item over the cap is cut, with a line saying
+ * so on note (NULL: none).  -1 with err when a file cannot be read.
+ */
+extern int fd_evidence_collect (const struct trial *t, struct fd_evidence *ev,
+                                FILE *note, struct fm_err *err);
+
+extern void fd_evidence_free (struct fd_evidence *ev);
+
+/* Store ev as trial_id's rows of the evidence table (inside the
+ * caller's transaction).  -1 with err.
+ */
+extern int fd_evidence_store (struct sqlite3 *db, long long trial_id,
+                              const struct fd_evidence *ev, struct fm_err *err);
+
+/* One item of trial_id as stored (malloc'd, NUL-ended) into *text and
+ * its length, and the whole item's bytes into *bytes (NULL: not
+ * wanted).  1 when there is no such item, -1 with err when it cannot
+ * be read back (a damaged row).
+ */
+extern int fd_evidence_read (struct sqlite3 *db, long long trial_id,
+                             const char *name, char **text, size_t *len,
+                             uint64_t *bytes, struct fm_err *err);
+
+#endif
