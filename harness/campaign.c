@@ -159,9 +159,9 @@ static int
 parse_section (struct parser *p, char *s, struct fm_err *err)
 {
   struct fd_campaign *c = p->c;
-  char *end = strchr (s, ']');
+  char *end = strchr (s, ']'), *rest = end ? fm_trim (end + 1) : NULL;
 
-  if (end == NULL || fm_trim (end + 1)[0]) {
+  if (end == NULL || (*rest && *rest != '#')) {
     return fm_fail (err, "%s:%d: bad section '%.64s'", c->path, p->line, s);
   }
   *end = '\0';
@@ -219,6 +219,7 @@ static int
 parse_key_value (struct parser *p, char *s, struct fm_err *err)
 {
   char *eq = strchr (s, '='), *key, *value;
+  const char *why;
 
   if (eq == NULL || p->cur == NULL) {
     return fm_fail (err, "%s:%d: %s", p->c->path, p->line,
@@ -227,7 +228,9 @@ parse_key_value (struct parser *p, char *s, struct fm_err *err)
   }
   *eq = '\0';
   key = fm_trim (s);
-  value = fm_trim (eq + 1);
+  /* Comments and quotes as in profile files: one rule, one function. */
+  if ((value = fm_value (fm_trim (eq + 1), &why)) == NULL)
+    return fm_fail (err, "%s:%d: '%.64s': %s", p->c->path, p->line, key, why);
   snprintf (p->last_key, sizeof p->last_key, "%s", key);
   if (p->in_campaign && strcmp (key, "name") == 0)
     return set_name (p, value, err);
@@ -240,6 +243,7 @@ static int
 parse_line (struct parser *p, char *buf, struct fm_err *err)
 {
   char *s = fm_trim (buf);
+  const char *why;
 
   if (*s == '\0' || *s == '#' || *s == ';')
     return 0;
@@ -247,6 +251,9 @@ parse_line (struct parser *p, char *buf, struct fm_err *err)
     /* An indented line continues the value above. */
     if (strcmp (p->last_key, "description") == 0)
       return 0;
+    if ((s = fm_value (s, &why)) == NULL)
+      return fm_fail (err, "%s:%d: '%s': %s", p->c->path, p->line, p->last_key,
+                      why);
     return set_key (p, p->last_key, s, true, err);
   }
   p->last_key[0] = '\0';

@@ -620,7 +620,8 @@ static int
 split_line (struct parse *ps, char *line, char **key, char **val,
             struct fm_err *err)
 {
-  char *eq, *hash, *k = fm_trim (line), *v;
+  char *eq, *k = fm_trim (line), *v;
+  const char *why;
 
   *key = NULL;
   if (*k == '\0' || *k == '#')
@@ -631,21 +632,9 @@ split_line (struct parse *ps, char *line, char **key, char **val,
                     ps->filename, ps->lineno, k);
   *eq = '\0';
   k = fm_trim (k);
-  v = fm_trim (eq + 1);
-  if (*v == '"') {
-    char *close = strchr (v + 1, '"');
-    if (close == NULL)
-      return fm_fail (err, "%s:%d: %s: unterminated quote", ps->filename,
-                      ps->lineno, k);
-    if (*fm_trim (close + 1) != '\0' && *fm_trim (close + 1) != '#')
-      return fm_fail (err, "%s:%d: %s: text after the closing quote",
-                      ps->filename, ps->lineno, k);
-    *close = '\0';
-    v++;
-  } else if ((hash = strchr (v, '#')) != NULL) {
-    *hash = '\0';
-    v = fm_trim (v);
-  }
+  v = fm_value (fm_trim (eq + 1), &why);
+  if (v == NULL)
+    return fm_fail (err, "%s:%d: %s: %s", ps->filename, ps->lineno, k, why);
   if (*k == '\0')
     return fm_fail (err, "%s:%d: missing key before '='", ps->filename,
                     ps->lineno);

@@ -126,6 +126,28 @@ fm_trim (char *s)
   return s;
 }
 
+char *
+fm_value (char *v, const char **why)
+{
+  char *close, *hash;
+
+  if (*v == '"') {
+    if ((close = strchr (v + 1, '"')) == NULL) {
+      *why = "unterminated quote";
+      return NULL;
+    }
+    if (*fm_trim (close + 1) != '\0' && *fm_trim (close + 1) != '#') {
+      *why = "text after the closing quote";
+      return NULL;
+    }
+    *close = '\0';
+    return v + 1;
+  }
+  if ((hash = strchr (v, '#')) != NULL)
+    *hash = '\0';
+  return fm_trim (v);
+}
+
 int
 fm_parse_uint (const char *what, const char *s, uint64_t min, uint64_t max,
                uint64_t *out, struct fm_err *err)

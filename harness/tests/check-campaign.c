@@ -9,6 +9,7 @@
 
 #include "campaign.h"
 #include "check-main.h"
+#include "faultmodels/units.h"
 
 const char *fd_progname = "futuredisk";
 
@@ -152,6 +153,64 @@ START_TEST (test_continuation)
 }
 END_TEST
 
+/* Comments as profile files have them (fm_value): '#' after a value,
+ * after a section's ']' and after a continued list; a quoted value keeps
+ * its '#'.
+ */
+START_TEST (test_comments)
+{
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"[campaign]\nname = x\n[matrix m]\nfs = \"ext4\n", ":4: 'fs': "
+                                                          "unterminated quote"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = \"ext4\" xfs\n",
+       ":4: 'fs': text after the closing quote"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\n  \"xfs\n",
+       ":5: 'fs': unterminated quote"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = # none\n",
+       ":4: 'fs' has no value"},
+      {"[campaign]\nname = x\n[matrix m] fs\n", ":3: bad section"},
+      /* ';' starts a comment line only, as '#' does in profile files. */
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nseeds = 1 ; 2\n",
+       ":5: [matrix m] seeds"},
+  };
+  struct fm_err err;
+  struct fd_campaign *c;
+  char v[] = "  \"a # b\"  # c", w[] = "a b # c # d";
+  const char *why;
+  size_t i;
+
+  c = load_text ("[campaign]   # the defaults\n"
+                 "name = x     # a comment\n"
+                 "description = \"#1\"  # quoted\n"
+                 "seeds = 1-2  # two\n"
+                 "[matrix m]# no space before it\n"
+                 "fs = ext4 xfs # two of them\n"
+                 "target = data:1   # continued\n"
+                 "    inode:1       # and again\n"
+                 "    # a comment line inside the list\n"
+                 "faults = harsh    # one spec\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_str_eq (fd_campaign_name (c), "x");
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 2 * 2 * 2);
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->target, "data:1");
+  ck_assert_str_eq (fd_campaign_trial (c, 2)->target, "inode:1");
+  ck_assert_str_eq (fd_campaign_trial (c, 0)->faults, "harsh");
+  fd_campaign_free (c);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_msg (load_text (bad[i].text, &err) == NULL, "case %zu loaded", i);
+    ck_assert_msg (strstr (err.msg, bad[i].msg) != NULL,
+                   "case %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
+  }
+  /* The one rule, as profile files read it. */
+  ck_assert_str_eq (fm_value (fm_trim (v), &why), "a # b");
+  ck_assert_str_eq (fm_value (w, &why), "a b");
+}
+END_TEST
+
 START_TEST (test_errors)
 {
   static const struct {
@@ -252,21 +311,50 @@ START_TEST (test_shards)
 }
 END_TEST
 
+/* The example in campaigns/README.md, as it stands there. */
+static struct fd_campaign *
+load_readme_example (struct fm_err *err)
+{
+  static char text[8192];
+  char path[512], *start, *end;
+  size_t len;
+  FILE *fp;
+
+  snprintf (path, sizeof path, "%s/README.md", CAMPAIGN_DIR);
+  fp = fopen (path, "r");
+  ck_assert_ptr_nonnull (fp);
+  len = fread (text, 1, sizeof text - 1, fp);
+  fclose (fp);
+  text[len] = '\0';
+  start = strstr (text, "```ini\n");
+  ck_assert_ptr_nonnull (start);
+  start += strlen ("```ini\n");
+  end = strstr (start, "```");
+  ck_assert_ptr_nonnull (end);
+  *end = '\0';
+  return load_text (start, err);
+}
+
 START_TEST (test_shipped)
 {
   static const char *const files[] = {"demo.ini", "nightly.ini"};
+  struct fd_campaign *c;
+  struct fm_err err;
   size_t k;
 
   for (k = 0; k < 2; k++) {
     char path[512];
-    struct fm_err err;
-    struct fd_campaign *c;
     snprintf (path, sizeof path, "%s/%s", CAMPAIGN_DIR, files[k]);
     c = fd_campaign_load (path, &err);
     ck_assert_msg (c != NULL, "%s", err.msg);
     ck_assert_uint_gt (fd_campaign_ntrials (c), 10);
     fd_campaign_free (c);
   }
+  /* The README says it loads and has 16 trials. */
+  c = load_readme_example (&err);
+  ck_assert_msg (c != NULL, "README.md's example: %s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 16);
+  fd_campaign_free (c);
 }
 END_TEST
 
@@ -350,6 +438,7 @@ main (void)
       {"expand", test_expand},
       {"sweeps", test_sweeps},
       {"continuation", test_continuation},
+      {"comments", test_comments},
       {"errors", test_errors},
       {"shards", test_shards},
       {"shipped", test_shipped},

@@ -32,6 +32,15 @@ extern int fm_parse_double (const char *what, const char *s, double min,
 /* s without its leading and trailing white space (ends it in place). */
 extern char *fm_trim (char *s);
 
+/* The value of a `key = value` line in a profile or campaign file (v is
+ * what follows the '=', trimmed), so both kinds of file read comments
+ * alike: a value in double quotes is what lies between them (it may hold
+ * a '#'), and only a comment may follow the closing quote; otherwise '#'
+ * starts a comment.  Ends it in place; NULL with *why ("unterminated
+ * quote", "text after the closing quote") when it is not a value.
+ */
+extern char *fm_value (char *v, const char **why);
+
 /* Parse an unsigned integer in [min, max] (decimal only). */
 extern int fm_parse_uint (const char *what, const char *s, uint64_t min,
                           uint64_t max, uint64_t *out, struct fm_err *err);
