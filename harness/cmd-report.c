@@ -555,14 +555,11 @@ cell (FILE *fp, sqlite3_stmt *st, int i, char type)
 /* A table's head: numbers' columns right-aligned over them. */
 static void
 table_head (FILE *fp, const char *cols, const char *const *heads,
-            const char *id)
+            const char *cls)
 {
   size_t k;
 
-  fputs ("<table class=\"fd-table\"", fp);
-  if (id)
-    fprintf (fp, " id=\"%s\"", id);
-  fputs ("><thead><tr>", fp);
+  fprintf (fp, "<table class=\"%s\"><thead><tr>", cls ? cls : "fd-table");
   for (k = 0; cols[k]; k++)
     fprintf (fp, "<th%s>%s</th>",
              strchr ("tTwcy", cols[k]) ? "" : " class=\"num\"", heads[k]);
@@ -574,17 +571,18 @@ table_head (FILE *fp, const char *cols, const char *const *heads,
  * text (broken anywhere), w short text (never broken), c code, y yes or
  * no, n a count, f a mean, ? a mean or "?" when NULL, s seconds, L a
  * trial's id linking to its details.  Without rows, the paragraph none.
- * Finalizes st.
+ * Finalizes st.  The table's class is cls (NULL: "fd-table", the class
+ * the script sorts and filters).
  */
 static void
-query_table (FILE *fp, sqlite3_stmt *st, const char *cols,
-             const char *const *heads, const char *none)
+query_table_as (FILE *fp, sqlite3_stmt *st, const char *cols,
+                const char *const *heads, const char *none, const char *cls)
 {
   size_t n = 0, k;
 
   while (st && sqlite3_step (st) == SQLITE_ROW) {
     if (n++ == 0)
-      table_head (fp, cols, heads, NULL);
+      table_head (fp, cols, heads, cls);
     fputs ("<tr>", fp);
     for (k = 0; cols[k]; k++)
       cell (fp, st, (int)k, cols[k]);
@@ -595,6 +593,13 @@ query_table (FILE *fp, sqlite3_stmt *st, const char *cols,
     fputs ("</tbody></table>\n", fp);
   else
     fprintf (fp, "<p class=\"none\">%s</p>\n", none);
+}
+
+static void
+query_table (FILE *fp, sqlite3_stmt *st, const char *cols,
+             const char *const *heads, const char *none)
+{
+  query_table_as (fp, st, cols, heads, none, NULL);
 }
 
 /* 3. The IRON fingerprint: per file system, block type x fault kind,
@@ -1494,7 +1499,8 @@ trial_phases (FILE *fp, sqlite3 *db, long long id)
                           -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_int64 (st, 1, id);
-  query_table (fp, st, "ttnsn", heads, "No phases recorded.");
+  /* A handful of rows in their own order: nothing to sort. */
+  query_table_as (fp, st, "ttnsn", heads, "No phases recorded.", "plain");
 }
 
 /* One trial's block: what it was, how each phase went, the mount, what

@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+import zlib
 
 import pytest
 
@@ -360,7 +361,7 @@ def test_compare_crash_nights_count_violations_not_allowed_loss(
     page = html.read_text()
     assert "broke a durability promise</b>" in page
     crash = page.split("Crash trials: promises kept and broken")[1]
-    assert "<th>violations</th>" in crash.split("<h2>")[0]
+    assert '<th class="num">violations</th>' in crash.split("<h2")[0]
 
 
 def png_is_not_blank(path):
@@ -371,29 +372,39 @@ def png_is_not_blank(path):
     return len(colours) > 20 and inked > img.width * img.height // 50
 
 
+BROWSER = ["chromium-headless-shell", "--no-sandbox", "--disable-gpu",
+           "--hide-scrollbars", "--window-size=1400,4000"]
+
+
 def test_report_renders_in_chromium(futuredisk, merged, tmp_path):
     html = tmp_path / "r.html"
     p = fd(futuredisk, "report", merged, "-o", str(html), check=0)
     assert p.stdout.strip() == str(html)
     page = html.read_text()
-    assert "<script" not in page and "http://" not in page.replace(
+    # Self-contained: the one script is inline, nothing is fetched.
+    assert page.count("<script") == 1 and "<script src" not in page
+    assert "http://" not in page.replace(
         'xmlns="http://www.w3.org/2000/svg"', "")
-    for section in ("fsck time by disk generation", "IRON fingerprint",
+    assert "https://" not in page
+    for section in ("Summary per file system", "Regressions against the "
+                    "nights before", "Findings",
+                    "fsck time by disk generation", "IRON fingerprint",
                     "Files lost per fault spec", "fsck or restore?",
-                    "Night over night"):
+                    "Night over night", "All trials", "Trial details"):
         assert section in page
+    # The summary comes first, before any chart.
+    assert page.index("Summary per file system") < page.index("<svg")
     # Every trial of the night checked: a row per scenario (no target,
     # data:1), each with its fsck and restore times.
-    restore = page.split("fsck or restore?")[1].split("<h2>")[0]
-    assert "<th>restore quicker</th>" in restore
+    restore = page.split('<h2 id="restore">')[1].split("<h2")[0]
+    assert "<th>restore quicker</th>" in restore.replace(
+        ' class="num"', "")
     assert restore.count("<tr><td>ext4, ") == 2, restore
-    browser = ["chromium-headless-shell", "--no-sandbox", "--disable-gpu",
-               "--hide-scrollbars", "--window-size=1000,2400"]
     shot = tmp_path / "r.png"
-    subprocess.run([*browser, f"--screenshot={shot}", f"file://{html}"],
+    subprocess.run([*BROWSER, f"--screenshot={shot}", f"file://{html}"],
                    capture_output=True, timeout=120, check=True)
     assert png_is_not_blank(shot)
-    dom = subprocess.run([*browser, "--dump-dom", f"file://{html}"],
+    dom = subprocess.run([*BROWSER, "--dump-dom", f"file://{html}"],
                          capture_output=True, text=True, timeout=120,
                          check=True).stdout
     # Two nights: generation lines, pass bars, a heat map, loss bars, and
@@ -403,6 +414,205 @@ def test_report_renders_in_chromium(futuredisk, merged, tmp_path):
     assert dom.count('class="fd-heat"') == 3
     assert dom.count('class="fd-bars"') == 2
     assert dom.count("<circle") >= 2
+    # The script ran: the tables' headings sort, long tables filter.
+    assert 'class="num sortable"' in dom and 'class="filter"' in dom
+
+
+# Run inside the page by Chromium after the page's own script: what a
+# reader would see, checked, and the result written into the DOM for
+# --dump-dom.  Sorting and filtering are exercised by clicking and
+# typing as a reader would.
+PROBE = r"""
+<script>
+(function () {
+  var out = {captions: [], cut: [], links: [], sort: null, filter: null,
+             exponents: []};
+  document.querySelectorAll('svg').forEach(function (svg, i) {
+    var fig = svg.closest('figure');
+    var cap = fig && fig.querySelector('figcaption');
+    var title = svg.querySelector('title').textContent;
+    var r = cap && cap.getBoundingClientRect();
+    var visible = cap && r.width > 0 && r.height > 0 &&
+      getComputedStyle(cap).visibility === 'visible' &&
+      getComputedStyle(cap).display !== 'none';
+    out.captions.push({svg: i, title: title,
+                       caption: cap ? cap.textContent : null,
+                       visible: !!visible});
+    var w = svg.viewBox.baseVal.width, h = svg.viewBox.baseVal.height;
+    svg.querySelectorAll('text').forEach(function (t) {
+      var b = t.getBBox();
+      if (b.x < 0 || b.y < 0 || b.x + b.width > w + 0.5 ||
+          b.y + b.height > h + 0.5 || b.width === 0)
+        out.cut.push(title + ': ' + t.textContent + ' ' +
+                     [b.x, b.y, b.width, b.height, w, h].join(','));
+    });
+  });
+  document.querySelectorAll('td, th, figcaption').forEach(function (e) {
+    var st = getComputedStyle(e);
+    if (st.textOverflow === 'ellipsis' ||
+        (st.overflowX !== 'visible' && e.scrollWidth > e.clientWidth))
+      out.cut.push('cell: ' + e.textContent);
+  });
+  var hrefs = document.querySelectorAll('a[href]');
+  hrefs.forEach(function (a) {
+    var h = a.getAttribute('href');
+    if (h.charAt(0) !== '#' || !document.getElementById(h.slice(1)))
+      out.links.push(h);
+  });
+  out.nlinks = hrefs.length;
+  // The numbers the report formats: table cells and the charts' labels
+  // (a fault spec such as flip-rate=1e-7 is the user's, left as given).
+  document.querySelectorAll('td.num, svg text, svg title').forEach(
+    function (e) {
+      if (/(^|[\s(:])\d+(\.\d+)?e[+-]?\d+(\s|$)/.test(e.textContent))
+        out.exponents.push(e.textContent);
+    });
+  var table = document.querySelector('h2#trials ~ table');
+  function column(name) {
+    var heads = table.tHead.rows[0].cells;
+    for (var i = 0; i < heads.length; i++)
+      if (heads[i].textContent === name) return i;
+    return -1;
+  }
+  function values(i) {
+    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+      var v = r.cells[i].getAttribute('data-v');
+      return v === null ? r.cells[i].textContent : parseFloat(v);
+    });
+  }
+  var lost = column('files lost'), trial = column('trial');
+  table.tHead.rows[0].cells[lost].click();
+  var up = values(lost);
+  table.tHead.rows[0].cells[lost].click();
+  var down = values(lost);
+  table.tHead.rows[0].cells[trial].click();
+  out.sort = {up: up, down: down, trials: values(trial),
+              order: table.tHead.rows[0].cells[trial].getAttribute(
+                'aria-sort')};
+  var input = table.previousElementSibling;
+  input.value = 'UNMOUNTABLE';
+  input.dispatchEvent(new Event('input'));
+  out.filter = Array.prototype.filter.call(table.tBodies[0].rows,
+    function (r) { return !r.hidden; }).map(function (r) {
+      return r.textContent; });
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>
+"""
+
+
+def probe(html, tmp_path):
+    """The PROBE's findings on the page at html (a copy is probed)."""
+    page = tmp_path / "probed.html"
+    page.write_text(html.read_text().replace("</body>", PROBE + "</body>"))
+    dom = subprocess.run([*BROWSER, "--dump-dom", f"file://{page}"],
+                         capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    raw = dom.split('<pre id="probe">')[1].split("</pre>")[0]
+    return json.loads(raw.replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def doctor_findings(db, night="second"):
+    """A night with an unmountable trial, evidence over the page's cap and
+    an environment that differs from the other nights'."""
+    con = sqlite3.connect(db)
+    (first,) = con.execute("SELECT min(id) FROM trials WHERE run_id = ? "
+                           "AND target != ''", (night,)).fetchone()
+    con.execute("UPDATE trials SET mount = 'UNMOUNTABLE', mount_reason = "
+                "'EXT4-fs (loop1): unable to read superblock' WHERE id = ?",
+                (first,))
+    text = "".join(f"line {i}: e2fsck says something\n" for i in range(1000))
+    text += "the verdict at the end\n"
+    con.execute("INSERT OR REPLACE INTO evidence VALUES (?, ?, ?, ?, ?)",
+                (first, "repair.out", len(text), len(text),
+                 zlib.compress(text.encode())))
+    for i, kernel in ((1, "6.1.0-old"), (2, "6.1.0-new")):
+        con.execute("INSERT INTO environments VALUES (?, 'h', ?, '1', '1.32',"
+                    " '1.47', '6.1', '6.2')", (100 + i, kernel))
+    con.execute("UPDATE trials SET env_id = CASE run_id WHEN ? THEN 102 "
+                "ELSE 101 END", (night,))
+    con.commit()
+    con.close()
+    return first
+
+
+def test_report_reads_in_a_browser(futuredisk, merged, tmp_path):
+    """What a reader sees, checked in Chromium: every chart's caption on
+    the page (not only its hover title), no label cut off or clipped, every
+    in-page link leading somewhere, no number in exponent notation, and the
+    tables sorting by a click on a heading and filtering as one types."""
+    db = tmp_path / "f.db"
+    db.write_bytes(open(merged, "rb").read())
+    unmountable = doctor_findings(str(db))
+    html = tmp_path / "f.html"
+    fd(futuredisk, "report", str(db), "-o", str(html), check=0)
+    page = html.read_text()
+    out = probe(html, tmp_path)
+    assert len(out["captions"]) >= 7
+    for c in out["captions"]:
+        assert c["visible"] and c["caption"] == c["title"], c
+    assert out["cut"] == []
+    assert out["links"] == [] and out["nlinks"] > 20
+    assert out["exponents"] == []
+    lost = [v for v in out["sort"]["up"] if isinstance(v, (int, float))]
+    assert lost == sorted(lost) and len(lost) >= 6
+    down = [v for v in out["sort"]["down"] if isinstance(v, (int, float))]
+    assert down == sorted(lost, reverse=True)
+    assert out["sort"]["trials"] == sorted(out["sort"]["trials"])
+    assert out["sort"]["order"] == "ascending"
+    assert len(out["filter"]) == 1 and "UNMOUNTABLE" in out["filter"][0]
+    # The unmountable trial: a finding with the kernel's reason, linked
+    # to its details; not among the rig's errors.
+    findings = page.split('<h2 id="findings">')[1].split("<h2")[0]
+    assert f'href="#trial-{unmountable}"' in findings
+    assert "unable to read superblock" in findings
+    errors = page.split('<h2 id="errors">')[1].split("<h2")[0]
+    assert "None." in errors
+    # Its details: the mount, the evidence's last 8 KiB, the command
+    # that prints all of it.
+    block = page.split(f'<section class="trial" id="trial-{unmountable}">'
+                       )[1].split("</section>")[0]
+    assert "Mount after the repair: UNMOUNTABLE" in block
+    assert "<details><summary>repair.out" in block
+    assert "the verdict at the end" in block
+    assert "line 0: " not in block
+    assert f"<code>futuredisk show {unmountable}</code>" in block
+    # compare's regression on the page; the environment's change marked.
+    regressions = page.split('<h2 id="regressions">')[1].split("<h2")[0]
+    assert "new outcome mount:UNMOUNTABLE" in regressions
+    trend = page.split('<h2 id="trend">')[1].split("<h2")[0]
+    assert "changed:</b> kernel 6.1.0-new" in trend
+    assert "new environment</text>" in trend
+    assert "6.1.0-new" in page.split('<h2 id="summary">')[0]
+
+
+def test_compare_counts_an_unmountable_trial(futuredisk, merged, tmp_path):
+    """A file system the repair left unmountable is a new outcome class
+    (mount:UNMOUNTABLE) and a failure for the rate, not an error."""
+    db = tmp_path / "u.db"
+    db.write_bytes(open(merged, "rb").read())
+    # Against an identical night: no other regression (see above).
+    con = sqlite3.connect(db)
+    for table in ("phases", "passes", "audit", "durability", "damaged",
+                  "evidence"):
+        con.execute(f"DELETE FROM {table} WHERE trial_id IN (SELECT id FROM "
+                    "trials WHERE run_id = 'second')")
+    con.execute("DELETE FROM trials WHERE run_id = 'second'")
+    con.commit()
+    con.close()
+    copy_night(str(db), "slurm-77", "u")
+    doctor_findings(str(db), "u")
+    junit = tmp_path / "u.xml"
+    p = fd(futuredisk, "compare", str(db), "--baseline", "1", "--junit",
+           str(junit), check=1)
+    assert "1 regressions" in p.stdout, p.stdout
+    assert "new outcome mount:UNMOUNTABLE" in p.stdout
+    assert "new outcome error" not in p.stdout
+    assert 'failures="1"' in junit.read_text()
 
 
 def test_demo_runs_its_campaign_and_writes_the_report(futuredisk, tmp_path):
@@ -449,5 +659,5 @@ def test_campaign_sweeps_crash_points_and_reports_them(futuredisk, tmp_path):
     assert "1 recorded before, 0 to run" in p.stderr, p.stderr
     html = tmp_path / "p.html"
     fd(futuredisk, "report", str(db), "-o", str(html), check=0)
-    section = html.read_text().split("<h2>Crash points</h2>")[1]
-    assert "<td>ext4, " in section.split("<h2>")[0]
+    section = html.read_text().split(">Crash points</h2>")[1]
+    assert "<td>ext4, " in section.split("<h2")[0]
