@@ -1264,14 +1264,14 @@ section_summary (FILE *fp, sqlite3 *db, const char *c, const char *r,
       " sum(mount = 'UNMOUNTABLE'), sum(mount = 'RECOVERED'), "
       " sum(finding = 'unrepaired'), sum(finding = 'silent loss'), "
       " sum(crash AND violations > 0), sum(error != ''), "
-      " (SELECT fd_secs(avg(u.check_s)) || ' to ' || fd_secs((SELECT "
-      "  avg(w.check_s) FROM t w WHERE w.campaign = ?1 AND w.run_id = ?2 AND "
-      "  w.fs = tb.fs AND w.target = '' AND w.faults IN ('', 'none') AND "
-      "  NOT w.crash AND w.check_s IS NOT NULL GROUP BY w.disk_bytes ORDER BY "
-      "  w.disk_bytes DESC LIMIT 1)) FROM t u WHERE u.campaign = ?1 AND "
-      "  u.run_id = ?2 AND u.fs = tb.fs AND u.target = '' AND u.faults IN "
-      "  ('', 'none') AND NOT u.crash AND u.check_s IS NOT NULL GROUP BY "
-      "  u.disk_bytes ORDER BY u.disk_bytes LIMIT 1) "
+      /* the smallest disk's and the largest's, one if they are one */
+      " (SELECT group_concat(s, ' to ') FROM (SELECT fd_secs(avg(u.check_s)) "
+      "  AS s, row_number() OVER (ORDER BY u.disk_bytes) AS up, "
+      "  row_number() OVER (ORDER BY u.disk_bytes DESC) AS down FROM t u "
+      "  WHERE u.campaign = ?1 AND u.run_id = ?2 AND u.fs = tb.fs AND "
+      "  u.target = '' AND u.faults IN ('', 'none') AND NOT u.crash AND "
+      "  u.check_s IS NOT NULL GROUP BY u.disk_bytes ORDER BY u.disk_bytes) "
+      "  WHERE up = 1 OR down = 1) "
       "FROM tb WHERE campaign = ?1 AND run_id = ?2 GROUP BY fs ORDER BY fs",
       c, r);
   size_t n = 0, i, k;

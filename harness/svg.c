@@ -206,8 +206,24 @@ struct frame {
   int left, top, pw, ph; /* the plot area */
   size_t nx;             /* points on the x axis */
   double lo, hi;         /* the y axis */
+  double step;           /* between a linear axis's labels */
   bool logy;
 };
+
+/* A round step (1, 2 or 5 times a power of ten) that cuts 0..hi into at
+ * most five: labels read 0, 0.05, 0.1 rather than 0, 0.036, 0.071.
+ */
+static double
+nice_step (double hi)
+{
+  double raw = hi / 5, mag = pow (10, floor (log10 (raw)));
+
+  if (raw <= mag)
+    return mag;
+  if (raw <= 2 * mag)
+    return 2 * mag;
+  return raw <= 5 * mag ? 5 * mag : 10 * mag;
+}
 
 /* The y range: from the positive values, on a log scale when they span
  * more than two decades.
@@ -232,7 +248,8 @@ y_range (struct frame *f, const struct fd_series *series, size_t ns)
     f->hi = pow (10, ceil (log10 (hi)));
   } else {
     f->lo = 0;
-    f->hi = hi * 1.1;
+    f->step = nice_step (hi * 1.05);
+    f->hi = ceil (hi * 1.05 / f->step) * f->step;
   }
 }
 
@@ -259,15 +276,19 @@ drawable (const struct frame *f, double v)
   return !(isnan (v) || (f->logy && v <= 0));
 }
 
-/* Grid and y labels: decades on a log scale, fifths on a linear one. */
+/* Grid and y labels: decades on a log scale, round steps on a linear
+ * one.
+ */
 static void
 grid (FILE *fp, const struct frame *f, const char *yunit)
 {
+  const int n = f->logy ? (int)lround (log10 (f->hi / f->lo))
+                        : (int)lround ((f->hi - f->lo) / f->step);
   char lab[64];
   int k;
 
-  for (k = 0; k <= (f->logy ? (int)lround (log10 (f->hi / f->lo)) : 5); k++) {
-    double v = f->logy ? f->lo * pow (10, k) : f->lo + (f->hi - f->lo) * k / 5;
+  for (k = 0; k <= n; k++) {
+    double v = f->logy ? f->lo * pow (10, k) : f->lo + f->step * k;
     double y = ypos (f, v);
     fprintf (fp,
              "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
