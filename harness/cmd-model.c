@@ -6,12 +6,14 @@
  * that way — the workshop's question, asked of the model — and random reads
  * with 4, 16 and 32 in flight, which the drive's queue reorders.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "errmsg.h"
 #include "faultmodels/measure.h"
 #include "faultmodels/units.h"
 #include "json.h"
@@ -26,7 +28,7 @@ model_usage (FILE *fp)
   fprintf (
       fp,
       "Usage: %s model [--profile NAME|FILE]... [--size SIZE] [--seed N]\n"
-      "                        [--samples N] [--json]\n"
+      "                        [--samples N] [--json[=FILE|-]]\n"
       "\n"
       "Print what the disk model predicts for each profile (default: every\n"
       "built-in).  A profile is a built-in name or a profile file\n"
@@ -41,7 +43,11 @@ model_usage (FILE *fp)
       "      --seed N             platter phase and random offsets (default "
       "1)\n"
       "      --samples N          random reads to average (default 20000)\n"
-      "  -j, --json               print a JSON array instead of a table\n"
+      "  -j, --json[=FILE|-]      the same as a JSON array: on stdout instead "
+      "of the\n"
+      "                           table (--json, --json=-), or written to "
+      "FILE\n"
+      "                           beside it\n"
       "  -h, --help               this help\n"
       "\n"
       "Columns (JSON key in brackets):\n"
@@ -88,7 +94,8 @@ qd_iops (double v, const char *fmt, const char *none, char *buf, size_t len)
 }
 
 static void
-print_json (const struct fm_profile *p, const struct fm_summary *s, bool last)
+print_json (FILE *fp, const struct fm_profile *p, const struct fm_summary *s,
+            bool last)
 {
   char iops[32] = "null"; /* a disk that takes no time has no IOPS limit */
   char qd[4][32];
@@ -98,30 +105,31 @@ print_json (const struct fm_profile *p, const struct fm_summary *s, bool last)
     snprintf (iops, sizeof iops, "%.2f", s->random_4k_iops);
   for (i = 0; i < 4; i++)
     qd_iops (s->random_4k_iops_qd[i], "%.2f", "null", qd[i], sizeof qd[i]);
-  printf ("  {\"name\": ");
-  fd_json_string (stdout, p->name);
-  printf (", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
-          "\"sector_bytes\": %u, \"rpm\": %u,\n"
-          "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
-          "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
-          "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
-          "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
-          "\"random_10pct_s\": %.1f,\n   \"random_4k_iops_qd1\": %s, "
-          "\"random_4k_iops_qd4\": %s, \"random_4k_iops_qd16\": %s, "
-          "\"random_4k_iops_qd32\": %s, \"queue_depth\": %u,\n"
-          "   \"description\": ",
-          fm_profile_kind_name (p->kind), (unsigned long long)p->capacity,
-          p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
-          fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
-          s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
-          s->random_10pct_s, qd[0], qd[1], qd[2], qd[3],
-          fm_profile_rotating (p) ? p->queue_depth : 1);
-  fd_json_string (stdout, p->description);
-  printf (",\n   \"sourced\": ");
-  fd_json_string (stdout, p->sourced);
-  printf (",\n   \"estimated\": ");
-  fd_json_string (stdout, p->estimated);
-  printf ("}%s\n", last ? "" : ",");
+  fprintf (fp, "  {\"name\": ");
+  fd_json_string (fp, p->name);
+  fprintf (fp,
+           ", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
+           "\"sector_bytes\": %u, \"rpm\": %u,\n"
+           "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
+           "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
+           "   \"min_full_read_s\": %.3f, \"full_read_s\": %.3f, "
+           "\"random_4k_ms\": %.4f, \"random_4k_iops\": %s, "
+           "\"random_10pct_s\": %.1f,\n   \"random_4k_iops_qd1\": %s, "
+           "\"random_4k_iops_qd4\": %s, \"random_4k_iops_qd16\": %s, "
+           "\"random_4k_iops_qd32\": %s, \"queue_depth\": %u,\n"
+           "   \"description\": ",
+           fm_profile_kind_name (p->kind), (unsigned long long)p->capacity,
+           p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
+           fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
+           s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
+           s->random_10pct_s, qd[0], qd[1], qd[2], qd[3],
+           fm_profile_rotating (p) ? p->queue_depth : 1);
+  fd_json_string (fp, p->description);
+  fprintf (fp, ",\n   \"sourced\": ");
+  fd_json_string (fp, p->sourced);
+  fprintf (fp, ",\n   \"estimated\": ");
+  fd_json_string (fp, p->estimated);
+  fprintf (fp, "}%s\n", last ? "" : ",");
 }
 
 static void
@@ -157,7 +165,7 @@ struct model_opts {
   const char *names[MAX_PROFILES];
   size_t n;
   uint64_t size, seed, samples;
-  bool json;
+  const char *json; /* --json's "-" or FILE, NULL without */
 };
 
 static int
@@ -182,8 +190,7 @@ model_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'n':
       return fm_parse_uint ("--samples", arg, 1, 100000000, &o->samples, err);
     case 'j':
-      o->json = true;
-      return 0;
+      return fd_json_option (arg, &o->json, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -193,7 +200,7 @@ static const struct option model_options[] = {
     {"size", required_argument, NULL, 's'},
     {"seed", required_argument, NULL, 'S'},
     {"samples", required_argument, NULL, 'n'},
-    {"json", no_argument, NULL, 'j'},
+    {"json", optional_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -207,15 +214,62 @@ model_parse (int argc, char **argv, struct model_opts *o)
   int first, rc;
 
   *o = (struct model_opts){.seed = 1, .samples = 20000};
-  rc = fd_options_parse_short (&model_cmd, "p:s:jh", argc, argv, o, &first);
+  rc = fd_options_parse_short (&model_cmd, "p:s:j::h", argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
   if (first < argc)
-    return fd_usage_error ("model", "unexpected argument '%s'", argv[first]);
+    return fd_usage_error ("model", "unexpected argument '%s'%s", argv[first],
+                           fd_json_hint (o->json));
   if (o->n == 0)
     for (; fm_profile_builtin_name (o->n); o->n++)
       o->names[o->n] = fm_profile_builtin_name (o->n);
   return FD_OPTS_RUN;
+}
+
+/* The table on stdout unless the JSON is there (fd_json_option). */
+static int
+model_print (const struct model_opts *o, const struct fm_profile *p, size_t n)
+{
+  bool table = o->json == NULL || strcmp (o->json, "-") != 0;
+  FILE *jf = NULL;
+  struct fm_summary s;
+  struct fm_err err;
+  size_t i;
+
+  if (o->json && (jf = fd_json_open (o->json, "w")) == NULL) {
+    fprintf (stderr, "%s model: %s: %s\n", fd_progname, o->json,
+             fd_strerror (errno));
+    return 1;
+  }
+  if (jf)
+    fprintf (jf, "[\n");
+  if (table)
+    printf ("%-17s %8s %13s %5s %19s %19s %7s %7s %11s %5s %5s %5s\n",
+            "profile", "capacity", "bw mean/out/in", "seek", "min full read",
+            "full read", "4k ms", "IOPS", "10% random", "QD4", "QD16", "QD32");
+  for (i = 0; i < n; i++) {
+    if (fm_measure_summary (&p[i], o->seed, o->samples, &s, &err) == -1) {
+      fflush (stdout);
+      fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
+      if (jf)
+        fd_json_close (jf);
+      return 1;
+    }
+    if (jf)
+      print_json (jf, &p[i], &s, i + 1 == n);
+    if (table)
+      print_row (&p[i], &s);
+    fflush (stdout);
+  }
+  if (jf) {
+    fprintf (jf, "]\n");
+    if (fd_json_close (jf) == -1) {
+      fprintf (stderr, "%s model: %s: %s\n", fd_progname, o->json,
+               fd_strerror (errno));
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* Every profile is loaded before anything is printed, so a bad name
@@ -225,7 +279,6 @@ static int
 model_run (const struct model_opts *o)
 {
   struct fm_profile *p;
-  struct fm_summary s;
   struct fm_err err;
   size_t i, n = o->n;
   int r = 1;
@@ -242,27 +295,7 @@ model_run (const struct model_opts *o)
       goto out;
     }
   }
-  if (o->json)
-    printf ("[\n");
-  else
-    printf ("%-17s %8s %13s %5s %19s %19s %7s %7s %11s %5s %5s %5s\n",
-            "profile", "capacity", "bw mean/out/in", "seek", "min full read",
-            "full read", "4k ms", "IOPS", "10% random", "QD4", "QD16", "QD32");
-  for (i = 0; i < n; i++) {
-    if (fm_measure_summary (&p[i], o->seed, o->samples, &s, &err) == -1) {
-      fflush (stdout);
-      fprintf (stderr, "%s model: %s\n", fd_progname, err.msg);
-      goto out;
-    }
-    if (o->json)
-      print_json (&p[i], &s, i + 1 == n);
-    else
-      print_row (&p[i], &s);
-    fflush (stdout);
-  }
-  if (o->json)
-    printf ("]\n");
-  r = 0;
+  r = model_print (o, p, n);
 out:
   free (p);
   return r;

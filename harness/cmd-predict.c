@@ -34,7 +34,7 @@ predict_usage (FILE *fp)
       "Usage: %s predict --fs TYPE [--fill PCT] [--files N|--files-per-tb N] "
       "[--profile P]...\n"
       "                  [--seed N] [--tree KIND] [--restore-rate RATE] "
-      "[--json FILE]\n"
+      "[--json[=FILE|-]]\n"
       "Predict the read-only fsck time of each disk generation at full "
       "capacity:\nfill the file system with N files, allocated not "
       "written, then time the\ncheck in the disk's virtual seconds.\n"
@@ -57,7 +57,10 @@ predict_usage (FILE *fp)
       "                125MB); default: the used bytes written back "
       "through the\n"
       "                drive model, sequentially\n"
-      "  --json FILE   append one trial record per disk\n"
+      "  --json[=FILE|-]  each disk's trial record, one JSON line: "
+      "appended to FILE,\n"
+      "                or on stdout (--json, --json=-; the table goes to "
+      "stderr)\n"
       "Beside each check: a restore of the used bytes, and which gets the "
       "data back\nsooner.\n",
       fd_progname);
@@ -149,8 +152,7 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'S':
       return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &o->seed, err);
     case 'j':
-      o->json = arg;
-      return 0;
+      return fd_json_option (arg, &o->json, err);
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &o->restore_rate, err);
     case 'W':
@@ -167,7 +169,7 @@ static const struct option predict_options[] = {
     {"files-per-tb", required_argument, NULL, 'N'},
     {"profile", required_argument, NULL, 'p'},
     {"seed", required_argument, NULL, 'S'},
-    {"json", required_argument, NULL, 'j'},
+    {"json", optional_argument, NULL, 'j'},
     {"restore-rate", required_argument, NULL, 'B'},
     {"tree", required_argument, NULL, 'W'},
     {NULL, 0, NULL, 0},
@@ -190,10 +192,11 @@ predict_parse (int argc, char **argv, struct predict_opts *o)
   rc = fd_options_parse (&predict_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
-  if (first != argc || o->fs == NULL)
-    return fd_usage_error ("predict", "%s",
-                           o->fs ? "unexpected argument"
-                                 : "--fs TYPE is required");
+  if (first != argc)
+    return fd_usage_error ("predict", "unexpected argument '%s'%s", argv[first],
+                           fd_json_hint (o->json));
+  if (o->fs == NULL)
+    return fd_usage_error ("predict", "--fs TYPE is required");
   if (fd_fs_find (o->fs, &err) == NULL)
     return fd_usage_error ("predict", "%s", err.msg);
   if (o->np == 0)
@@ -258,10 +261,13 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
    * futuredisk run).
    */
   if (o->json && !fd_interrupted) {
-    FILE *fp = fopen (o->json, "a");
-    if (fp) {
+    FILE *fp = fd_json_open (o->json, "a");
+    if (fp)
       fd_trial_record (&t, fp);
-      fclose (fp);
+    if (fp == NULL || fd_json_close (fp) == -1) {
+      fprintf (stderr, "%s predict: %s: %s\n", fd_progname, o->json,
+               fd_strerror (errno));
+      ret = 1;
     }
   }
   fd_trial_clean (&t, true);

@@ -1,6 +1,6 @@
 /* futuredisk — harness: `futuredisk run`, one fault trial end to end
- * (the engine is trial.c).  One JSON line (--json FILE) and a summary on
- * stdout; exit 130 when interrupted, with everything detached.
+ * (the engine is trial.c).  One JSON line (--json[=FILE|-]) and a summary
+ * on stdout; exit 130 when interrupted, with everything detached.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -73,7 +73,10 @@ static const char run_help[] =
     "count\n"
     "                   on the virtual clock (default real; zero: "
     "device-bound)\n"
-    "  --json FILE      append the trial record as one JSON line\n"
+    "  --json[=FILE|-]  the trial record as one JSON line, appended to "
+    "FILE, or on\n"
+    "                   stdout (--json, --json=-; the summary goes to "
+    "stderr)\n"
     "  --db FILE        add it to a SQLite database (harness/SCHEMA.md)\n"
     "  --dir DIR        trial directory (default: a new one under "
     "/var/tmp)\n"
@@ -137,7 +140,7 @@ run_usage (FILE *fp)
       "              [--fill PCT] [--meta-only N] [--tree KIND] [--crash] "
       "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--time MODE] [--think real|zero] [--json FILE] [--db "
+      "              [--time MODE] [--think real|zero] [--json[=FILE|-]] [--db "
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] [--progress "
       "SECONDS] "
@@ -207,8 +210,6 @@ run_slot (struct run_opts *o, int c)
       return &t->size;
     case 'T':
       return &t->target;
-    case 'j':
-      return &t->json_path;
     case 'd':
       return &o->dir;
     case 'D':
@@ -237,6 +238,8 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     return 0;
   }
   switch (c) {
+    case 'j':
+      return fd_json_option (arg, &t->json_path, err);
     case 'S':
       return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &t->seed, err);
     case 'f':
@@ -294,7 +297,7 @@ static const struct option run_options[] = {
     {"fill", required_argument, NULL, 'f'},
     {"faults", required_argument, NULL, 'F'},
     {"target", required_argument, NULL, 'T'},
-    {"json", required_argument, NULL, 'j'},
+    {"json", optional_argument, NULL, 'j'},
     {"dir", required_argument, NULL, 'd'},
     {"keep", no_argument, NULL, 'k'},
     {"timeout", required_argument, NULL, 'o'},
@@ -400,8 +403,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (rc != FD_OPTS_RUN)
     return rc;
   if (first != argc || o->fs == NULL) {
-    fd_usage_error ("run", "%s",
-                    o->fs ? "unexpected argument" : "--fs TYPE is required");
+    if (first != argc)
+      fd_usage_error ("run", "unexpected argument '%s'%s", argv[first],
+                      fd_json_hint (t->json_path));
+    else
+      fd_usage_error ("run", "--fs TYPE is required");
     run_usage (stderr);
     return FD_OPTS_BAD;
   }
@@ -518,14 +524,13 @@ run_record (const struct trial *t, const char *db_path)
   if (db_path)
     ret = record_db (t, db_path);
   if (t->json_path) {
-    FILE *fp = fopen (t->json_path, "a");
-    if (fp == NULL) {
+    FILE *fp = fd_json_open (t->json_path, "a");
+    if (fp)
+      fd_trial_record (t, fp);
+    if (fp == NULL || fd_json_close (fp) == -1) {
       fprintf (stderr, "%s run: %s: %s\n", fd_progname, t->json_path,
                fd_strerror (errno));
       ret = 1;
-    } else {
-      fd_trial_record (t, fp);
-      fclose (fp);
     }
   }
   return ret;

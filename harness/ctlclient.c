@@ -128,6 +128,46 @@ fd_ctl_ok (const char *sock, const char *line, struct fd_json **reply,
   return 0;
 }
 
+/* Virtual nanoseconds as people read them: seconds, or ms under one. */
+static void
+format_virtual (uint64_t ns, char *buf, size_t len)
+{
+  if (ns >= 1000000000)
+    snprintf (buf, len, "%.3f virtual s", (double)ns / 1e9);
+  else
+    snprintf (buf, len, "%.3f virtual ms", (double)ns / 1e6);
+}
+
+int
+fd_mark_text (const char *reply, char *buf, size_t len, struct fm_err *err)
+{
+  char name[256], since[256], t[64];
+  uint64_t now, elapsed;
+  struct fm_err none;
+  struct fd_json *j;
+  bool ok;
+  int r = -1;
+
+  if ((j = parse_reply ("mark", reply, &ok, err)) == NULL)
+    return -1;
+  if (!ok)
+    fm_fail (err, "mark reply: not ok");
+  else if (fd_json_str (j, "mark", name, sizeof name, err) == 0 &&
+           fd_json_u64 (j, "virtual_ns", &now, err) == 0) {
+    /* The first mark has nothing before it: since the clock's zero. */
+    if (fd_json_str (j, "since", since, sizeof since, &none) == -1 ||
+        fd_json_u64 (j, "elapsed_ns", &elapsed, &none) == -1) {
+      snprintf (since, sizeof since, "the disk started");
+      elapsed = now;
+    }
+    format_virtual (elapsed, t, sizeof t);
+    snprintf (buf, len, "%s: %s since %s", name, t, since);
+    r = 0;
+  }
+  fd_json_free (j);
+  return r;
+}
+
 bool
 fd_reply_ok (const char *reply)
 {

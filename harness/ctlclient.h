@@ -55,6 +55,13 @@ extern int fd_json_bool (const struct fd_json *j, const char *path, bool *out,
 extern int fd_ctl_ok (const char *sock, const char *line,
                       struct fd_json **reply, struct fm_err *err);
 
+/* A mark reply for people, in buf: "NAME: 12.345 virtual s since SINCE"
+ * (ms under a second), or for the first mark "NAME: ... since the disk
+ * started".  -1 with err when the reply is not an ok mark reply.
+ */
+extern int fd_mark_text (const char *reply, char *buf, size_t len,
+                         struct fm_err *err);
+
 /* The counters a trial takes from a stats reply. */
 struct fd_stats {
   uint64_t reads, writes, bytes_read, bytes_written;

@@ -70,4 +70,33 @@ extern int fd_usage_error (const char *cmd, const char *fmt, ...)
 extern int fd_parse_rate (const char *what, const char *arg, double *out,
                           struct fm_err *err);
 
+/* --json[=FILE|-], the one way every command that writes JSON takes it
+ * (getopt: optional_argument, so a file needs the '='):
+ *
+ *   --json, --json=-   the JSON on stdout, and stdout holds nothing else:
+ *                      what the command prints beside it goes to stderr
+ *   --json=FILE        the JSON to FILE; what the command prints is as
+ *                      without --json
+ *
+ * fd_json_option takes the option's argument (NULL without one) and
+ * sets *path to "-" or FILE; once the parse is done, fd_options_parse
+ * moves the rest of stdout to stderr for "-".  An empty FILE is an
+ * error.
+ */
+extern int fd_json_option (const char *arg, const char **path,
+                           struct fm_err *err);
+
+/* Where path's JSON goes: stdout for "-", else FILE opened with mode
+ * ("a" for JSON lines that collect, "w" for one document).  NULL with
+ * errno when FILE cannot be opened.  fd_json_close flushes stdout or
+ * closes FILE; -1 with errno if writing failed.
+ */
+extern FILE *fd_json_open (const char *path, const char *mode);
+extern int fd_json_close (FILE *fp);
+
+/* After an unexpected operand: a hint for `--json FILE`, the form before
+ * the '=' (json: the command's path, "-" when FILE became an operand).
+ */
+extern const char *fd_json_hint (const char *json);
+
 #endif

@@ -25,7 +25,6 @@
 #include "json.h"
 
 #define MAX_CLIENTS 16
-#define MARK_MAX    128
 
 struct client {
   int fd;
@@ -39,6 +38,7 @@ struct control {
   int wake[2]; /* pipe: a byte here stops the thread */
   char path[108];
   struct emu *emu;
+  struct marks marks; /* only the control thread touches them */
   const char *stats_path;
   pthread_t thread;
   bool running;
@@ -74,11 +74,43 @@ good_name (const char *s)
 struct command {
   const char *name;
   bool takes_arg;
-  void (*run) (struct emu *e, const char *stats_path, char *arg, FILE *out);
+  void (*run) (struct emu *e, struct marks *ms, const char *stats_path,
+               char *arg, FILE *out);
 };
 
+static ssize_t
+marks_find (const struct marks *ms, const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < ms->n; i++)
+    if (strcmp (ms->m[i].name, name) == 0)
+      return (ssize_t)i;
+  return -1;
+}
+
+/* Remember name at ns: its own slot, a free one, or the oldest one's. */
 static void
-ctl_stats (struct emu *e, const char *stats_path, char *arg, FILE *out)
+marks_set (struct marks *ms, const char *name, uint64_t ns)
+{
+  ssize_t at = marks_find (ms, name);
+  size_t i;
+
+  if (at == -1 && ms->n < MARKS_KEPT)
+    at = (ssize_t)ms->n++;
+  else if (at == -1)
+    for (at = 0, i = 1; i < ms->n; i++)
+      if (ms->m[i].order < ms->m[at].order)
+        at = (ssize_t)i;
+  snprintf (ms->m[at].name, sizeof ms->m[at].name, "%s", name);
+  ms->m[at].ns = ns;
+  ms->m[at].order = ++ms->set;
+  ms->newest = (size_t)at;
+}
+
+static void
+ctl_stats (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+           FILE *out)
 {
   struct fm_err err;
 
@@ -91,28 +123,58 @@ ctl_stats (struct emu *e, const char *stats_path, char *arg, FILE *out)
   fputs ("}\n", out);
 }
 
+/* mark NAME [SINCE]: SINCE, when given, must be remembered; checked
+ * before anything is marked, so a refused mark changes nothing.
+ */
 static void
-ctl_mark (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_mark (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+          FILE *out)
 {
+  char *since = arg ? strchr (arg, ' ') : NULL;
+  uint64_t now, then = 0;
+  ssize_t from = -1;
   struct fm_err err;
 
-  if (arg == NULL || !good_name (arg)) {
+  if (since) {
+    *since = '\0';
+    since = fm_trim (since + 1);
+  }
+  if (arg == NULL || !good_name (arg) || (since && !good_name (since))) {
     reply_error (out, "%s",
-                 "usage: mark NAME (1-128 printable "
+                 "usage: mark NAME [SINCE] (names of 1-128 printable "
                  "characters, no spaces)");
     return;
+  }
+  if (since && (from = marks_find (ms, since)) == -1) {
+    reply_error (out, "no mark named '%s' (or not among the newest 64)", since);
+    return;
+  }
+  if (!since && ms->set > 0)
+    from = (ssize_t)ms->newest;
+  if (from != -1) {
+    since = ms->m[from].name;
+    then = ms->m[from].ns;
   }
   if (emu_mark (e, arg, &err) == -1) {
     reply_error (out, "%s", err.msg);
     return;
   }
+  now = emu_virtual_now (e);
   fputs ("{\"ok\": true, \"mark\": ", out);
   fd_json_string (out, arg);
-  fprintf (out, ", \"virtual_ns\": %" PRIu64 "}\n", emu_virtual_now (e));
+  fprintf (out, ", \"virtual_ns\": %" PRIu64, now);
+  if (from != -1) {
+    fputs (", \"since\": ", out);
+    fd_json_string (out, since);
+    fprintf (out, ", \"elapsed_ns\": %" PRIu64, now > then ? now - then : 0);
+  }
+  fputs ("}\n", out);
+  marks_set (ms, arg, now);
 }
 
 static void
-ctl_set (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_set (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+         FILE *out)
 {
   struct fm_err err;
   char *eq;
@@ -135,7 +197,8 @@ ctl_set (struct emu *e, const char *stats_path, char *arg, FILE *out)
 }
 
 static void
-ctl_inject (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_inject (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+            FILE *out)
 {
   char kind_s[64], off_s[64], len_s[64], extra[2];
   enum fm_fault_kind kind;
@@ -161,7 +224,8 @@ ctl_inject (struct emu *e, const char *stats_path, char *arg, FILE *out)
 }
 
 static void
-ctl_powercut (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_powercut (struct emu *e, struct marks *ms, const char *stats_path,
+              char *arg, FILE *out)
 {
   struct fm_err err;
 
@@ -174,7 +238,8 @@ ctl_powercut (struct emu *e, const char *stats_path, char *arg, FILE *out)
 
 /* poweroff [N]: the machine dies now, or after the Nth write from now. */
 static void
-ctl_poweroff (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_poweroff (struct emu *e, struct marks *ms, const char *stats_path,
+              char *arg, FILE *out)
 {
   struct fm_err err;
   uint64_t after = 0;
@@ -192,23 +257,26 @@ ctl_poweroff (struct emu *e, const char *stats_path, char *arg, FILE *out)
 }
 
 static void
-ctl_poweron (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_poweron (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+             FILE *out)
 {
   fprintf (out, "{\"ok\": true, \"was_off\": %s}\n",
            emu_poweron (e) ? "true" : "false");
 }
 
 static void
-ctl_clear (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_clear (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+           FILE *out)
 {
   emu_stats_clear (e);
   fputs ("{\"ok\": true}\n", out);
 }
 
 static void
-ctl_help (struct emu *e, const char *stats_path, char *arg, FILE *out)
+ctl_help (struct emu *e, struct marks *ms, const char *stats_path, char *arg,
+          FILE *out)
 {
-  fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME\", "
+  fputs ("{\"ok\": true, \"commands\": [\"stats\", \"mark NAME [SINCE]\", "
          "\"set KEY=VALUE\", \"inject KIND OFFSET LENGTH\", "
          "\"powercut\", \"poweroff [N]\", \"poweron\", \"clear\", "
          "\"help\"]}\n",
@@ -244,8 +312,8 @@ reply_unknown (const char *cmd, FILE *out)
 }
 
 void
-control_handle (struct emu *e, const char *stats_path, const char *line,
-                size_t len, FILE *out)
+control_handle (struct emu *e, struct marks *marks, const char *stats_path,
+                const char *line, size_t len, FILE *out)
 {
   char cmd[CONTROL_LINE_MAX + 1], *arg;
   size_t i;
@@ -278,7 +346,7 @@ control_handle (struct emu *e, const char *stats_path, const char *line,
     if (!commands[i].takes_arg && arg && *arg)
       reply_error (out, "%.100s takes no argument", cmd);
     else
-      commands[i].run (e, stats_path, arg, out);
+      commands[i].run (e, marks, stats_path, arg, out);
     return;
   }
   reply_unknown (cmd, out);
@@ -371,7 +439,7 @@ handle_line (struct control *c, struct client *cl, const char *line, size_t len)
 
   if (out == NULL)
     return;
-  control_handle (c->emu, c->stats_path, line, len, out);
+  control_handle (c->emu, &c->marks, c->stats_path, line, len, out);
   fclose (out);
   send_reply (cl, reply, rlen);
   free (reply);

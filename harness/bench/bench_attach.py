@@ -28,7 +28,7 @@ export FUTUREDISK_PLUGIN={build}/nbdplugin/nbdkit-futuredisk-plugin.so
 for a in {runs}; do
   {build}/harness/futuredisk run --fs ext4 --profile roadmap-2006 \\
     --size 1G --seed 4 --think zero --attach $a \\
-    --json {vm.GUEST_OUT}/trials.jsonl >/dev/null 2>&1
+    --json={vm.GUEST_OUT}/trials.jsonl >/dev/null 2>&1
 done
 cat {vm.GUEST_OUT}/trials.jsonl
 """

@@ -52,7 +52,7 @@ def one(futuredisk, outdir, size, files, fill, stripes, unreadable, erc,
            "--size", size, "--tree", "hardlink-farm", "--fill", str(fill),
            "--meta-only", str(files),
            "--seed", str(seed), "--target", target, "--think", "zero",
-           "--time", "virtual", "--timeout", "7200", "--json", rec_path,
+           "--time", "virtual", "--timeout", "7200", "--json=" + rec_path,
            "--progress", "60"] + (["--faults", f"erc={erc}"] if erc else [])
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)

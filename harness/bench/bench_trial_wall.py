@@ -34,7 +34,7 @@ def trace(futuredisk, args, work):
     rec = os.path.join(work, "trial.json")
     cmd = ["strace", "-f", "-ttt", "--seccomp-bpf", "-e", "trace=execve",
            "-e", "signal=none", "-q", "-o", log, futuredisk, "run", *args,
-           "--dir", os.path.join(work, "t"), "--json", rec]
+           "--dir", os.path.join(work, "t"), "--json=" + rec]
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0

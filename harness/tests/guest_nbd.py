@@ -94,7 +94,7 @@ def test_concurrent_attaches_take_different_devices(futuredisk, tmp_path):
 def test_trial_through_nbd(run, tmp_path):
     d = tmp_path / "t"
     out = tmp_path / "t.jsonl"
-    run(*BASE, "--target", "data:1", "--dir", str(d), "--json", str(out),
+    run(*BASE, "--target", "data:1", "--dir", str(d), "--json=" + str(out),
         check=0)
     rec = json.loads(out.read_text())
     assert rec["attach"] == "nbd"

@@ -17,7 +17,7 @@ BASE = ["run", "--fs", "ext4", "--size", "256M", "--fill", "20"]
 
 def trial(run, tmp_path, *args, name="t"):
     out = tmp_path / f"{name}.jsonl"
-    p = run(*BASE, "--dir", str(tmp_path / name), "--json", str(out), *args)
+    p = run(*BASE, "--dir", str(tmp_path / name), "--json=" + str(out), *args)
     assert p.returncode == 0, (p.stdout, p.stderr)
     rec = json.loads(out.read_text().splitlines()[-1])
     assert leftovers(str(tmp_path / name)) == []
@@ -112,7 +112,7 @@ def test_crash_points_rebuild_the_disk_at_flushes(run, tmp_path, fs, size, n):
     out = tmp_path / "p.jsonl"
     p = run("run", "--fs", fs, "--size", size, "--fill", "10", "--seed", "3",
             "--crash-points", str(n), "--think", "zero", "--dir",
-            str(tmp_path / "p"), "--json", str(out))
+            str(tmp_path / "p"), "--json=" + str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     rec = json.loads(out.read_text())
     assert rec["crash"] is True and rec["audit"] is None
@@ -145,7 +145,7 @@ def test_torn_write_target_and_the_iron_axes(run, tmp_path, fs, detection,
     out = tmp_path / "w.jsonl"
     p = run("run", "--fs", fs, "--size", "512M", "--fill", "10", "--seed",
             "2", "--target", "data:1:torn-write", "--think", "zero", "--dir",
-            str(tmp_path / "w"), "--json", str(out))
+            str(tmp_path / "w"), "--json=" + str(out))
     assert p.returncode == 0, p.stderr[-2000:]
     rec = json.loads(out.read_text())
     assert rec["targets_hit"].split(" ")[:2] == ["torn-write", "data"]
@@ -167,7 +167,7 @@ def test_power_cut_during_repair(run, tmp_path):
     again and the outcome says how it ended."""
     out = tmp_path / "c.jsonl"
     p = run("run", "--fs", "ext4", *CUT, "--repair-cut", "1", "--dir",
-            str(tmp_path / "c"), "--json", str(out))
+            str(tmp_path / "c"), "--json=" + str(out))
     rec = json.loads(out.read_text())
     assert rec["repair_cut"]["after"] == 1 and rec["repair_cut"]["cut"], rec
     assert rec["repair_cut"]["outcome"] in (
@@ -187,7 +187,7 @@ def test_repair_cut_sweep_compares_with_the_uncut_repair(run, tmp_path):
     than the uncut one (the same seed: the same tree and damage)."""
     out = tmp_path / "s.jsonl"
     p = run("run", "--fs", "ext4", *CUT, "--repair-cut", "sweep:2", "--dir",
-            str(tmp_path / "s"), "--json", str(out))
+            str(tmp_path / "s"), "--json=" + str(out))
     assert p.returncode == 0, p.stderr
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(recs) == 3 and recs[0]["repair_cut"] is None
@@ -263,7 +263,7 @@ def test_interrupted_predict_records_nothing(futuredisk, tmp_path):
     prof = tmp_path / "small.profile"
     prof.write_text("base = roadmap-2006\nname = small\ncapacity = 4GB\n")
     p = subprocess.Popen([futuredisk, "predict", "--fs", "ext4", "--profile",
-                          str(prof), "--files", "20000", "--json", str(out)],
+                          str(prof), "--files", "20000", "--json=" + str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env={**os.environ, "TMPDIR": str(scratch)})
     seen = []
@@ -327,7 +327,7 @@ def test_known_damage_per_file_system(run, tmp_path, fs, rot_class):
         out = tmp_path / f"{fs}.jsonl"
         d = tmp_path / f"{fs}-{target.replace(':', '_')}"
         p = run("run", *common, "--target", target, "--dir", str(d),
-                "--json", str(out))
+                "--json=" + str(out))
         assert p.returncode == 0, (p.stdout, p.stderr)
         rec = json.loads(out.read_text().splitlines()[-1])
         path = rec["targets_hit"].split(" ")[2]
@@ -356,7 +356,7 @@ def test_chunkfs_losses_carry_their_cause(run, tmp_path):
         out = tmp_path / "c.jsonl"
         d = tmp_path / target.replace(":", "_")
         p = run("run", *common, "--target", target, "--dir", str(d),
-                "--json", str(out))
+                "--json=" + str(out))
         assert p.returncode == 0, (p.stdout, p.stderr)
         rec = json.loads(out.read_text().splitlines()[-1])
         kind, _, path, _ = rec["targets_hit"].split(" ")
@@ -413,7 +413,8 @@ def test_predict_meta_only(run, tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     p = run("predict", "--fs", "ext4", "--fill", "50%", "--files", "3000",
-            *profs, "--json", str(out), check=0, env={"TMPDIR": str(scratch)})
+            *profs, "--json=" + str(out), check=0,
+            env={"TMPDIR": str(scratch)})
     rows = [line.split() for line in p.stdout.splitlines()
             if line.startswith("small-")]
     assert [r[0] for r in rows] == ["small-a", "small-b"], p.stdout
@@ -547,7 +548,7 @@ def test_crash_trial_replays_the_journal(run, tmp_path):
     d = tmp_path / "crash"
     out = tmp_path / "crash.jsonl"
     p = run(*BASE, "--crash", "--seed", "3", "--dir", str(d), "--keep",
-            "--json", str(out))
+            "--json=" + str(out))
     assert p.returncode == 0, p.stderr
     rec = json.loads(out.read_text())
     assert rec["crash"] is True
@@ -606,7 +607,7 @@ def test_metadata_targets_are_read_by_the_check(run, tmp_path, fs, btype,
     size = "256M" if fs == "ext4" else "512M"
     p = run("run", "--fs", fs, "--size", size, "--fill", "10", "--seed", "2",
             "--target", btype, "--faults", "erc=10ms", "--dir", str(d),
-            "--json", str(out))
+            "--json=" + str(out))
     rec = json.loads(out.read_text())
     assert rec["targets_hit"].split(" ")[1:2] == [btype], \
         (rec.get("error"), p.stderr[-2000:])
@@ -628,7 +629,7 @@ def test_hung_checker_is_killed_at_the_timeout(run, tmp_path):
     run("run", "--fs", "ext4", "--profile", "ideal", "--time", "real",
         "--size", "256M", "--fill", "5", "--target", "superblock",
         "--faults", "erc=5s", "--timeout", "2", "--dir", str(d),
-        "--json", str(out))
+        "--json=" + str(out))
     rec = json.loads(out.read_text())
     assert rec["time"] == "real"
     timed_out = [p for p in rec["phases"] if p.get("outcome") == "TIMEOUT"]
@@ -660,7 +661,7 @@ def test_looping_checker_is_stopped(run, tmp_path):
     out = tmp_path / "l.jsonl"
     d = tmp_path / "l"
     p = run("run", "--fs", "btrfs", "--size", "256M", "--fill", "5",
-            "--timeout", "250", "--dir", str(d), "--json", str(out),
+            "--timeout", "250", "--dir", str(d), "--json=" + str(out),
             env=env)
     assert p.returncode == 0, p.stderr
     rec = json.loads(out.read_text())
@@ -686,7 +687,7 @@ def test_server_dying_before_the_mount_fails_the_trial(run, tmp_path):
         f"case \"$*\" in *-fy*) kill -9 $(cat {d}/nbdfuse.pid);; esac\n"
         "exit $rc\n")
     out = tmp_path / "k.jsonl"
-    p = run(*BASE, "--attach", "loop", "--dir", str(d), "--json", str(out),
+    p = run(*BASE, "--attach", "loop", "--dir", str(d), "--json=" + str(out),
             env=env)
     assert p.returncode != 0, (p.stdout, p.stderr)
     assert "nbdfuse (pid " in p.stdout and "died under the disk" in p.stdout, \
@@ -704,7 +705,7 @@ def test_xfs_crash_replays_the_log_by_mounting(run, tmp_path):
     unmounts to replay it, then repairs again; the recheck is clean."""
     out = tmp_path / "x.jsonl"
     p = run("run", "--fs", "xfs", "--size", "512M", "--fill", "10",
-            "--crash", "--dir", str(tmp_path / "x"), "--json", str(out))
+            "--crash", "--dir", str(tmp_path / "x"), "--json=" + str(out))
     assert p.returncode == 0, p.stderr
     rec = json.loads(out.read_text())
     names = [ph["name"] for ph in rec["phases"]]
@@ -726,8 +727,8 @@ def test_chunkfs_power_cut_then_check_and_audit(run, tmp_path, seed):
     out = tmp_path / "c.jsonl"
     d = tmp_path / "c"
     p = run("run", "--fs", "chunkfs", "--size", "512M", "--fill", "15",
-            "--seed", str(seed), "--crash", "--dir", str(d), "--json",
-            str(out))
+            "--seed", str(seed), "--crash", "--dir", str(d),
+            "--json=" + str(out))
     assert p.returncode == 0, (p.stdout, p.stderr)
     rec = json.loads(out.read_text())
     assert phase(rec, "recheck")["outcome"] == "CLEAN"

@@ -26,7 +26,7 @@ def trial(run, tmp_path, *args, name="t"):
     """Run a kept trial; its record and directory."""
     d = tmp_path / name
     out = tmp_path / f"{name}.jsonl"
-    p = run(*BASE, "--dir", str(d), "--keep", "--json", str(out), *args)
+    p = run(*BASE, "--dir", str(d), "--keep", "--json=" + str(out), *args)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert leftovers(str(d)) == []
     return json.loads(out.read_text().splitlines()[-1]), d
@@ -354,7 +354,7 @@ def test_predict_per_tree(run, tmp_path):
     out = tmp_path / "p.jsonl"
     for tree in ("large-media", "hardlink-farm"):
         p = run("predict", "--fs", "ext4", "--fill", "50", "--profile",
-                str(prof), "--tree", tree, "--json", str(out))
+                str(prof), "--tree", tree, "--json=" + str(out))
         assert p.returncode == 0, p.stderr
         assert f"{tree} tree" in p.stdout
     media, farm = [json.loads(line) for line in
@@ -381,7 +381,7 @@ def test_trees_on_the_other_file_systems(run, tmp_path, fs, size, tree):
     d = tmp_path / "t"
     out = tmp_path / "t.jsonl"
     p = run("run", "--fs", fs, "--size", size, "--fill", "20", "--tree", tree,
-            "--meta-only", "200", "--dir", str(d), "--json", str(out))
+            "--meta-only", "200", "--dir", str(d), "--json=" + str(out))
     assert p.returncode == 0, (p.stdout, p.stderr)
     rec = json.loads(out.read_text())
     assert rec["tree"] == tree and intact(rec), rec["audit"]

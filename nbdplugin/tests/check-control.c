@@ -21,6 +21,9 @@
 #include "control.h"
 #include "faultmodels/rng.h"
 
+/* What `mark` remembers, fresh for each test (make). */
+static struct marks marks;
+
 static struct emu *
 make (void)
 {
@@ -32,6 +35,7 @@ make (void)
   ck_assert_int_eq (fm_profile_resize (&cfg.profile, 1 << 20, &err), 0);
   e = emu_new (&cfg, &err);
   ck_assert_ptr_nonnull (e);
+  memset (&marks, 0, sizeof marks);
   return e;
 }
 
@@ -43,7 +47,7 @@ handle (struct emu *e, const char *line, size_t len)
   size_t olen = 0;
   FILE *fp = open_memstream (&out, &olen);
 
-  control_handle (e, NULL, line, len, fp);
+  control_handle (e, &marks, NULL, line, len, fp);
   fclose (fp);
   /* Exactly one line, one JSON object with "ok". */
   ck_assert_uint_gt (olen, 10);
@@ -101,7 +105,9 @@ START_TEST (test_malformed)
       {"stats please", "stats takes no argument"},
       {"clear all", "clear takes no argument"},
       {"mark", "usage: mark NAME"},
-      {"mark two words", "usage: mark NAME"},
+      {"mark two words", "no mark named 'words'"},
+      {"mark a b c", "usage: mark NAME [SINCE]"},
+      {"mark a \x01", "usage: mark NAME [SINCE]"},
       {"mark \x01", "usage: mark NAME"},
       {"set", "usage: set KEY=VALUE"},
       {"set think", "usage: set KEY=VALUE"},
@@ -164,6 +170,58 @@ START_TEST (test_malformed)
   expect (e, mark, "usage: mark NAME");
   /* A refused set changed nothing: think is still real. */
   expect (e, "set think=real", "\"ok\": true");
+  emu_free (e);
+}
+END_TEST
+
+/* A reply's number after key, which must be there. */
+static uint64_t
+reply_u64 (const char *r, const char *key)
+{
+  const char *at = strstr (r, key);
+  unsigned long long v;
+
+  ck_assert_msg (at != NULL, "%s lacks %s", r, key);
+  ck_assert_int_eq (sscanf (at + strlen (key), "%llu", &v), 1);
+  return v;
+}
+
+/* Marks remembered between commands: since the one before by default,
+ * since a named one when asked; a refused mark sets nothing; past
+ * MARKS_KEPT names the one set longest ago is forgotten.
+ */
+START_TEST (test_marks)
+{
+  struct emu *e = make ();
+  char *r, line[64];
+  uint64_t a, b;
+  int i;
+
+  r = handle (e, "mark a", 6);
+  ck_assert_ptr_null (strstr (r, "since")); /* the first has none */
+  a = reply_u64 (r, "\"virtual_ns\": ");
+  free (r);
+  usleep (2000); /* think=real: the clock moves with the wall's */
+  r = handle (e, "mark b", 6);
+  ck_assert_ptr_nonnull (strstr (r, "\"since\": \"a\", \"elapsed_ns\": "));
+  b = reply_u64 (r, "\"virtual_ns\": ");
+  ck_assert_uint_gt (b, a);
+  ck_assert_uint_eq (reply_u64 (r, "\"elapsed_ns\": "), b - a);
+  free (r);
+  r = handle (e, "mark c  a", 9);
+  ck_assert_ptr_nonnull (strstr (r, "\"since\": \"a\""));
+  ck_assert_uint_eq (reply_u64 (r, "\"elapsed_ns\": "),
+                     reply_u64 (r, "\"virtual_ns\": ") - a);
+  free (r);
+  expect (e, "mark d nope", "no mark named 'nope'");
+  expect (e, "mark e", "\"since\": \"c\""); /* d was not set */
+  expect (e, "mark e", "\"since\": \"e\""); /* a lap */
+  for (i = 0; i < MARKS_KEPT; i++) {
+    snprintf (line, sizeof line, "mark m%d", i);
+    expect (e, line, "\"ok\": true");
+  }
+  expect (e, "mark x a", "no mark named 'a'");
+  expect (e, "mark x m0", "\"since\": \"m0\"");
   emu_free (e);
 }
 END_TEST
@@ -261,6 +319,7 @@ START_TEST (test_socket)
   ck_assert_ptr_nonnull (strstr (reply, "line longer than 4096 bytes"));
   read_line (fd, reply, sizeof reply);
   ck_assert_ptr_nonnull (strstr (reply, "\"mark\": \"b\""));
+  ck_assert_ptr_nonnull (strstr (reply, "\"since\": \"a\""));
   free (big);
 
   /* More clients than slots (fd holds one): the extra ones are told and
@@ -303,9 +362,8 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"commands", test_commands},
-      {"malformed", test_malformed},
-      {"fuzz", test_fuzz},
+      {"commands", test_commands}, {"malformed", test_malformed},
+      {"marks", test_marks},       {"fuzz", test_fuzz},
       {"socket", test_socket},
   };
 

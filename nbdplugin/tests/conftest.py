@@ -38,7 +38,7 @@ class Server(Nbdkit):
         return h
 
     def ctl_cmd(self, *words):
-        p = subprocess.run([FUTUREDISK, "ctl", self.ctl, *words],
+        p = subprocess.run([FUTUREDISK, "ctl", "--json", self.ctl, *words],
                            capture_output=True, text=True, timeout=60)
         return p.returncode, json.loads(p.stdout) if p.stdout else None
 
