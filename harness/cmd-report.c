@@ -743,6 +743,7 @@ iron_map (FILE *fp, const struct iron_row *rows, size_t nrows, const char *fs)
   char **tips, **labels;
   size_t i, nt, m;
   char title[160];
+  bool ok;
 
   for (i = 0; i < nrows; i++)
     if (strcmp (rows[i].fs, fs) == 0)
@@ -751,7 +752,8 @@ iron_map (FILE *fp, const struct iron_row *rows, size_t nrows, const char *fs)
   cls = malloc (nt * NKINDS * sizeof *cls);
   tips = calloc (nt * NKINDS, sizeof *tips);
   labels = calloc (nt * NKINDS, sizeof *labels);
-  if (cls && tips && labels) {
+  ok = cls && tips && labels;
+  if (ok) {
     fputs ("<h3 id=\"iron-", fp);
     fd_html (fp, fs);
     fputs ("\">", fp);
@@ -778,7 +780,7 @@ iron_map (FILE *fp, const struct iron_row *rows, size_t nrows, const char *fs)
   free (tips);
   free (cls);
   strs_free (&types);
-  return cls && tips && labels ? 0 : -1;
+  return ok ? 0 : -1;
 }
 
 static void

@@ -13,9 +13,13 @@ struct sqlite3;
 
 /* Open the database at path for reading a night: campaign (NULL: the
  * newest trial's) and run_id ("": the campaign's newest), both written
- * back, and a temporary view "t" with one row per trial (its check time
- * and outcomes, data lost, target type and kind) that reports and
- * comparisons query.  NULL with err if there is no such night.
+ * back, and the temporary views that reports and comparisons query: "t"
+ * with one row per trial (its check time and outcomes, mount outcome and
+ * reason, data lost, target type and kind), "tb" adding what it lost
+ * that it should not have (broken) and its finding ("unmountable",
+ * "unrepaired", "broke a promise", "silent loss", "files lost",
+ * "recovered by escalation", "" for none or a rig error).  NULL with err
+ * if there is no such night.
  */
 extern struct sqlite3 *fd_report_open (const char *path, const char *campaign,
                                        char *name, size_t nlen, char *run_id,
