@@ -134,12 +134,18 @@ print_reply (const struct ctl_opts *o, const char *reply, bool ok)
     puts (reply);
     return;
   }
-  if (ok && fd_mark_text (reply, text, sizeof text, &err) == 0)
+  if (ok && fd_mark_text (reply, text, sizeof text, &err) == 0) {
     puts (text);
-  else if (!ok)
-    fprintf (stderr, "%s ctl: refused: %s\n", fd_progname, reply);
-  else
+  } else if (!ok) {
+    struct fd_json *j = fd_json_parse (reply, "mark reply", &err);
+    if (j && fd_json_str (j, "error", text, sizeof text, &err) == 0)
+      fprintf (stderr, "%s ctl: mark: %s\n", fd_progname, text);
+    else
+      fprintf (stderr, "%s ctl: refused: %s\n", fd_progname, reply);
+    fd_json_free (j);
+  } else {
     puts (reply); /* a plugin without marks' times: as it came */
+  }
 }
 
 static int
