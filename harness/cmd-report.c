@@ -1441,7 +1441,8 @@ evidence_item (FILE *fp, long long id, const char *name, long long bytes,
   if (from || (size_t)bytes > len)
     fprintf (fp,
              "<p class=\"cut\">The last %s of %s here; "
-             "<code>futuredisk show %lld</code> prints it all.</p>\n",
+             "<code>futuredisk show <i>DB</i> %lld</code> prints it "
+             "all.</p>\n",
              fd_fmt_bytes (sz, sizeof sz, (double)(len - from)), name, id);
   fputs ("<pre>", fp);
   html_n (fp, text + from, len - from);
@@ -1484,6 +1485,37 @@ trial_evidence (FILE *fp, sqlite3 *db, long long id)
   sqlite3_finalize (st);
   if (n)
     fputs ("</div>\n", fp);
+}
+
+/* A trial with nothing to explain keeps its evidence in the database
+ * only: its items named, and the command that prints them.  (The page
+ * stays the size of its findings, not of the night.)
+ */
+static void
+trial_evidence_names (FILE *fp, sqlite3 *db, long long id)
+{
+  sqlite3_stmt *st;
+  char sz[64];
+  size_t n = 0;
+
+  if (!has_table (db, "evidence") ||
+      sqlite3_prepare_v2 (db,
+                          "SELECT name, bytes FROM evidence WHERE trial_id = "
+                          "? ORDER BY rowid",
+                          -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64 (st, 1, id);
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    fputs (n++ ? ", " : "<p class=\"cut\">Evidence kept: ", fp);
+    fd_html (fp, col (st, 0));
+    fprintf (fp, " (%s)",
+             fd_fmt_bytes (sz, sizeof sz, sqlite3_column_double (st, 1)));
+  }
+  sqlite3_finalize (st);
+  if (n)
+    fprintf (fp,
+             "; <code>futuredisk show <i>DB</i> %lld</code> prints it.</p>\n",
+             id);
 }
 
 /* A trial's phases: name, outcome, exit status, virtual time. */
@@ -1542,7 +1574,10 @@ trial_block (FILE *fp, sqlite3 *db, sqlite3_stmt *st)
     fd_html (fp, error);
     fputs ("</code></p>\n", fp);
   }
-  trial_evidence (fp, db, id);
+  if (finding[0] || error[0])
+    trial_evidence (fp, db, id);
+  else
+    trial_evidence_names (fp, db, id);
   fputs ("<p><a href=\"#trials\">back to all trials</a></p></section>\n", fp);
 }
 

@@ -580,7 +580,21 @@ def test_report_reads_in_a_browser(futuredisk, merged, tmp_path):
     assert "<details><summary>repair.out" in block
     assert "the verdict at the end" in block
     assert "line 0: " not in block
-    assert f"<code>futuredisk show {unmountable}</code>" in block
+    assert f"<code>futuredisk show <i>DB</i> {unmountable}</code>" in block
+    # A trial with nothing to explain names its evidence, kept in the
+    # database only: the page grows with the findings, not the night.
+    clean = sqlite3.connect(str(db)).execute(
+        "SELECT t.id FROM trials t JOIN phases p ON p.trial_id = t.id AND "
+        "p.name = 'recheck' AND p.outcome = 'CLEAN' WHERE t.run_id = (SELECT "
+        "run_id FROM trials ORDER BY id DESC LIMIT 1) AND t.target = '' AND "
+        "NOT t.crash AND t.faults = '' AND t.mount = 'MOUNTED' AND "
+        "(SELECT count(*) FROM evidence e WHERE e.trial_id = t.id) > 0 "
+        "AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.trial_id = t.id AND "
+        "a.files > 0 AND a.class NOT IN ('intact', 'extra'))").fetchone()[0]
+    block = page.split(f'<section class="trial" id="trial-{clean}">'
+                       )[1].split("</section>")[0]
+    assert "<details>" not in block and "Evidence kept: check.out (" in block
+    assert f"<code>futuredisk show <i>DB</i> {clean}</code> prints it" in block
     # compare's regression on the page; the environment's change marked.
     regressions = page.split('<h2 id="regressions">')[1].split("<h2")[0]
     assert "new outcome mount:UNMOUNTABLE" in regressions
