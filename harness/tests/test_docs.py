@@ -135,6 +135,12 @@ def test_known_issue_avoidances_keep_nbdkit_alive(tmp_path, how):
         runs, alive = nbdcopy_runs(s, args, 10)
         assert alive, f"nbdkit died after {runs} runs: {s.log_text()}"
     finally:
+        # With the ASan runtime preloaded, nbdkit's own strerror (its
+        # "write data: ... Broken pipe") leaves it deadlocked on glibc's
+        # locale lock at exit (common/errmsg.h): it lived, which is what
+        # is tested; it need not exit cleanly.
+        if os.environ.get("FD_NBDKIT_PRELOAD"):
+            s.proc.kill()
         s.stop()
 
 
