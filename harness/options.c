@@ -46,6 +46,8 @@ json_take_stdout (const char *cmd)
       close (fd);
     return fd_usage_error (cmd, "--json: %s", fd_strerror (errno));
   }
+  /* A line at a time, as stderr's readers (and its other lines) expect. */
+  setvbuf (stdout, NULL, _IOLBF, 0);
   return 0;
 }
 
