@@ -961,7 +961,8 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     return NULL;
   }
   set_paths (d);
-  d->kfd = kernel_log_from_now ();
+  if (o->kernel_log)
+    d->kfd = kernel_log_from_now ();
   /* Leftovers of an earlier attach here (nbdkit leaves its socket). */
   unlink (d->pidfile);
   unlink (d->fusepid);

@@ -37,6 +37,10 @@ struct fd_attach_opts {
   bool defer_mount;     /* remember the mount point; fd_disk_mount later */
   const char *faultlog; /* the fault log; NULL: DIR/faults.jsonl */
   const char *via;      /* "nbd", "loop", or NULL/"auto": see below */
+  /* Append what the kernel says of the device, from the attach to the
+   * detach, to DIR/kernel.log (a trial's evidence).
+   */
+  bool kernel_log;
 };
 
 /* How the disk becomes a block device: "nbd" (/dev/nbdN by nbd-client),

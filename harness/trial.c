@@ -1345,7 +1345,8 @@ attach_opts (struct trial *t)
                                  .fs = t->fs->name,
                                  .mkfs = true,
                                  .mount = t->mnt,
-                                 .via = t->via};
+                                 .via = t->via,
+                                 .kernel_log = true};
 }
 
 /* 4a. Mount after the repair.  A file system the repair left
