@@ -100,6 +100,19 @@ START_TEST (test_expand)
   ck_assert_uint_eq (fd_campaign_ntrials (c), 2);
   ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
   ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "agf");
+  ck_assert (!fd_campaign_trial (c, 0)->escalate);
+  fd_campaign_free (c);
+
+  /* The escalation crosses like any key: with and without it. */
+  c = load_text ("[campaign]\nname = x\nescalate = yes\n[matrix m]\n"
+                 "fs = ext4\ntarget = superblock\n[matrix n]\nfs = xfs\n"
+                 "escalate = no yes\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
+  ck_assert (fd_campaign_trial (c, 0)->escalate);
+  ck_assert (!fd_campaign_trial (c, 1)->escalate);
+  ck_assert (fd_campaign_trial (c, 2)->escalate);
   fd_campaign_free (c);
 }
 END_TEST
@@ -264,6 +277,8 @@ START_TEST (test_errors)
        ":5: [matrix m] seeds"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash = maybe\n",
        "crash 'maybe': no or yes"},
+      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nescalate = 1\n",
+       ":5: [matrix m] escalate '1': no or yes"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepair-cut = -1\n",
        ":5: [matrix m] repair-cut"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash-points = some\n",
