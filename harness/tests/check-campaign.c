@@ -117,6 +117,18 @@ START_TEST (test_expand)
 }
 END_TEST
 
+START_TEST (test_escalate_value)
+{
+  struct fm_err err;
+
+  ck_assert_ptr_null (load_text ("[campaign]\nname = x\n[matrix m]\n"
+                                 "fs = ext4\nescalate = 1\n",
+                                 &err));
+  ck_assert_msg (strstr (err.msg, ":5: [matrix m] escalate '1': no or yes"),
+                 "%s", err.msg);
+}
+END_TEST
+
 /* Keys that sweep where the power goes: repair-cut and crash-points. */
 START_TEST (test_sweeps)
 {
@@ -277,8 +289,6 @@ START_TEST (test_errors)
        ":5: [matrix m] seeds"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash = maybe\n",
        "crash 'maybe': no or yes"},
-      {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nescalate = 1\n",
-       ":5: [matrix m] escalate '1': no or yes"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepair-cut = -1\n",
        ":5: [matrix m] repair-cut"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ncrash-points = some\n",
@@ -455,6 +465,7 @@ main (void)
       {"continuation", test_continuation},
       {"comments", test_comments},
       {"errors", test_errors},
+      {"escalate", test_escalate_value},
       {"shards", test_shards},
       {"shipped", test_shipped},
       {"fuzz", test_fuzz},
