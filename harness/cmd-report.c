@@ -1449,70 +1449,70 @@ evidence_item (FILE *fp, long long id, const char *name, long long bytes,
   fputs ("</pre></details>\n", fp);
 }
 
-/* A trial's evidence (schema version 5): the checkers' output, the fault
- * log, the kernel's and the server's logs, as evidence.h reads them.
- */
-static void
-trial_evidence (FILE *fp, sqlite3 *db, long long id)
-{
-  sqlite3_stmt *st;
-  size_t n = 0;
+/* Where a trial's evidence goes on the page, item by item. */
+struct evidence_out {
+  FILE *fp;
+  sqlite3 *db;
+  long long id;
+  size_t n;
+};
 
-  if (!has_table (db, "evidence") ||
-      sqlite3_prepare_v2 (db,
-                          "SELECT name FROM evidence WHERE trial_id = ? "
-                          "ORDER BY rowid",
-                          -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64 (st, 1, id);
-  while (sqlite3_step (st) == SQLITE_ROW) {
-    char *text = NULL;
-    size_t len = 0;
-    uint64_t bytes = 0;
-    struct fm_err err = {{0}};
-    if (n++ == 0)
-      fputs ("<div class=\"evidence\"><b>Evidence</b>\n", fp);
-    if (fd_evidence_read (db, id, col (st, 0), &text, &len, &bytes, &err) == 0)
-      evidence_item (fp, id, col (st, 0), (long long)bytes, text, len);
-    else {
-      /* A damaged row: said, and the rest of the page still written. */
-      fputs ("<p class=\"cut\">", fp);
-      fd_html (fp, err.msg);
-      fputs ("</p>\n", fp);
-    }
-    free (text);
+/* One item whole (its last 8 KiB): under the first, the block's title;
+ * a damaged row is said, and the rest of the page still written.
+ */
+static int
+evidence_shown (void *opaque, const char *name, uint64_t bytes)
+{
+  struct evidence_out *o = opaque;
+  struct fm_err err = {{0}};
+  char *text = NULL;
+  size_t len = 0;
+
+  if (o->n++ == 0)
+    fputs ("<div class=\"evidence\"><b>Evidence</b>\n", o->fp);
+  if (fd_evidence_read (o->db, o->id, name, &text, &len, &bytes, &err) == 0)
+    evidence_item (o->fp, o->id, name, (long long)bytes, text, len);
+  else {
+    fputs ("<p class=\"cut\">", o->fp);
+    fd_html (o->fp, err.msg);
+    fputs ("</p>\n", o->fp);
   }
-  sqlite3_finalize (st);
-  if (n)
-    fputs ("</div>\n", fp);
+  free (text);
+  return 0;
 }
 
-/* A trial with nothing to explain keeps its evidence in the database
- * only: its items named, and the command that prints them.  (The page
- * stays the size of its findings, not of the night.)
+/* One item named, with its size. */
+static int
+evidence_named (void *opaque, const char *name, uint64_t bytes)
+{
+  struct evidence_out *o = opaque;
+  char sz[64];
+
+  fputs (o->n++ ? ", " : "<p class=\"cut\">Evidence kept: ", o->fp);
+  fd_html (o->fp, name);
+  fprintf (o->fp, " (%s)", fd_fmt_bytes (sz, sizeof sz, (double)bytes));
+  return 0;
+}
+
+/* A trial's evidence (schema version 5): the checkers' output, the fault
+ * log, the kernel's and the servers' logs.  A trial with nothing to
+ * explain keeps it in the database only: its items are named, with the
+ * command that prints them, so the page stays the size of its findings,
+ * not of the night.
  */
 static void
-trial_evidence_names (FILE *fp, sqlite3 *db, long long id)
+trial_evidence (FILE *fp, sqlite3 *db, long long id, bool whole)
 {
-  sqlite3_stmt *st;
-  char sz[64];
-  size_t n = 0;
+  struct evidence_out o = {fp, db, id, 0};
+  struct fm_err err;
 
   if (!has_table (db, "evidence") ||
-      sqlite3_prepare_v2 (db,
-                          "SELECT name, bytes FROM evidence WHERE trial_id = "
-                          "? ORDER BY rowid",
-                          -1, &st, NULL) != SQLITE_OK)
+      fd_evidence_each (db, id, whole ? evidence_shown : evidence_named, &o,
+                        &err) <= 0)
     return;
-  sqlite3_bind_int64 (st, 1, id);
-  while (sqlite3_step (st) == SQLITE_ROW) {
-    fputs (n++ ? ", " : "<p class=\"cut\">Evidence kept: ", fp);
-    fd_html (fp, col (st, 0));
-    fprintf (fp, " (%s)",
-             fd_fmt_bytes (sz, sizeof sz, sqlite3_column_double (st, 1)));
-  }
-  sqlite3_finalize (st);
-  if (n)
+  if (whole)
+    fputs ("</div>\n", fp);
+  else
     fprintf (fp,
              "; <code>futuredisk show <i>DB</i> %lld</code> prints it.</p>\n",
              id);
@@ -1574,10 +1574,7 @@ trial_block (FILE *fp, sqlite3 *db, sqlite3_stmt *st)
     fd_html (fp, error);
     fputs ("</code></p>\n", fp);
   }
-  if (finding[0] || error[0])
-    trial_evidence (fp, db, id);
-  else
-    trial_evidence_names (fp, db, id);
+  trial_evidence (fp, db, id, finding[0] || error[0]);
   fputs ("<p><a href=\"#trials\">back to all trials</a></p></section>\n", fp);
 }
 

@@ -159,26 +159,27 @@ show_item (sqlite3 *db, long long id, const char *name, bool bare)
   return 0;
 }
 
+/* One item's name on its own line. */
+static int
+name_line (void *fp, const char *name, uint64_t bytes)
+{
+  fprintf (fp, "%s\n", name);
+  return 0;
+}
+
 /* The names of trial id's items, one a line (malloc'd), or NULL. */
 static char *
 item_names (sqlite3 *db, long long id)
 {
-  sqlite3_stmt *st;
+  struct fm_err err;
   char *list = NULL;
   size_t len = 0;
   FILE *fp = open_memstream (&list, &len);
 
   if (fp == NULL)
     return NULL;
-  if (sqlite3_prepare_v2 (db,
-                          "SELECT name FROM evidence WHERE trial_id = ?"
-                          " ORDER BY rowid",
-                          -1, &st, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64 (st, 1, id);
-    while (sqlite3_step (st) == SQLITE_ROW)
-      fprintf (fp, "%s\n", col (st, 0));
-    sqlite3_finalize (st);
-  }
+  if (fd_evidence_each (db, id, name_line, fp, &err) == -1)
+    fprintf (stderr, "%s show: %s\n", fd_progname, err.msg);
   fclose (fp);
   return list;
 }

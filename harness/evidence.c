@@ -174,6 +174,29 @@ fd_evidence_store (sqlite3 *db, long long trial_id,
 }
 
 int
+fd_evidence_each (sqlite3 *db, long long trial_id, fd_evidence_fn *fn,
+                  void *opaque, struct fm_err *err)
+{
+  sqlite3_stmt *st;
+  int n = 0;
+
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT name, bytes FROM evidence WHERE trial_id = "
+                          "? ORDER BY rowid",
+                          -1, &st, NULL) != SQLITE_OK)
+    return fm_fail (err, "evidence: %s", sqlite3_errmsg (db));
+  sqlite3_bind_int64 (st, 1, trial_id);
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    n++;
+    if (fn (opaque, (const char *)sqlite3_column_text (st, 0),
+            (uint64_t)sqlite3_column_int64 (st, 1)) != 0)
+      break;
+  }
+  sqlite3_finalize (st);
+  return n;
+}
+
+int
 fd_evidence_read (sqlite3 *db, long long trial_id, const char *name,
                   char **text, size_t *len, uint64_t *bytes, struct fm_err *err)
 {

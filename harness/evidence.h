@@ -53,6 +53,18 @@ extern void fd_evidence_free (struct fd_evidence *ev);
 extern int fd_evidence_store (struct sqlite3 *db, long long trial_id,
                               const struct fd_evidence *ev, struct fm_err *err);
 
+/* For fd_evidence_each: one item's name and whole size; non-zero
+ * stops the walk.
+ */
+typedef int fd_evidence_fn (void *opaque, const char *name, uint64_t bytes);
+
+/* Each item trial_id kept, in the order it was stored: how many were
+ * visited, or -1 with err.
+ */
+extern int fd_evidence_each (struct sqlite3 *db, long long trial_id,
+                             fd_evidence_fn *fn, void *opaque,
+                             struct fm_err *err);
+
 /* One item of trial_id as stored (malloc'd, NUL-ended) into *text and
  * its length, and the whole item's bytes into *bytes (NULL: not
  * wanted).  1 when there is no such item, -1 with err when it cannot

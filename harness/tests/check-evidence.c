@@ -167,9 +167,20 @@ count (sqlite3 *db, const char *sql)
   return n;
 }
 
+/* For fd_evidence_each: "NAME BYTES;" appended to the buffer. */
+static int
+name_of (void *names, const char *name, uint64_t bytes)
+{
+  char *s = names;
+
+  sprintf (s + strlen (s), "%s %llu;", name, (unsigned long long)bytes);
+  return 0;
+}
+
 START_TEST (test_roundtrip)
 {
   struct fd_evidence ev = {0};
+  char names[128];
   struct trial t;
   struct fm_err err;
   char dir[64], path[128], *text;
@@ -198,6 +209,11 @@ START_TEST (test_roundtrip)
   ck_assert_int_eq (
       fd_evidence_read (db, 1, "nothing.out", &text, &len, NULL, &err), 1);
   ck_assert_ptr_null (text);
+  /* The items in the order they were kept, each with its whole size. */
+  names[0] = '\0';
+  ck_assert_int_eq (fd_evidence_each (db, 1, name_of, names, &err), 2);
+  ck_assert_str_eq (names, "check.out 524288;faults.jsonl 16;");
+  ck_assert_int_eq (fd_evidence_each (db, 7, name_of, names, &err), 0);
   sqlite3_close (db);
   fd_evidence_free (&ev);
   free (big);
