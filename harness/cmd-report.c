@@ -1209,6 +1209,44 @@ section_restore (FILE *fp, sqlite3 *db, const char *c, const char *r)
   query_table (fp, st, "tnssn", heads, "No trial whose check ran.");
 }
 
+/* Trials whose repair left the file system unmountable and that ran
+ * the next move (--escalate): how long it took, and what came of it.
+ */
+static void
+section_escalation (FILE *fp, sqlite3 *db, const char *c, const char *r)
+{
+  sqlite3_stmt *st = prepare (
+      db,
+      "SELECT t.id, t.fs, CASE WHEN t.target = '' THEN t.faults ELSE "
+      " t.target END, (SELECT outcome FROM phases p WHERE p.trial_id = t.id "
+      " AND p.name = 'repair'), (SELECT sum(virtual_s) FROM phases p WHERE "
+      " p.trial_id = t.id AND p.name IN ('check', 'repair', 'recheck')), "
+      " e.outcome, e.virtual_s, t.mount, CASE WHEN t.mount = 'RECOVERED' "
+      " THEN t.lost END, t.mount_reason FROM t JOIN phases e ON "
+      " e.trial_id = t.id AND e.name = 'escalate' WHERE t.campaign = ?1 AND "
+      " t.run_id = ?2 ORDER BY t.mount DESC, e.virtual_s DESC, t.id",
+      c, r);
+  static const char *const heads[] = {
+      "trial",          "file system",
+      "fault",          "repair",
+      "check + repair", "escalation",
+      "its time",       "mount after",
+      "files lost",     "why the repair left it unmountable"};
+
+  fputs ("<h2 id=\"escalation\">When the repair gives up</h2>\n"
+         "<p>Trials whose repair left the file system unmountable, and "
+         "what an administrator runs next (<code>--escalate</code>: e2fsck "
+         "with a backup superblock, <code>xfs_repair -L</code>, "
+         "<code>btrfs rescue super-recover</code> and "
+         "<code>zero-log</code>): the check and repair's virtual time, the "
+         "escalation's, and whether the file system then mounted "
+         "(RECOVERED, its files audited) or not.</p>\n",
+         fp);
+  query_table (fp, st, "LwcwswswnT", heads,
+               "No escalation this night (none asked, or every repair left "
+               "the file system mountable).");
+}
+
 /* The night's rig errors (the rig failed, not the file system), so
  * nobody has to open the database to see them.
  */
@@ -1695,6 +1733,7 @@ page_nav (FILE *fp)
       {"crash-points", "Crash points"},
       {"repair-cut", "Power cuts during repair"},
       {"restore", "fsck or restore?"},
+      {"escalation", "When the repair gives up"},
       {"trend", "Night over night"},
       {"errors", "Rig errors"},
       {"trials", "All trials"},
@@ -1816,6 +1855,7 @@ fd_report_write (struct sqlite3 *db, const char *campaign, const char *run_id,
   section_crash_points (fp, db, campaign, run_id);
   section_repair_cut (fp, db, campaign, run_id);
   section_restore (fp, db, campaign, run_id);
+  section_escalation (fp, db, campaign, run_id);
   section_trends (fp, db, campaign);
   section_errors (fp, db, campaign, run_id);
   section_trials (fp, db, campaign, run_id);

@@ -92,6 +92,13 @@ def test_escalate_recovers_with_a_backup_superblock(futuredisk, tmp_path):
     p = fd(futuredisk, "show", str(db), "1", "escalate.out", check=0)
     first = p.stdout.split("\n")[0]
     assert first.startswith("$ e2fsck ") and " -fy -b 32768 /dev/" in first
+    # The report's table of escalations: the trial, recovered, nothing lost.
+    page = tmp_path / "r.html"
+    fd(futuredisk, "report", str(db), "-o", str(page), check=0)
+    section = page.read_text().split('<h2 id="escalation">')[1].split("<h2")[0]
+    row_ = section.split('<a href="#trial-1">1</a>')[1].split("</tr>")[0]
+    assert ">FIXED<" in row_ and ">RECOVERED<" in row_, row_
+    assert '<td class="num" data-v="0">0</td>' in row_, row_
 
 
 def test_without_escalate_nothing_more_runs(unmountable):
