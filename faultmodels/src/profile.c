@@ -6,6 +6,7 @@
  * and then forgotten.
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "faultmodels/seek.h"
 #include "faultmodels/units.h"
 #include "faultmodels/error.h"
+#include "builtin.h"
 
 enum key_type {
   K_STR,   /* text, stored in a char array */
@@ -202,6 +204,41 @@ key_value (const struct fm_profile *p, const struct profile_key *k)
 
 static const char *const kind_names[] = {
     [FM_KIND_HDD] = "hdd", [FM_KIND_SSD] = "ssd", [FM_KIND_SMR] = "smr"};
+
+int
+fm_profile_key_value (const struct fm_profile *p, size_t i, char *buf,
+                      size_t size)
+{
+  const char *base;
+  uint64_t u;
+
+  if (i >= N_KEYS)
+    return -1;
+  base = (const char *)p + profile_keys[i].offset;
+  switch (profile_keys[i].type) {
+    case K_STR:
+      return snprintf (buf, size, "%s", base);
+    case K_KIND:
+      return snprintf (buf, size, "%s", kind_names[p->kind]);
+    case K_SIZE:
+      return snprintf (buf, size, "%" PRIu64, *(const uint64_t *)base);
+    case K_DUR:
+      return snprintf (buf, size, "%" PRIu64 "ns", *(const uint64_t *)base);
+    case K_MS:
+    case K_MBPS:
+      /* Millionths in the struct (ns of a ms, bytes/s of a MB/s): printed
+       * in full, the text parses back to the same integer.
+       */
+      u = *(const uint64_t *)base;
+      return snprintf (buf, size, "%" PRIu64 ".%06" PRIu64, u / 1000000,
+                       u % 1000000);
+    case K_U32:
+      return snprintf (buf, size, "%" PRIu32, *(const uint32_t *)base);
+    case K_DOUBLE:
+      return snprintf (buf, size, "%.17g", *(const double *)base);
+  }
+  abort ();
+}
 
 bool
 fm_profile_rotating (const struct fm_profile *p)
@@ -641,6 +678,54 @@ split_line (struct parse *ps, char *line, char **key, char **val,
   *key = k;
   *val = v;
   return 0;
+}
+
+/* A derived built-in is the profile file "base = BASE", "name = NAME",
+ * then its keys: resolved by the parser below, as a user's file with a
+ * base is.
+ */
+static int
+derive (const struct builtin *b, struct fm_profile *out, struct fm_err *err)
+{
+  char text[4096], what[96];
+  int n;
+
+  n = snprintf (text, sizeof text, "base = %s\nname = %s\n%s", b->base,
+                b->p.name, b->keys);
+  if (n < 0 || (size_t)n >= sizeof text)
+    abort (); /* the table's own text: a larger buffer is the fix */
+  snprintf (what, sizeof what, "built-in profile %s", b->p.name);
+  return fm_profile_parse (what, text, (size_t)n, out, err);
+}
+
+int
+fm_profile_builtin (const char *name, struct fm_profile *out,
+                    struct fm_err *err)
+{
+  const struct builtin *b = fm_builtin_find (name);
+  char list[512] = "";
+  const char *n;
+  size_t i;
+
+  if (b && b->base)
+    return derive (b, out, err);
+  if (b) {
+    /* The table gives each disk's error recovery; the rest of its fault
+     * settings are the quiet defaults.
+     */
+    *out = b->p;
+    fm_faultset_defaults (&out->faults);
+    if (b->p.faults.erc_ns)
+      out->faults.erc_ns = b->p.faults.erc_ns;
+    return 0;
+  }
+  for (i = 0; (n = fm_profile_builtin_name (i)) != NULL; i++) {
+    if (i > 0)
+      strncat (list, ", ", sizeof list - strlen (list) - 1);
+    strncat (list, n, sizeof list - strlen (list) - 1);
+  }
+  return fm_fail (err, "unknown profile '%s' (built-in profiles: %s)", name,
+                  list);
 }
 
 /* base = NAME: a built-in profile to start from, before any other key. */

@@ -1,10 +1,12 @@
 /* futuredisk — faultmodels: profiles, profile files, sizes. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check-main.h"
+#include "faultmodels/faultset.h"
 #include "faultmodels/profile.h"
 #include "faultmodels/units.h"
 
@@ -51,6 +53,123 @@ START_TEST (test_builtins)
   ck_assert_int_eq (fm_profile_builtin ("roadmap-2042", &p, &err), -1);
   ck_assert_ptr_nonnull (strstr (err.msg, "unknown profile 'roadmap-2042'"));
   ck_assert_ptr_nonnull (strstr (err.msg, "roadmap-2006, roadmap-2009"));
+}
+END_TEST
+
+/* The value a derived built-in's keys give `key`, into val; false if
+ * they leave it to the base.
+ */
+static bool
+override (const char *keys, const char *key, char *val, size_t size)
+{
+  size_t n = strlen (key);
+  const char *line, *v;
+
+  for (line = keys; *line; line = strchr (line, '\n') + 1) {
+    ck_assert_ptr_nonnull (strchr (line, '\n'));
+    if (strncmp (line, key, n) == 0 && strncmp (line + n, " = ", 3) == 0) {
+      v = line + n + 3;
+      snprintf (val, size, "%.*s", (int)(strchr (v, '\n') - v), v);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Following i's bases ends at a disk given whole (before resolving one:
+ * a cycle would recurse for ever).
+ */
+static bool
+chain_ends (size_t i)
+{
+  const char *keys, *base = fm_profile_builtin_base (i, &keys), *n;
+  size_t steps, j;
+
+  for (steps = 0; base; steps++) {
+    for (j = 0; (n = fm_profile_builtin_name (j)) && strcmp (n, base); j++)
+      ;
+    if (n == NULL || steps > 64)
+      return false;
+    base = fm_profile_builtin_base (j, &keys);
+  }
+  return true;
+}
+
+/* A derived built-in's fault settings are its base's with the fault keys
+ * it sets applied, each of which changes something.
+ */
+static void
+check_derived_faults (const char *name, const char *keys,
+                      const struct fm_profile *d, const struct fm_profile *b)
+{
+  struct fm_faultset want = b->faults;
+  char dj[4096], wj[4096], before[4096], val[400];
+  struct fm_err err;
+  const char *k;
+  size_t j;
+
+  for (j = 0; (k = fm_faultset_key (j)); j++) {
+    if (!override (keys, k, val, sizeof val))
+      continue;
+    fm_faultset_json (&want, before, sizeof before);
+    ck_assert_int_eq (fm_faultset_set (&want, k, val, &err), 0);
+    fm_faultset_json (&want, wj, sizeof wj);
+    ck_assert_msg (strcmp (before, wj) != 0, "%s: %s = %s is its base's", name,
+                   k, val);
+  }
+  fm_faultset_json (&d->faults, dj, sizeof dj);
+  fm_faultset_json (&want, wj, sizeof wj);
+  ck_assert_str_eq (dj, wj);
+}
+
+/* A built-in that derives from another equals it with its keys applied:
+ * every key it does not set has the base's value, and every key it sets
+ * has another (it says only what differs).
+ */
+START_TEST (test_builtin_inheritance)
+{
+  char dv[400], bv[400], val[400];
+  const char *name, *base, *keys, *k;
+  struct fm_profile d, b;
+  struct fm_err err;
+  size_t i, j, derived = 0;
+
+  for (i = 0; (name = fm_profile_builtin_name (i)); i++) {
+    if ((base = fm_profile_builtin_base (i, &keys)) == NULL)
+      continue;
+    derived++;
+    ck_assert_msg (chain_ends (i), "%s: its bases never end", name);
+    ck_assert_msg (fm_profile_builtin (name, &d, &err) == 0, "%s", err.msg);
+    ck_assert_msg (fm_profile_builtin (base, &b, &err) == 0, "%s", err.msg);
+    for (j = 0; (k = fm_profile_key (j)); j++) {
+      bool set = strcmp (k, "name") == 0 || override (keys, k, val, sizeof val);
+
+      ck_assert_int_ge (fm_profile_key_value (&d, j, dv, sizeof dv), 0);
+      ck_assert_int_ge (fm_profile_key_value (&b, j, bv, sizeof bv), 0);
+      if (set)
+        ck_assert_msg (strcmp (dv, bv) != 0, "%s: %s = %s is its base's", name,
+                       k, dv);
+      else
+        ck_assert_msg (strcmp (dv, bv) == 0, "%s: %s is %s, base %s has %s",
+                       name, k, dv, base, bv);
+    }
+    ck_assert_uint_eq (d.design_capacity, d.capacity);
+    check_derived_faults (name, keys, &d, &b);
+  }
+  ck_assert_uint_ge (derived, 10);
+
+  /* One by hand: the dual-actuator disk is the 20 TB one with two arms. */
+  for (i = 0; strcmp (fm_profile_builtin_name (i), "dual-18t-2022"); i++)
+    ;
+  ck_assert_str_eq (fm_profile_builtin_base (i, &keys), "cmr-20t-2024");
+  ck_assert_int_eq (fm_profile_builtin ("dual-18t-2022", &d, &err), 0);
+  ck_assert_int_eq (fm_profile_builtin ("cmr-20t-2024", &b, &err), 0);
+  ck_assert_uint_eq (d.actuators, 2);
+  ck_assert_uint_eq (d.seek_avg_ns, b.seek_avg_ns);
+  ck_assert_uint_eq (d.cache_bytes, b.cache_bytes);
+  ck_assert_uint_eq (d.faults.erc_ns, b.faults.erc_ns);
+  ck_assert_ptr_null (fm_profile_builtin_base (0, &keys)); /* roadmap-2006 */
+  ck_assert_int_eq (fm_profile_key_value (&d, 999, dv, sizeof dv), -1);
 }
 END_TEST
 
@@ -366,6 +485,7 @@ main (void)
 {
   const struct fd_check_case cases[] = {
       {"builtins", test_builtins},
+      {"builtin_inheritance", test_builtin_inheritance},
       {"parse_valid", test_parse_valid},
       {"parse_invalid", test_parse_invalid},
       {"units", test_units},

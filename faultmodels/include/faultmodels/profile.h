@@ -82,6 +82,12 @@ struct fm_profile {
 /* Name of the i-th built-in profile, or NULL past the last one. */
 extern const char *fm_profile_builtin_name (size_t i);
 
+/* How the i-th built-in is defined: NULL for a disk given whole (and past
+ * the last), else the built-in it derives from, with *keys set to the
+ * profile-file lines it overrides that base with (PROFILES.md).
+ */
+extern const char *fm_profile_builtin_base (size_t i, const char **keys);
+
 /* Copy the built-in profile `name` into *out.  Returns 0, or -1 naming the
  * unknown profile and listing the built-ins.
  */
@@ -100,6 +106,13 @@ extern int fm_profile_parse (const char *filename, const char *text, size_t len,
  * (Fault keys come on top: fm_faultset_key.)
  */
 extern const char *fm_profile_key (size_t i);
+
+/* The value of the i-th key in p, as a profile file would spell it
+ * (exactly: it parses back to the same value).  Returns snprintf's count,
+ * or -1 past the last key.
+ */
+extern int fm_profile_key_value (const struct fm_profile *p, size_t i,
+                                 char *buf, size_t size);
 
 /* Drive parameters: the profile keys the plugin also takes, spelled with
  * '-' for '_' (queue_depth = 32 in a file is queue-depth=32 for nbdkit),
