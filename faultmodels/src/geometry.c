@@ -20,7 +20,6 @@ struct zone {
   uint64_t first_track; /* global number of its first track */
   uint64_t first_angle; /* angle of its first track's first sector */
   uint32_t spt;         /* sectors per track */
-  double bandwidth;     /* effective bytes/s */
 };
 
 struct fm_geometry {
@@ -95,8 +94,6 @@ layout (const struct fm_profile *p, uint64_t sectors, struct zone *z,
       z[used].sectors = want;
       z[used].first_track = tracks;
       z[used].spt = (uint32_t)spt;
-      z[used].bandwidth = (double)spt * p->sector * 1e9 /
-                          (fm_profile_rev_ns (p) + p->track_switch_ns);
     }
     used++;
     lba += want;
@@ -149,28 +146,10 @@ fm_geometry_sectors (const struct fm_geometry *g)
   return g->sectors;
 }
 
-uint64_t
-fm_geometry_tracks (const struct fm_geometry *g)
-{
-  return g->tracks;
-}
-
-uint64_t
-fm_geometry_cylinders (const struct fm_geometry *g)
-{
-  return g->cylinders;
-}
-
 double
 fm_geometry_design_cylinders (const struct fm_geometry *g)
 {
   return g->design_cylinders;
-}
-
-uint32_t
-fm_geometry_zones (const struct fm_geometry *g)
-{
-  return g->nzones;
 }
 
 static const struct zone *
@@ -231,10 +210,4 @@ fm_geometry_next_track (const struct fm_geometry *g, struct fm_location *loc)
   else
     return false;
   return true;
-}
-
-double
-fm_geometry_bandwidth_at (const struct fm_geometry *g, uint64_t lba)
-{
-  return find_zone (g, lba)->bandwidth;
 }

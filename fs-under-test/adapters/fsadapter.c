@@ -43,12 +43,6 @@ fd_outcome_e2fsck (int status, int signal, bool repair)
   return FD_CLEAN;
 }
 
-const char *
-fd_fs_name (size_t i)
-{
-  return i < N_ADAPTERS ? adapters[i]->name : NULL;
-}
-
 const struct fd_fs *
 fd_fs_find (const char *name, struct fm_err *err)
 {

@@ -148,9 +148,6 @@ extern int fd_ext3_allocate (const char *dev, uint64_t *inos, size_t n,
 /* The adapter for `name`; NULL with err listing the known ones. */
 extern const struct fd_fs *fd_fs_find (const char *name, struct fm_err *err);
 
-/* The i-th adapter's name, or NULL past the last. */
-extern const char *fd_fs_name (size_t i);
-
 /* Fill argv from a template, "{dev}" replaced by dev; fd_fs_argv_at also
  * replaces "{mnt}" by the mount point.
  */

@@ -53,10 +53,7 @@ extern struct fm_geometry *fm_geometry_new (const struct fm_profile *p,
 extern void fm_geometry_free (struct fm_geometry *g);
 
 extern uint64_t fm_geometry_sectors (const struct fm_geometry *g);
-extern uint64_t fm_geometry_tracks (const struct fm_geometry *g);
-extern uint64_t fm_geometry_cylinders (const struct fm_geometry *g);
 extern double fm_geometry_design_cylinders (const struct fm_geometry *g);
-extern uint32_t fm_geometry_zones (const struct fm_geometry *g);
 
 /* Locate an LBA (in physical sectors, < fm_geometry_sectors). O(log zones).
  */
@@ -68,9 +65,5 @@ extern void fm_geometry_locate (const struct fm_geometry *g, uint64_t lba,
  */
 extern bool fm_geometry_next_track (const struct fm_geometry *g,
                                     struct fm_location *loc);
-
-/* Effective sequential bandwidth (bytes/s) of the zone holding `lba`. */
-extern double fm_geometry_bandwidth_at (const struct fm_geometry *g,
-                                        uint64_t lba);
 
 #endif

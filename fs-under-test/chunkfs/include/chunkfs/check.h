@@ -17,12 +17,10 @@
 #include "chunkfs/io.h"
 
 /* e2fsck's exit-code bits. */
-#define CFS_EXIT_OK          0
 #define CFS_EXIT_CORRECTED   1
 #define CFS_EXIT_UNCORRECTED 4
 #define CFS_EXIT_ERROR       8
 #define CFS_EXIT_USAGE       16
-#define CFS_EXIT_CANCELLED   32
 
 enum cfs_check_mode {
   CFS_CHECK_NO,    /* -n: change nothing, answer no */
