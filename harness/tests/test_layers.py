@@ -1,0 +1,98 @@
+"""No new circle of files that call each other (tools/filecycles.py).
+
+The circles below exist today.  Breaking them is work of its own; until
+then this test fails on any circle not listed (so none can appear) and on
+a listed one that is gone (so the list only shrinks: take it out).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import filecycles  # noqa: E402
+
+KNOWN = {
+    # faultmodels: disk.c calls the read buffer, media cache and second
+    # actuator, and they and the queue call back into disk.c.
+    ("faultmodels/src/disk.c", "faultmodels/src/dual.c",
+     "faultmodels/src/queue.c", "faultmodels/src/readcache.c",
+     "faultmodels/src/smr.c"),
+    # chunkfs: fs.c calls every part, and each part calls fs.c back.
+    ("fs-under-test/chunkfs/src/cache.c", "fs-under-test/chunkfs/src/chunk.c",
+     "fs-under-test/chunkfs/src/dir.c", "fs-under-test/chunkfs/src/fs.c",
+     "fs-under-test/chunkfs/src/inode.c", "fs-under-test/chunkfs/src/xattr.c"),
+    # chunkfs's checker: check.c runs the passes (through check-chunk.c),
+    # and the passes call check.c's helpers and each other.
+    ("fs-under-test/chunkfs/src/check-chunk.c",
+     "fs-under-test/chunkfs/src/check-pass1.c",
+     "fs-under-test/chunkfs/src/check-pass2.c",
+     "fs-under-test/chunkfs/src/check-pass3.c",
+     "fs-under-test/chunkfs/src/check-pass4.c",
+     "fs-under-test/chunkfs/src/check-pass5.c",
+     "fs-under-test/chunkfs/src/check-preload.c",
+     "fs-under-test/chunkfs/src/check-special.c",
+     "fs-under-test/chunkfs/src/check-xattr.c",
+     "fs-under-test/chunkfs/src/check.c"),
+    # harness: trial.c calls crash points and image reuse, which (and
+    # the campaign) call trial.c back.
+    ("harness/campaign.c", "harness/crashpoints.c", "harness/reuse.c",
+     "harness/trial.c"),
+    # harness: the mixed tree (populate.c) and the workload trees beside
+    # it call each other.
+    ("harness/populate.c", "harness/trees.c"),
+    # nbdplugin: the store factory builds the copy-on-write store.
+    ("nbdplugin/store-cow.c", "nbdplugin/store-file.c"),
+}
+
+
+def test_circles_are_the_known_ones():
+    build = os.environ.get("FD_BUILD_DIR")
+    if not build:
+        pytest.skip("FD_BUILD_DIR (a build directory) is not set")
+    graph = filecycles.build_graph(build, ROOT)
+    # Fewer files would mean objects were not found, not that all is well.
+    assert len(graph) > 50, "only %d source files in %s" % (len(graph), build)
+    found = set(filecycles.cycles(graph))
+    print("%d files, %d circles (known: %d)" % (len(graph), len(found),
+                                                len(KNOWN)))
+    new = found - KNOWN
+    gone = KNOWN - found
+    assert not new, "new circles of files calling each other: %s" % sorted(new)
+    assert not gone, ("circles no longer there (take them out of KNOWN): %s"
+                      % sorted(gone))
+
+
+def test_cycles_of_a_graph():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"},
+             "f": {"g"}, "g": {"f", "a"}}
+    assert filecycles.cycles(graph) == [("a", "b", "c"), ("f", "g")]
+    assert filecycles.cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("nm") is None,
+                    reason="needs cc and nm")
+def test_detector_on_objects(tmp_path):
+    """Three real object files: a.c and b.c call each other, c.c calls a.c
+    only, so the circle is a.c and b.c, and c.c stays out of it.
+    """
+    sources = {
+        "a.c": "int b (int); int a (int x) { return x ? b (x - 1) : 0; }\n",
+        "b.c": "int a (int); int b (int x) { return a (x); }\n",
+        "c.c": "int a (int); static int b (void) { return 1; }\n"
+               "int c (void) { return a (b ()); }\n",
+    }
+    objects = {}
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+        obj = tmp_path / (name + ".o")
+        subprocess.run(["cc", "-c", "-o", str(obj), str(tmp_path / name)],
+                       check=True)
+        objects[name] = [str(obj)]
+    graph = filecycles.graph_from_objects(objects)
+    assert graph == {"a.c": {"b.c"}, "b.c": {"a.c"}, "c.c": {"a.c"}}
+    assert filecycles.cycles(graph) == [("a.c", "b.c")]
