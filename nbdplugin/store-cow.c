@@ -276,9 +276,17 @@ summarize (struct cowstore *c)
       }
 }
 
+uint64_t
+store_cow_map_len (uint64_t size)
+{
+  uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
+
+  return ((pages + 7) / 8 + STORE_PAGE - 1) / STORE_PAGE * STORE_PAGE;
+}
+
 struct store *
-store_cow_wrap (struct store *over, int fd, const char *base,
-                const char *profile, struct fm_err *err)
+store_cow_wrap (struct store *over, int fd, uint64_t map_at, struct store *base,
+                struct fm_err *err)
 {
   struct cowstore *c = calloc (1, sizeof *c);
   uint64_t size = over->size;
@@ -286,6 +294,7 @@ store_cow_wrap (struct store *over, int fd, const char *base,
   if (c == NULL) {
     fm_fail (err, "out of memory");
     over->ops->close (over);
+    base->ops->close (base);
     return NULL;
   }
   c->s.ops = &cow_ops;
@@ -295,22 +304,20 @@ store_cow_wrap (struct store *over, int fd, const char *base,
   c->map_len = store_cow_map_len (size);
   c->summary = calloc (c->map_len / STORE_PAGE, 1);
   c->map = mmap (NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                 (off_t)store_cow_map_at (size));
+                 (off_t)map_at);
   if (c->summary == NULL || c->map == MAP_FAILED) {
     fm_fail (err, "store: mapping the overlay's bitmap: %s",
              fd_strerror (c->summary ? errno : ENOMEM));
     goto fail;
   }
-  if ((c->base = store_file_open_base (base, size, profile, err)) == NULL) {
-    munmap (c->map, c->map_len);
-    goto fail;
-  }
+  c->base = base;
   pthread_mutex_init (&c->copy_lock, NULL);
   summarize (c);
   return &c->s;
 
 fail:
   over->ops->close (over);
+  base->ops->close (base);
   free (c->summary);
   free (c);
   return NULL;

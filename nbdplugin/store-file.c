@@ -182,32 +182,6 @@ file_flush (struct store *s)
   return 0;
 }
 
-int
-store_join_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
-{
-  struct store_join *j = opaque;
-
-  if (j->have && j->hole == hole && j->offset + j->length == offset) {
-    j->length += length;
-    return 0;
-  }
-  if (j->have && (j->rc = j->fn (j->opaque, j->offset, j->length, j->hole)))
-    return j->rc;
-  j->offset = offset;
-  j->length = length;
-  j->hole = hole;
-  j->have = true;
-  return 0;
-}
-
-int
-store_join_end (struct store_join *j)
-{
-  if (j->rc == 0 && j->have)
-    j->rc = j->fn (j->opaque, j->offset, j->length, j->hole);
-  return j->rc < 0 ? -1 : 0;
-}
-
 /* The allocated runs of [at, stop) in fd, file offsets, from FIEMAP: an
  * unwritten extent (what a zero without punch leaves on ext4) is data,
  * whether or not its pages are cached, where SEEK_DATA's answer depends
@@ -310,25 +284,6 @@ file_extents (struct store *s, uint64_t count, uint64_t offset,
   return store_join_end (&j);
 }
 
-static int
-add_data (void *opaque, uint64_t offset, uint64_t length, bool hole)
-{
-  (void)offset;
-  if (!hole)
-    *(uint64_t *)opaque += length;
-  return 0;
-}
-
-uint64_t
-store_data_bytes (struct store *s)
-{
-  uint64_t bytes = 0;
-
-  if (s->ops->extents (s, s->size, 0, add_data, &bytes) == -1)
-    return 0;
-  return bytes;
-}
-
 /* The disk's bytes in data extents, not the file's st_blocks: a clone
  * (store-cow.c) must report what a store written the same way from
  * scratch reports, and st_blocks also counts the header and the file
@@ -386,20 +341,15 @@ open_segments (struct filestore *f, uint64_t size, int flags,
   return 0;
 }
 
-uint64_t
-store_cow_map_at (uint64_t size)
+/* Where in an overlay's first file its bitmap starts: the first page
+ * after the header and the first segment.
+ */
+static uint64_t
+cow_map_at (uint64_t size)
 {
   uint64_t end = HEADER_SIZE + (size < SEGMENT ? size : SEGMENT);
 
   return (end + STORE_PAGE - 1) / STORE_PAGE * STORE_PAGE;
-}
-
-uint64_t
-store_cow_map_len (uint64_t size)
-{
-  uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
-
-  return ((pages + 7) / 8 + STORE_PAGE - 1) / STORE_PAGE * STORE_PAGE;
 }
 
 /* A new store file: its header, and room for the first segment (and an
@@ -416,7 +366,7 @@ create_store (struct filestore *f, const char *path, uint64_t size,
   if (cow) {
     h = *cow;
     h.version = VERSION_COW;
-    len = store_cow_map_at (size) + store_cow_map_len (size);
+    len = cow_map_at (size) + store_cow_map_len (size);
   } else {
     memset (&h, 0, sizeof h);
     h.version = f->nseg > 1 ? VERSION_SEG : VERSION;
@@ -561,6 +511,7 @@ file_open (const char *path, uint64_t size, const char *profile, bool base,
            struct fm_err *err)
 {
   struct filestore *f = file_new (path, size, err);
+  struct store *b;
   struct header h;
   struct stat st;
   int flags = base ? O_RDONLY : O_RDWR;
@@ -588,7 +539,14 @@ file_open (const char *path, uint64_t size, const char *profile, bool base,
   }
   if (same_base (path, &h, err) == -1)
     goto fail;
-  return store_cow_wrap (&f->s, f->fd[0], h.base, profile, err);
+  /* An overlay: this factory opens its base and builds the copy-on-write
+   * store over both.
+   */
+  if ((b = file_open (h.base, size, profile, true, err)) == NULL) {
+    file_close (&f->s);
+    return NULL;
+  }
+  return store_cow_wrap (&f->s, f->fd[0], cow_map_at (size), b, err);
 
 fail:
   file_free (f);

@@ -99,7 +99,7 @@ extern int store_file_make_overlay (const char *path, const char *base,
  */
 extern uint64_t store_data_bytes (struct store *s);
 
-/* ---- between store-file.c and store-cow.c ---- */
+/* ---- shared by store-file.c and store-cow.c (store-extents.c) ---- */
 
 /* Extents passed on with adjacent runs of one kind joined: what a store
  * reports must not depend on how its file or files are split up.  Give
@@ -121,16 +121,17 @@ extern int store_join_end (struct store_join *j);
 extern struct store *store_file_open_base (const char *path, uint64_t size,
                                            const char *profile,
                                            struct fm_err *err);
-/* Where in an overlay's first file its bitmap starts, and its length:
- * one bit per page, set when the page is the overlay's own.
+/* The length of an overlay's bitmap: one bit per page, set when the page
+ * is the overlay's own.
  */
-extern uint64_t store_cow_map_at (uint64_t size);
 extern uint64_t store_cow_map_len (uint64_t size);
-/* The overlay `over` (whose first file is fd) and its base as one store;
- * takes over `over` (closed on failure).
+/* The overlay `over` (whose first file is fd, with the bitmap at map_at)
+ * and its opened base as one store; takes over both (closed on failure).
+ * The file store calls it when the file it opens is an overlay, so this
+ * side knows nothing of files.
  */
 extern struct store *store_cow_wrap (struct store *over, int fd,
-                                     const char *base, const char *profile,
+                                     uint64_t map_at, struct store *base,
                                      struct fm_err *err);
 
 #endif

@@ -45,8 +45,6 @@ KNOWN = {
     # harness: the mixed tree (populate.c) and the workload trees beside
     # it call each other.
     ("harness/populate.c", "harness/trees.c"),
-    # nbdplugin: the store factory builds the copy-on-write store.
-    ("nbdplugin/store-cow.c", "nbdplugin/store-file.c"),
 }
 
 
