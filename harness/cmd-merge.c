@@ -130,7 +130,7 @@ copy_trial (sqlite3 *db, sqlite3_int64 old)
       return -1;
     snprintf (sql, sizeof sql,
               "INSERT INTO main.%s (trial_id, %s) SELECT ?1, %s FROM "
-              "src.%s WHERE trial_id = ?2",
+              "src.%s WHERE trial_id = ?2 ORDER BY rowid",
               children[k], cols, cols, children[k]);
     if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
       return -1;

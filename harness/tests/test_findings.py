@@ -148,3 +148,19 @@ def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
     assert row(old, "PRAGMA user_version")[0] == 5
     assert row(old, "SELECT error, mount, mount_reason FROM trials") == (
         "", "UNMOUNTABLE", reason)
+
+
+def test_merge_carries_evidence_and_machine(futuredisk, unmountable, tmp_path):
+    """A shard's trials merged into another database keep their evidence
+    and the machine they ran on; merging twice adds nothing."""
+    dest = tmp_path / "all.db"
+    for _ in range(2):
+        fd(futuredisk, "merge", str(dest), str(unmountable), check=0)
+    with sqlite3.connect(dest) as c:
+        assert c.execute("SELECT count(*) FROM trials").fetchone() == (1,)
+        assert c.execute("SELECT count(*) FROM environments").fetchone() == (1,)
+    a = fd(futuredisk, "show", str(unmountable), "1", check=0).stdout
+    b = fd(futuredisk, "show", str(dest), "1", check=0).stdout
+    assert a.split("\n", 1)[1] == b.split("\n", 1)[1]
+    assert "machine: " in b and "==> kernel.log" in b
+
