@@ -20,8 +20,12 @@
  * the moment the drive is free — so every request that arrived by then is
  * a candidate.  In virtual mode there is no such moment, so a decision is
  * taken once the arrivals have stopped for a grace of wall time
- * (cfg.grace_ns) or the drive's window is full.  A request alone in the
- * plugin is decided at once in every mode: nothing could overtake it.
+ * (cfg.grace_ns).  A request alone in the plugin is decided at once in
+ * every mode: nothing could overtake it.  Nor can anything overtake the
+ * requests in a full window (a later arrival queues behind the ones
+ * waiting in the host), so in every mode the picks that leave the window
+ * full are taken at once, and no more: a client deeper than the drive's
+ * queue gets the drive's whole window at every pick.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -645,6 +649,19 @@ company_possible (const struct emu *e)
          reorderable (e);
 }
 
+size_t
+emu_early_decisions (size_t queued, size_t window, bool reorders,
+                     uint64_t inflight)
+{
+  if (!reorders || inflight <= 1)
+    return SIZE_MAX;
+  /* Each early pick must leave the window full for the next: the
+   * request after the window moves into it and a later arrival stays
+   * behind it.  The first pick past that would choose among fewer.
+   */
+  return queued >= window ? queued - window + 1 : 0;
+}
+
 /* Virtual mode: should a new request's decision wait for others sent
  * with it?  A reply goes out the moment its request is decided, so a
  * client's requests reach the plugin one after another unless a decision
@@ -652,7 +669,9 @@ company_possible (const struct emu *e)
  * after BATCH_MISSES waits that found none, none does — but every
  * PROBE_EVERY-th request waits again, to notice a client that started
  * sending requests together.  A client with one request at a time pays
- * the grace once per PROBE_EVERY requests.  While batching, a decision
+ * the grace once per PROBE_EVERY requests.  A request that finds the
+ * drive's window full waits too: decide_due takes at once only the picks
+ * that keep the window full.  While batching, a decision
  * waits for a lull of the grace (an arrival or a decision restarts it),
  * so the reply a decision lets go can bring the client's next request
  * into the queue first, as it would reach a real drive's queue while the
@@ -678,9 +697,10 @@ company_possible (const struct emu *e)
 static bool
 virtual_waits (struct emu *e)
 {
-  if (!reorderable (e))
+  if (!e->reorders)
     return false;
-  if (e->batching || __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
+  if (!reorderable (e) || e->batching ||
+      __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
     return true;
   if (++e->since_probe < PROBE_EVERY)
     return false;
@@ -846,10 +866,24 @@ decide_due (struct emu *e, struct job *j, bool waits)
 {
   bool full = monotonic_ns () - e->last_event >= lull_needed (e);
 
-  if (e->scale > 0)
-    decide (e, company_possible (e) ? clock_now (e, e->wall_ns ()) : UINT64_MAX,
-            j, UINT_MAX);
-  else if (!waits || !reorderable (e) || full || at_depth (e)) {
+  size_t early = emu_early_decisions (
+      fm_disk_queued (e->disk), e->profile.queue_depth, e->reorders,
+      __atomic_load_n (&e->inflight, __ATOMIC_RELAXED));
+  unsigned most = early > UINT_MAX ? UINT_MAX : (unsigned)early;
+
+  if (e->scale > 0) {
+    /* Decisions ahead of the clock while no later arrival could be a
+     * candidate, then those due by the clock.
+     */
+    decide (e, UINT64_MAX, j, most);
+    decide (e, clock_now (e, e->wall_ns ()), j, UINT_MAX);
+  } else if (e->reorders && !reorderable (e)) {
+    /* A full window: the picks that keep it full, at once (no lull
+     * could add a candidate); the rest wait for the client's next
+     * requests like any other decision.
+     */
+    decide (e, UINT64_MAX, j, most);
+  } else if (!waits || full || at_depth (e)) {
     /* While batching, one decision per lull (the reply it lets go may
      * bring the client's next request, which then joins the queue), or
      * DEPTH_BATCH at the depth.
@@ -881,7 +915,7 @@ drive (struct emu *e, struct job *j)
   rq.arrival_ns = e->last_arrival = clock_now (e, wall);
   dfaults_advance (e->faults, rq.arrival_ns, rot, e);
   j->r->arrival_ns = rq.arrival_ns;
-  j->r->done_ns = 0;
+  j->r->done_ns = j->r->deadline_ns = 0;
   fm_disk_enqueue (e->disk, &rq, (uintptr_t)j);
   waiter_add (e, j);
   __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
@@ -928,7 +962,10 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
 {
   uint64_t v, wall;
 
-  if (ret == 0 && r->deadline_ns && e->sleep_ns &&
+  /* A failure the drive took time over (error recovery) is late too: a
+   * reply at once would hand its time to the next request's wait.
+   */
+  if (r->deadline_ns && e->sleep_ns &&
       r->deadline_ns > (wall = e->wall_ns ()) &&
       e->sleep_ns (r->deadline_ns - wall) == -1) {
     fm_fail (err, "interrupted by shutdown");
@@ -963,7 +1000,7 @@ run (struct emu *e, struct job *j)
     locked = drive (e, j);
   else {
     __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
-    j->r->done_ns = 0;
+    j->r->done_ns = j->r->deadline_ns = 0;
     refuse (e, j);
   }
   if (locked)

@@ -15,6 +15,7 @@
 #define FUTUREDISK_EMU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -144,6 +145,17 @@ extern void emu_stats_clear (struct emu *e);
  */
 extern int emu_set (struct emu *e, const char *key, const char *value,
                     struct fm_err *err);
+
+/* The scaled modes: how many decisions the drive may take now, ahead of
+ * the wall clock, with `queued` requests in its queue, a window of
+ * `window` (the profile's queue depth) and `inflight` requests in the
+ * plugin.  Early only while no later arrival could be a candidate: the
+ * drive serves in arrival order, the request is alone, or the window
+ * stays full, so that each pick chooses among `window` requests however
+ * deep the client's queue is.  SIZE_MAX: all of them.
+ */
+extern size_t emu_early_decisions (size_t queued, size_t window, bool reorders,
+                                   uint64_t inflight);
 
 /* Parse time= and think= values; shared by the plugin's config and set. */
 extern int emu_parse_time (const char *value, double *scale,

@@ -431,6 +431,104 @@ START_TEST (test_faults)
 }
 END_TEST
 
+static uint64_t slept_ns; /* what the scaled modes asked to sleep */
+
+/* A sleep on the test's clock: it passes at once. */
+static int
+fake_sleep (uint64_t ns)
+{
+  slept_ns += ns;
+  fake_wall += ns;
+  return 0;
+}
+
+/* time=real: a read that fails after the drive's error recovery replies
+ * at the end of it, and the next read does not wait for it.  Asserts on
+ * the deadlines the emulator computes and the sleeps it asks for, on the
+ * test's clock.
+ */
+START_TEST (test_failed_read_paced)
+{
+  struct emu_config cfg = {
+      .seed = 1, .time_scale = 1, .wall_ns = wall, .sleep_ns = fake_sleep};
+  const uint64_t erc = 100000000; /* 100 ms */
+  struct emu_result r;
+  struct fm_err err;
+  struct emu *e;
+  uint64_t sent;
+  char buf[4096];
+
+  fm_faultset_defaults (&cfg.faults);
+  cfg.faults.erc_ns = erc;
+  ck_assert_int_eq (fm_profile_builtin ("laptop-5400", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  fake_wall = 1000;
+  e = emu_new (&cfg, &err);
+  ck_assert_msg (e != NULL, "%s", err.msg);
+  ck_assert_int_eq (emu_inject (e, FM_FAULT_URE, 1 << 20, 1, "test", &err), 0);
+
+  slept_ns = 0;
+  sent = fake_wall;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 1 << 20, &r, &err), -1);
+  ck_assert_int_eq (errno, EIO);
+  ck_assert_uint_ge (r.done_ns - r.arrival_ns, erc);
+  ck_assert_uint_eq (r.deadline_ns, 1000 + r.done_ns);
+  /* The reply waited for the recovery. */
+  ck_assert_uint_ge (slept_ns, erc);
+  ck_assert_uint_eq (fake_wall, r.deadline_ns);
+  ck_assert_uint_ge (fake_wall - sent, erc);
+
+  /* The next read starts after it: a seek and a rotation, no recovery. */
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 40 << 20, &r, &err), 0);
+  ck_assert_uint_lt (r.done_ns - r.arrival_ns, erc / 2);
+  ck_assert_uint_eq (fake_wall, r.deadline_ns);
+
+  /* Refused while the power is off: no time passes, no sleep. */
+  ck_assert_int_eq (emu_poweroff (e, 0, "test", &err), 0);
+  slept_ns = 0;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 0, &r, &err), -1);
+  ck_assert_uint_eq (r.deadline_ns, 0);
+  ck_assert_uint_eq (slept_ns, 0);
+  emu_free (e);
+}
+END_TEST
+
+/* The scaled modes decide ahead of the clock only while each pick
+ * leaves the window full: a client deeper than the drive's queue (QD16
+ * and QD32 on laptop-5400's 8) gets a window of 8 at every such pick,
+ * and the pick that would see fewer waits for the clock, when the
+ * client's next requests can join.
+ */
+START_TEST (test_deep_window)
+{
+  struct fm_profile p;
+  struct fm_err err;
+  size_t window, depths[] = {8, 9, 16, 32}, i, k;
+
+  ck_assert_int_eq (fm_profile_builtin ("laptop-5400", &p, &err), 0);
+  window = p.queue_depth;
+  ck_assert_uint_eq (window, 8);
+  for (i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+    size_t queued = depths[i];
+    size_t early = emu_early_decisions (queued, window, true, queued);
+
+    ck_assert_uint_eq (early, queued - window + 1);
+    /* Each pick chooses among the first `window` requests queued. */
+    for (k = 0; k < early; k++)
+      ck_assert_uint_ge (queued - k, window);
+    /* Then none ahead of the clock, however deep the client is. */
+    ck_assert_uint_eq (
+        emu_early_decisions (queued - early, window, true, queued), 0);
+  }
+  /* Short of the window, a later arrival may still be the best pick. */
+  ck_assert_uint_eq (emu_early_decisions (4, window, true, 4), 0);
+  /* Alone, or served in arrival order: nothing can overtake. */
+  ck_assert_uint_eq (emu_early_decisions (1, window, true, 1), SIZE_MAX);
+  ck_assert_uint_eq (emu_early_decisions (16, window, false, 16), SIZE_MAX);
+}
+END_TEST
+
 /* The sectors a full read finds unreadable, reading chunks in the given
  * order and narrowing each failing chunk down sector by sector.
  */
@@ -1156,6 +1254,8 @@ main (void)
       {"rot", test_rot},
       {"stuck", test_stuck},
       {"corrupt_gate", test_corrupt_gate},
+      {"failed_read_paced", test_failed_read_paced},
+      {"deep_window", test_deep_window},
   };
 
   return fd_check_main ("emu", cases, sizeof cases / sizeof cases[0]);
