@@ -46,13 +46,14 @@ JOBS = [
 
 
 def fio_start(sock, rw, bs, seconds=None, size=SIZE, iodepth=16):
-    """A running fio at `iodepth` over the first `size` bytes;
-    time-based for `seconds`, else one pass."""
+    """A running fio at `iodepth` over the first `size` bytes (None: the
+    whole disk); time-based for `seconds`, else one pass."""
     timing = ["--time_based", f"--runtime={seconds}"] if seconds else []
+    span = [f"--size={size}"] if size else []
     return subprocess.Popen(
         ["fio", "--name=bench", "--ioengine=nbd",
          f"--uri=nbd+unix:///?socket={sock}", f"--rw={rw}", f"--bs={bs}",
-         f"--iodepth={iodepth}", f"--size={size}", *timing,
+         f"--iodepth={iodepth}", *span, *timing,
          "--output-format=json"],
         stdout=subprocess.PIPE, text=True)
 

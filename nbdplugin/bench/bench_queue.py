@@ -1,54 +1,85 @@
 #!/usr/bin/python3
 """Command queueing through the plugin: fio random 4 KiB reads (nbd
-engine) at several queue depths against a profile with time=real and the
-write cache off, beside the IOPS the model gives for the same depths
-(`futuredisk model --json`, a seeded closed-loop run of the model alone).
-The same fio jobs against nbdkit's memory plugin give the baseline: the
-rate the client, libnbd and nbdkit reach with no disk behind them.
+engine, bench_fio's runner) over the whole disk at several queue depths
+against a profile with the write cache off, beside the IOPS the model
+gives for the same depths (`futuredisk model --json`, a seeded
+closed-loop run of the model alone; it has QD1, QD4, QD16 and QD32).
 
-Usage: bench_queue.py PLUGIN.so FUTUREDISK [PROFILE] [SECONDS]
-  e.g. bench_queue.py build/nbdplugin/nbdkit-futuredisk-plugin.so \\
-           build/harness/futuredisk cmr-20t-2024 20"""
+For each depth: the plugin in time=virtual think=zero (its virtual rate,
+reads over virtual_ns from the stats file), then in time=real (fio's
+wall-clock rate, which must match the virtual one), and with --before
+an older build of the plugin in both modes too, in the same run.  The
+same fio job against nbdkit's memory plugin gives the baseline: the rate
+the client, libnbd and nbdkit reach with no disk behind them.  nbdkit
+runs with --threads at least the depth, so every request in flight
+reaches the plugin.
+
+Usage: bench_queue.py [--before OLD.so] [--depths 1,4,16] PLUGIN.so
+           FUTUREDISK [PROFILE] [SECONDS]
+  e.g. bench_queue.py --depths 8,16,32 \\
+           build/nbdplugin/nbdkit-futuredisk-plugin.so \\
+           build/harness/futuredisk laptop-5400 20"""
+import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "common", "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_fio import fio_result, fio_start  # noqa: E402
 from nbdkit_server import Nbdkit  # noqa: E402
 
-DEPTHS = (1, 4, 16)
+
+def fio_iops(server, depth, seconds):
+    return fio_result(fio_start(server.sock, "randread", "4k", seconds,
+                                size=None, iodepth=depth), "read")[1]
 
 
-def fio_iops(uri, depth, seconds):
-    out = subprocess.run(
-        ["fio", "--name=q", "--ioengine=nbd", f"--uri={uri}",
-         "--rw=randread", "--bs=4k", f"--iodepth={depth}",
-         f"--runtime={seconds}", "--time_based", "--randseed=7",
-         "--random_generator=tausworthe64", "--output-format=json"],
-        check=True, capture_output=True, text=True).stdout
-    # fio says "connected to NBD server" on stdout before the JSON.
-    return json.loads(out[out.index("{"):])["jobs"][0]["read"]["iops"]
+def served(plugin, profile, depth, seconds, time):
+    """(fio's IOPS, the virtual IOPS from the stats file)."""
+    with tempfile.TemporaryDirectory() as d:
+        stats = os.path.join(d, "stats.json")
+        args = [plugin, profile, f"time={time}", "think=zero",
+                "write-cache=off", f"stats={stats}"]
+        with Nbdkit(args, extra=["--threads", str(max(16, depth))]) as s:
+            got = fio_iops(s, depth, seconds)
+        with open(stats) as f:
+            st = json.load(f)
+    return got, st["reads"] * 1e9 / st["virtual_ns"]
 
 
 def main():
-    plugin, futuredisk = sys.argv[1], sys.argv[2]
-    profile = sys.argv[3] if len(sys.argv) > 3 else "cmr-20t-2024"
-    seconds = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    p = argparse.ArgumentParser(
+        usage=__doc__.rsplit("Usage: ", 1)[1].split("  e.g.")[0].strip())
+    p.add_argument("--before", help="an older plugin, also in time=real")
+    p.add_argument("--depths", default="1,4,16")
+    p.add_argument("plugin")
+    p.add_argument("futuredisk")
+    p.add_argument("profile", nargs="?", default="cmr-20t-2024")
+    p.add_argument("seconds", nargs="?", type=int, default=20)
+    a = p.parse_args()
     model = json.loads(subprocess.run(
-        [futuredisk, "model", "--json", "-p", profile],
+        [a.futuredisk, "model", "--json", "-p", a.profile],
         check=True, capture_output=True, text=True).stdout)[0]
-    print(f"{'depth':>5} {'model IOPS':>11} {'fio IOPS':>9} {'fio/model':>9}"
-          f" {'memory plugin':>14}")
-    for depth in DEPTHS:
-        with Nbdkit([plugin, profile, "time=real", "write-cache=off"]) as s:
-            got = fio_iops(s.uri, depth, seconds)
+    print(f"{'depth':>5} {'model':>7} {'virtual':>8} {'real':>7}"
+          f" {'real/virt':>9}" + (f" {'old virt':>8} {'old real':>8}"
+                                  if a.before else "") + f" {'memory':>8}")
+    for depth in (int(x) for x in a.depths.split(",")):
+        _, virt = served(a.plugin, a.profile, depth, a.seconds, "virtual")
+        real, _ = served(a.plugin, a.profile, depth, a.seconds, "real")
+        line = (f"{depth:>5} {model.get(f'random_4k_iops_qd{depth}', 0):>7.1f}"
+                f" {virt:>8.1f} {real:>7.1f} {real / virt:>9.3f}")
+        if a.before:
+            _, old_virt = served(a.before, a.profile, depth, a.seconds,
+                                 "virtual")
+            old, _ = served(a.before, a.profile, depth, a.seconds, "real")
+            line += f" {old_virt:>8.1f} {old:>8.1f}"
         with Nbdkit(["memory", "1G"]) as s:
-            base = fio_iops(s.uri, depth, min(seconds, 5))
-        want = model["random_4k_iops_qd%d" % depth]
-        print(f"{depth:>5} {want:>11.1f} {got:>9.1f} {got / want:>9.3f}"
-              f" {base:>14.0f}")
+            base = fio_iops(s, depth, min(a.seconds, 5))
+        print(line + f" {base:>8.0f}", flush=True)
 
 
 if __name__ == "__main__":
