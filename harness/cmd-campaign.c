@@ -356,6 +356,7 @@ finished (struct night *n, struct slot *s, int status)
   sqlite3_int64 id = 0;
   char what[256], line[512], eta[32], error[256] = "", outcome[32] = "-";
   char mount[16] = "", how[48] = "";
+  bool unmountable;
   double check_s = 0, lost = 0, allowed = -1, elapsed = fd_now_s () - n->t0;
 
   n->done++;
@@ -381,10 +382,11 @@ finished (struct night *n, struct slot *s, int status)
     if (lost > 0)
       n->lost_trials++;
     /* A finding: the repair left the file system unmountable. */
-    if (strcmp (mount, "UNMOUNTABLE") == 0 || strcmp (mount, "RECOVERED") == 0)
+    unmountable = strcmp (mount, FD_MOUNT_UNMOUNTABLE) == 0;
+    if (unmountable || strcmp (mount, FD_MOUNT_RECOVERED) == 0)
       snprintf (how, sizeof how, ", %s after the repair",
-                mount[0] == 'U' ? "unmountable" : "mounted only escalated");
-    n->unmountable += mount[0] == 'U';
+                unmountable ? "unmountable" : "mounted only escalated");
+    n->unmountable += unmountable;
     if (allowed >= 0)
       snprintf (line, sizeof line,
                 "%s: check %.1f s %s%s, %.0f broken promises, %.0f in flight "

@@ -333,18 +333,18 @@ reap (struct trial *t, struct worker *ws, size_t nw, struct fm_err *err)
     if (fp)
       fclose (fp);
     unlink (path);
-    fprintf (stderr,
-             "%s: crash point %zu: flush %" PRIu64 ", %" PRIu64
-             " promises%s: check %s, recheck %s%s%s, %" PRIu64
-             " violations, %" PRIu64 " in flight lost%s%s\n",
-             fd_progname, ws[k].point + 1, cp->flush, cp->promises,
-             cp->cache_writes ? " + cached writes" : "",
-             cp->check[0] ? cp->check : "-", cp->recheck[0] ? cp->recheck : "-",
-             strcmp (cp->mount, FD_MOUNT_UNMOUNTABLE) ? "" : ", ",
-             strcmp (cp->mount, FD_MOUNT_UNMOUNTABLE) ? "" : cp->mount,
-             cp->durability[FD_DURABLE_BROKEN],
-             cp->durability[FD_INFLIGHT_LOST], cp->error[0] ? "; " : "",
-             cp->error);
+    fprintf (
+        stderr,
+        "%s: crash point %zu: flush %" PRIu64 ", %" PRIu64
+        " promises%s: check %s, recheck %s%s, %" PRIu64 " violations, %" PRIu64
+        " in flight lost%s%s\n",
+        fd_progname, ws[k].point + 1, cp->flush, cp->promises,
+        cp->cache_writes ? " + cached writes" : "",
+        cp->check[0] ? cp->check : "-", cp->recheck[0] ? cp->recheck : "-",
+        strcmp (cp->mount, FD_MOUNT_UNMOUNTABLE) ? ""
+                                                 : ", " FD_MOUNT_UNMOUNTABLE,
+        cp->durability[FD_DURABLE_BROKEN], cp->durability[FD_INFLIGHT_LOST],
+        cp->error[0] ? "; " : "", cp->error);
     if (cp->error[0] == '\0') {
       snprintf (path, sizeof path, "%s/log", ws[k].dir);
       unlink (path);
