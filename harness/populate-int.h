@@ -1,14 +1,69 @@
-/* futuredisk — harness: what the populate (populate.c) lends the
- * workload trees (trees.c).  Not for other callers.
+/* futuredisk — harness: what a populated file holds and how it is
+ * written (populate-file.c), shared by the mixed tree and the crash
+ * workload (populate.c), the other trees (trees.c) and the audit
+ * (audit.c).  Not for other callers.
  */
 #ifndef FUTUREDISK_POPULATE_INT_H
 #define FUTUREDISK_POPULATE_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "faultmodels/error.h"
 #include "populate.h"
+
+/* Every 4 KiB block of file data starts with these 8 bytes, then the
+ * file id, the block index and the generation (8 bytes each).
+ */
+extern const char fd_block_magic[8];
+
+/* Block blk of file id, as the populate writes it (FD_BLOCK bytes). */
+extern void fd_block_fill (unsigned char *b, uint64_t seed, uint64_t id,
+                           uint64_t blk);
+
+/* h folded with n bytes at p: the content hash's step. */
+extern uint64_t fd_populate_hash_bytes (uint64_t h, const unsigned char *p,
+                                        size_t n);
+
+/* Is byte offset off of e in the hole of a sparse file?  Its first half
+ * is one: it reads as zeros.
+ */
+extern bool fd_populate_in_hole (const struct fd_entry *e, uint64_t off);
+
+/* How a file's data is made durable before it is closed. */
+enum fd_sync_how {
+  FD_NO_SYNC,
+  FD_FSYNC,
+  FD_FDATASYNC
+};
+
+/* fsync, fdatasync or nothing; -1 with errno as they set it. */
+extern int fd_populate_sync_fd (int fd, enum fd_sync_how how);
+
+/* e's content from byte `from` to its end, into fd (named full in
+ * errors): a write per run of blocks outside the hole.
+ */
+extern int fd_populate_write_range (int fd, const char *full, uint64_t seed,
+                                    const struct fd_entry *e, uint64_t from,
+                                    struct fm_err *err);
+
+/* The hash of e's whole content, as the audit will read it. */
+extern uint64_t fd_populate_content_hash (uint64_t seed,
+                                          const struct fd_entry *e);
+
+/* Create e's file at full (it must not exist), write it whole, make it
+ * durable as `how` says; e->hash is set.
+ */
+extern int fd_populate_write (const char *full, uint64_t seed,
+                              struct fd_entry *e, enum fd_sync_how how,
+                              struct fm_err *err);
+
+/* Allocate e's file without writing it (metadata only; see
+ * fd_manifest.deferred); e->hash is 0.
+ */
+extern int fd_populate_allocate (const char *full, struct fd_entry *e,
+                                 struct fd_manifest *m, struct fm_err *err);
 
 /* Append e to m; -1 when out of memory. */
 extern int fd_manifest_push (struct fd_manifest *m, const struct fd_entry *e);

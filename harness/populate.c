@@ -1,4 +1,6 @@
-/* futuredisk — harness: populate and audit (see populate.h). */
+/* futuredisk — harness: the mixed tree, the crash workload and the
+ * manifest (see populate.h).
+ */
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
@@ -18,280 +20,6 @@
 #include "populate.h"
 #include "populate-int.h"
 #include "proc.h"
-
-static const char magic[8] = {'F', 'D', 'B', 'L', 'O', 'C', 'K', '1'};
-
-/* ---- contents ---- */
-
-/* Block blk of file id: a 32-byte header, then bytes from the seed. */
-static void
-fill_block (unsigned char *b, uint64_t seed, uint64_t id, uint64_t blk)
-{
-  uint64_t h = fm_hash (seed, FM_STREAM_POPULATE, id, blk + 1000), gen = 1;
-  size_t i;
-
-  memcpy (b, magic, 8);
-  memcpy (b + 8, &id, 8);
-  memcpy (b + 16, &blk, 8);
-  memcpy (b + 24, &gen, 8);
-  for (i = 32; i < FD_BLOCK; i += 8) {
-    uint64_t w = fm_mix64 (h + i);
-    memcpy (b + i, &w, 8);
-  }
-}
-
-static uint64_t
-hash_bytes (uint64_t h, const unsigned char *p, size_t n)
-{
-  size_t i;
-
-  for (i = 0; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy (&w, p + i, 8);
-    h = fm_mix64 (h ^ w);
-  }
-  for (; i < n; i++)
-    h = fm_mix64 (h ^ p[i]);
-  return h;
-}
-
-/* ---- the tree ---- */
-
-static double
-unit (uint64_t seed, uint64_t i, uint64_t k)
-{
-  return fm_unit (fm_hash (seed, FM_STREAM_POPULATE, i, k));
-}
-
-/* File sizes: lognormal around 8 KiB (most files are small), and one in
- * ten from a Pareto tail above 256 KiB (most bytes are in big files).
- */
-uint64_t
-fd_populate_size (uint64_t seed, uint64_t i, uint64_t cap)
-{
-  double s;
-
-  if (unit (seed, i, 1) < 0.9) {
-    double z = sqrt (-2 * log (1 - unit (seed, i, 2))) *
-               cos (2 * M_PI * unit (seed, i, 3));
-    s = exp (log (8192) + 1.5 * z);
-  } else
-    s = 262144 * pow (1 - unit (seed, i, 4), -1 / 1.3);
-  return s < (double)cap ? (uint64_t)s : cap;
-}
-
-int
-fd_manifest_push (struct fd_manifest *m, const struct fd_entry *e)
-{
-  if (m->n == m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    struct fd_entry *v = realloc (m->v, cap * sizeof *v);
-    if (v == NULL)
-      return -1;
-    m->v = v;
-    m->cap = cap;
-  }
-  m->v[m->n++] = *e;
-  return 0;
-}
-
-/* Create e's file at full, for writing. */
-static int
-create_file (const char *full, const struct fd_entry *e, struct fm_err *err)
-{
-  int fd = open (full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, e->mode);
-
-  if (fd == -1)
-    fm_fail (err, "%s: %s", full, fd_strerror (errno));
-  return fd;
-}
-
-/* Is byte offset off of e in the hole of a sparse file?  Its first half
- * is one: it reads as zeros.
- */
-static bool
-in_hole (const struct fd_entry *e, uint64_t off)
-{
-  return e->type == FD_SPARSE && off + FD_BLOCK <= e->size / 2;
-}
-
-/* Blocks one write takes at most: a FUSE file system without a page
- * cache (chunkfs) serves each write as a request, and 4 KiB writes made
- * its populate mostly round trips (10,008 writes for a 50 MB tree).
- */
-#define WRITE_BLOCKS 256
-
-/* e's content from byte `from` to its end, into fd: a write per run of
- * blocks outside the hole, WRITE_BLOCKS at most.
- */
-static int
-write_range (int fd, const char *full, uint64_t seed, const struct fd_entry *e,
-             uint64_t from, struct fm_err *err)
-{
-  unsigned char *buf = NULL;
-  uint64_t off = from - from % FD_BLOCK, blocks;
-  int rc = 0, en = 0;
-
-  blocks = (e->size - off + FD_BLOCK - 1) / FD_BLOCK;
-  if (off < e->size &&
-      (buf = malloc ((blocks < WRITE_BLOCKS ? blocks : WRITE_BLOCKS) *
-                     FD_BLOCK)) == NULL)
-    return fm_fail (err, "%s: out of memory", full);
-  while (rc == 0 && off < e->size) {
-    uint64_t start = off, len = 0, skip;
-    if (in_hole (e, off)) {
-      off += FD_BLOCK;
-      continue;
-    }
-    while (off < e->size && !in_hole (e, off) &&
-           len < (uint64_t)WRITE_BLOCKS * FD_BLOCK) {
-      size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
-      fill_block (buf + len, seed, e->id, off / FD_BLOCK);
-      len += n;
-      off += n;
-    }
-    skip = start < from ? from - start : 0;
-    if (pwrite (fd, buf + skip, len - skip, (off_t)(start + skip)) !=
-        (ssize_t)(len - skip)) {
-      en = errno ? errno : ENOSPC; /* a short write: the disk is full */
-      fm_fail (err, "%s: write: %s", full, fd_strerror (en));
-      rc = -1;
-    }
-  }
-  free (buf);
-  if (rc == -1)
-    errno = en; /* for a caller that stops at a full file system */
-  return rc;
-}
-
-/* The hash of e's whole content, as the audit will read it. */
-static uint64_t
-content_hash (uint64_t seed, const struct fd_entry *e)
-{
-  unsigned char b[FD_BLOCK];
-  uint64_t off, h = 0;
-
-  for (off = 0; off < e->size; off += FD_BLOCK) {
-    size_t n = e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK;
-    if (in_hole (e, off))
-      memset (b, 0, n);
-    else
-      fill_block (b, seed, e->id, off / FD_BLOCK);
-    h = hash_bytes (h, b, n);
-  }
-  return h;
-}
-
-/* How a file's data is made durable before it is closed. */
-enum sync_how {
-  NO_SYNC,
-  FSYNC,
-  FDATASYNC
-};
-
-static int
-sync_fd (int fd, enum sync_how how)
-{
-  if (how == FSYNC)
-    return fsync (fd);
-  if (how == FDATASYNC)
-    return fdatasync (fd);
-  return 0;
-}
-
-static int
-write_file (const char *full, uint64_t seed, struct fd_entry *e,
-            enum sync_how how, struct fm_err *err)
-{
-  int fd = create_file (full, e, err);
-
-  if (fd == -1)
-    return -1;
-  if (write_range (fd, full, seed, e, 0, err) == -1)
-    goto fail;
-  if (e->type == FD_SPARSE && ftruncate (fd, (off_t)e->size) == -1) {
-    fm_fail (err, "%s: %s", full, fd_strerror (errno));
-    goto fail;
-  }
-  if (sync_fd (fd, how) == -1) {
-    fm_fail (err, "%s: sync: %s", full, fd_strerror (errno));
-    goto fail;
-  }
-  e->hash = content_hash (seed, e);
-  if (close (fd) == -1) {
-    return fm_fail (err, "%s: close: %s", full, fd_strerror (errno));
-  }
-  return 0;
-
-fail:
-  close (fd);
-  return -1;
-}
-
-/* Allocate a file without writing it (metadata only); or where the
- * file system cannot (m->unallocated set), make it sparse at its size
- * and keep its inode number for the adapter to allocate unmounted.
- */
-static int
-allocate_file (const char *full, struct fd_entry *e, struct fd_manifest *m,
-               struct fm_err *err)
-{
-  int fd = create_file (full, e, err), r = 0;
-  struct stat st;
-
-  if (fd == -1)
-    return -1;
-  if (m->deferred) {
-    uint64_t *v = m->unallocated;
-    if (m->nunallocated % 4096 == 0 &&
-        (v = realloc (v, (m->nunallocated + 4096) * sizeof *v)) == NULL)
-      r = ENOMEM;
-    else if (ftruncate (fd, (off_t)e->size) == -1 || fstat (fd, &st) == -1)
-      r = errno;
-    else {
-      m->unallocated = v;
-      m->unallocated[m->nunallocated++] = (uint64_t)st.st_ino;
-    }
-  } else if (e->size) {
-    r = posix_fallocate (fd, 0, (off_t)e->size);
-  }
-  close (fd);
-  if (r != 0) {
-    fm_fail (err, "%s: fallocate: %s", full, fd_strerror (r));
-    errno = r; /* for a caller that stops at a full file system */
-    return -1;
-  }
-  e->hash = 0; /* unwritten: reads as zeros */
-  return 0;
-}
-
-int
-fd_populate_file (const char *full, uint64_t seed, struct fd_entry *e,
-                  struct fd_manifest *m, struct fm_err *err)
-{
-  return m->meta_only ? allocate_file (full, e, m, err)
-                      : write_file (full, seed, e, NO_SYNC, err);
-}
-
-/* Everything durable: syncfs(2) of the file system under root, and
- * fsync of the root directory, which is what reaches a FUSE file system
- * (a sync does not call into one).  Not sync(2): it waits on every file
- * system of the machine, so one trial's stuck disk would hold another's
- * populate (campaign jobs run side by side).
- */
-void
-fd_populate_sync (const char *root)
-{
-  int fd;
-
-  if ((fd = open (root, O_RDONLY | O_DIRECTORY)) == -1) {
-    sync (); /* cannot name it: all of them */
-    return;
-  }
-  syncfs (fd);
-  fsync (fd);
-  close (fd);
-}
 
 /* fsync the directory full, or fail naming it. */
 static int
@@ -440,7 +168,8 @@ make_symlink (const struct tree *t, uint64_t i, struct fd_entry *e,
   e->mode = 0777;
   snprintf (e->target, sizeof e->target, "/%s", to->path);
   e->size = strlen (e->target);
-  e->hash = hash_bytes (0, (const unsigned char *)e->target, e->size);
+  e->hash =
+      fd_populate_hash_bytes (0, (const unsigned char *)e->target, e->size);
   if (symlink (e->target, full) == -1) {
     return fm_fail (err, "%s: %s", full, fd_strerror (errno));
   }
@@ -471,7 +200,7 @@ make_hardlink (const struct tree *t, struct fd_entry *e, const char *full,
 /* A file: allocated (metadata only) or written, now and then sparse. */
 static int
 make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
-           enum sync_how how, struct fm_err *err)
+           enum fd_sync_how how, struct fm_err *err)
 {
   const uint64_t seed = t->o->seed;
 
@@ -481,7 +210,7 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
         (uint64_t)((double)fd_populate_size (seed, t->files, UINT64_MAX / 2) *
                    t->scale) &
         ~(uint64_t)(FD_BLOCK - 1);
-    if (allocate_file (full, e, t->m, err) == -1)
+    if (fd_populate_allocate (full, e, t->m, err) == -1)
       return -1;
     t->m->bytes += e->size;
   } else {
@@ -490,7 +219,7 @@ make_file (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
     e->size = fd_populate_size (seed, i, t->cap);
     if (sparse)
       e->size += 8 * FD_BLOCK;
-    if (write_file (full, seed, e, how, err) == -1)
+    if (fd_populate_write (full, seed, e, how, err) == -1)
       return -1;
     t->m->bytes += sparse ? e->size - e->size / 2 : e->size;
   }
@@ -513,7 +242,7 @@ make_placed (struct tree *t, uint64_t i, struct fd_entry *e, const char *full,
     return make_symlink (t, i, e, full, err);
   if (t->files > 10 && i % 29 == 11 && m->v[m->n - 1].type == FD_FILE)
     return make_hardlink (t, e, full, err);
-  return make_file (t, i, e, full, NO_SYNC, err);
+  return make_file (t, i, e, full, FD_NO_SYNC, err);
 }
 
 /* ---- the crash workload ---- */
@@ -597,7 +326,7 @@ crash_replace (struct tree *t, uint64_t i, size_t j, bool dirsync,
   snprintf (tmp.path, sizeof tmp.path, "%s.t%" PRIu64, x->path, i);
   snprintf (tfull, sizeof tfull, "%s/%s", t->root, tmp.path);
   tmp.size = fd_populate_size (t->o->seed, i, t->cap);
-  if (write_file (tfull, t->o->seed, &tmp, FSYNC, err) == -1)
+  if (fd_populate_write (tfull, t->o->seed, &tmp, FD_FSYNC, err) == -1)
     return -1;
   if (rename (tfull, full) == -1)
     return fm_fail (err, "%s: rename: %s", tfull, fd_strerror (errno));
@@ -639,15 +368,15 @@ crash_append (struct tree *t, uint64_t i, size_t j, const char *how,
   if ((fd = open (full, O_WRONLY | O_CLOEXEC)) == -1)
     return fm_fail (err, "%s: %s", full, fd_strerror (errno));
   x->size = old + fd_populate_size (t->o->seed, i, t->cap) / 4 + 1;
-  if (write_range (fd, full, t->o->seed, x, old, err) == -1 ||
-      (sync_fd (fd, FDATASYNC) == -1 &&
+  if (fd_populate_write_range (fd, full, t->o->seed, x, old, err) == -1 ||
+      (fd_populate_sync_fd (fd, FD_FDATASYNC) == -1 &&
        fm_fail (err, "%s: fdatasync: %s", full, fd_strerror (errno)) == -1)) {
     close (fd);
     return -1;
   }
   close (fd);
   t->m->bytes += x->size - old;
-  x->hash = content_hash (t->o->seed, x);
+  x->hash = fd_populate_content_hash (t->o->seed, x);
   x->how = how;
   x->old_id = x->id;
   x->old_size = old;
@@ -752,8 +481,8 @@ crash_step (struct tree *t, uint64_t i, struct fd_entry *e, struct fm_err *err)
       /* fall through */
     case PAT_FSYNC:
     case PAT_DIRSYNC:
-      if (make_file (t, i, e, full, p == PAT_DIRSYNC ? NO_SYNC : FSYNC, err) ==
-          -1)
+      if (make_file (t, i, e, full, p == PAT_DIRSYNC ? FD_NO_SYNC : FD_FSYNC,
+                     err) == -1)
         return -1;
       break;
     case PAT_WRITE:
@@ -909,7 +638,7 @@ fd_entry_write (const char *root, uint64_t seed, const struct fd_entry *e,
   }
   if (unlink (full) == -1 && errno != ENOENT)
     return fm_fail (err, "%s: %s", full, fd_strerror (errno));
-  return write_file (full, seed, &v, NO_SYNC, err);
+  return fd_populate_write (full, seed, &v, FD_NO_SYNC, err);
 }
 
 void
@@ -1064,457 +793,4 @@ fd_manifest_load (const char *path, struct fd_manifest *m, struct fm_err *err)
   if (ret == -1)
     fd_manifest_free (m);
   return ret;
-}
-
-/* ---- the audit ---- */
-
-const char *
-fd_audit_class_name (enum fd_audit_class c)
-{
-  static const char *const names[] = {
-#define FD_AUDIT_NAME(id, name) name,
-      FD_AUDIT_CLASSES (FD_AUDIT_NAME)
-#undef FD_AUDIT_NAME
-  };
-  return c < FD_AUDIT_NCLASSES ? names[c] : "?";
-}
-
-const char *
-fd_durability_class_name (enum fd_durability_class c)
-{
-  static const char *const names[] = {
-#define FD_DURABILITY_NAME(id, name) name,
-      FD_DURABILITY_CLASSES (FD_DURABILITY_NAME)
-#undef FD_DURABILITY_NAME
-  };
-  return c < FD_DURABILITY_NCLASSES ? names[c] : "?";
-}
-
-/* What a wrong block holds instead of block blk of file id. */
-static void
-judge_block (struct fd_audit *a, const unsigned char *b, size_t n, uint64_t id,
-             uint64_t blk)
-{
-  uint64_t hid, hblk;
-  size_t i;
-
-  for (i = 0; i < n && b[i] == 0; i++)
-    ;
-  if (i == n) {
-    a->zeroed_blocks++;
-    return;
-  }
-  if (n >= 32 && memcmp (b, magic, 8) == 0) {
-    memcpy (&hid, b + 8, 8);
-    memcpy (&hblk, b + 16, 8);
-    if (hid != id || hblk != blk) {
-      a->foreign_blocks++;
-      return;
-    }
-    if (memcmp (b + 24, "\1\0\0\0\0\0\0\0", 8) != 0) {
-      a->stale_blocks++;
-      return;
-    }
-  }
-  a->garbled_blocks++;
-}
-
-int
-fd_open_regular (const char *full)
-{
-  struct stat st;
-  int fd;
-
-  if (lstat (full, &st) == -1)
-    return -1;
-  if (!S_ISREG (st.st_mode)) {
-    errno = EINVAL;
-    return -1;
-  }
-  fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd != -1 && (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode))) {
-    close (fd);
-    errno = EINVAL;
-    return -1;
-  }
-  return fd;
-}
-
-/* Read one file back block by block against what was written: its
- * class, and what each wrong block holds.  For a promise of a prefix,
- * only the first e->size bytes count (the file may be longer).
- */
-static enum fd_audit_class
-audit_file (const char *full, const struct fd_entry *e, uint64_t seed,
-            bool meta_only, struct fd_audit *a)
-{
-  unsigned char b[FD_BLOCK], want[FD_BLOCK];
-  uint64_t off = 0, bad = 0;
-  struct stat st;
-  int fd = fd_open_regular (full);
-
-  if (fd == -1)
-    return errno == ENOENT   ? FD_AUDIT_MISSING
-           : errno == EINVAL ? FD_AUDIT_CORRUPTED
-                             : FD_AUDIT_UNREADABLE;
-  if (fstat (fd, &st) == -1) {
-    close (fd);
-    return FD_AUDIT_UNREADABLE;
-  }
-  if (meta_only) {
-    /* Allocated, never written: reading terabytes of zeros proves
-     * nothing.  The size, and the first and last blocks, must be right.
-     */
-    uint64_t ends[2] = {0, e->size > FD_BLOCK ? e->size - FD_BLOCK : 0};
-    int k;
-    if ((uint64_t)st.st_size != e->size) {
-      close (fd);
-      return FD_AUDIT_PARTIAL;
-    }
-    memset (want, 0, sizeof want);
-    for (k = 0; k < 2 && e->size; k++) {
-      ssize_t n = pread (fd, b, FD_BLOCK, (off_t)ends[k]);
-      if (n < 0) {
-        close (fd);
-        return FD_AUDIT_UNREADABLE;
-      }
-      if (memcmp (b, want, (size_t)n) != 0) {
-        judge_block (a, b, (size_t)n, e->id, ends[k] / FD_BLOCK);
-        bad++;
-      }
-    }
-    close (fd);
-    return bad ? FD_AUDIT_CORRUPTED : FD_AUDIT_INTACT;
-  }
-  for (;;) {
-    bool prefix = e->promise == FD_PROMISE_PREFIX;
-    ssize_t n;
-    if (prefix && off >= e->size)
-      break;
-    n = pread (fd, b,
-               prefix && e->size - off < FD_BLOCK ? e->size - off : FD_BLOCK,
-               (off_t)off);
-    if (n < 0) {
-      close (fd);
-      return FD_AUDIT_UNREADABLE;
-    }
-    if (n == 0)
-      break;
-    if (in_hole (e, off))
-      memset (want, 0, sizeof want);
-    else
-      fill_block (want, seed, e->id, off / FD_BLOCK);
-    if (memcmp (b, want, (size_t)n) != 0) {
-      bad++;
-      judge_block (a, b, (size_t)n, e->id, off / FD_BLOCK);
-    }
-    off += (uint64_t)n;
-  }
-  close (fd);
-  if (off != e->size)
-    return FD_AUDIT_PARTIAL;
-  return bad ? FD_AUDIT_CORRUPTED : FD_AUDIT_INTACT;
-}
-
-struct walk {
-  const char *root;
-  const struct fd_manifest *m;
-  uint64_t extra;
-};
-
-static struct walk *walk_state; /* nftw has no opaque pointer */
-
-static int
-by_path (const void *k, const void *v)
-{
-  return strcmp ((const char *)k, ((const struct fd_entry *const *)v)[0]->path);
-}
-
-static const struct fd_entry **sorted;
-
-static int
-count_extra (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  const char *rel = path + strlen (walk_state->root);
-
-  while (*rel == '/')
-    rel++;
-  if (*rel == '\0' || strncmp (rel, "lost+found", 10) == 0)
-    return 0;
-  if (!bsearch (rel, sorted, walk_state->m->n, sizeof *sorted, by_path))
-    walk_state->extra++;
-  return 0;
-}
-
-static int
-cmp_entries (const void *a, const void *b)
-{
-  return strcmp ((*(const struct fd_entry *const *)a)->path,
-                 (*(const struct fd_entry *const *)b)->path);
-}
-
-/* Files found in lost+found, by the file id in their first data block;
- * where each was found in lf[] (its name there, or NULL).
- */
-static void
-scan_lost_found (const char *root, const struct fd_manifest *m,
-                 enum fd_audit_class *cls, char **lf)
-{
-  char dir[4096];
-  struct dirent *de;
-  DIR *d;
-
-  snprintf (dir, sizeof dir, "%s/lost+found", root);
-  if ((d = opendir (dir)) == NULL)
-    return;
-  while ((de = readdir (d)) != NULL) {
-    char full[4096 + 256];
-    unsigned char b[32];
-    uint64_t id;
-    size_t i;
-    int fd;
-
-    if (de->d_name[0] == '.')
-      continue;
-    snprintf (full, sizeof full, "%s/%s", dir, de->d_name);
-    if ((fd = fd_open_regular (full)) == -1)
-      continue;
-    /* A sparse file's data starts half way; look at both ends. */
-    if (pread (fd, b, 32, 0) == 32 && memcmp (b, magic, 8) == 0) {
-      memcpy (&id, b + 8, 8);
-      for (i = 0; i < m->n; i++)
-        if (m->v[i].id == id && cls[i] == FD_AUDIT_MISSING &&
-            m->v[i].type != FD_DIR && m->v[i].type != FD_SYMLINK) {
-          cls[i] = FD_AUDIT_LOST_FOUND;
-          lf[i] = strdup (de->d_name); /* NULL: found, place unknown */
-        }
-    }
-    close (fd);
-  }
-  closedir (d);
-}
-
-/* Entries holding a file's content (its names), by id then position. */
-static int
-by_id (const void *a, const void *b)
-{
-  const struct fd_entry *x = *(const struct fd_entry *const *)a,
-                        *y = *(const struct fd_entry *const *)b;
-
-  if (x->id != y->id)
-    return x->id < y->id ? -1 : 1;
-  return x < y ? -1 : x > y;
-}
-
-static bool
-has_content (const struct fd_entry *e)
-{
-  return e->type == FD_FILE || e->type == FD_SPARSE || e->type == FD_HARDLINK;
-}
-
-/* A missing name of a file another of whose names is intact: the link
- * was lost, not the file.  names: room for m->n pointers.
- */
-static void
-find_lost_links (const struct fd_manifest *m, enum fd_audit_class *cls,
-                 const struct fd_entry **names)
-{
-  size_t i, j, k, n = 0;
-
-  for (i = 0; i < m->n; i++)
-    if (has_content (&m->v[i]))
-      names[n++] = &m->v[i];
-  qsort (names, n, sizeof *names, by_id);
-  for (i = 0; i < n; i = j) {
-    bool intact = false;
-    for (j = i; j < n && names[j]->id == names[i]->id; j++)
-      intact |= cls[names[j] - m->v] == FD_AUDIT_INTACT;
-    for (k = i; intact && k < j; k++)
-      if (cls[names[k] - m->v] == FD_AUDIT_MISSING)
-        cls[names[k] - m->v] = FD_AUDIT_LINK_LOST;
-  }
-}
-
-/* What the audit found of an entry beyond its class. */
-enum found {
-  FOUND_AS_IS,
-  FOUND_OLD,  /* the version an atomic rename replaced */
-  FOUND_THERE /* a gone entry's name */
-};
-
-static void
-add_blocks (struct fd_audit *a, const struct fd_audit *b)
-{
-  a->zeroed_blocks += b->zeroed_blocks;
-  a->stale_blocks += b->stale_blocks;
-  a->foreign_blocks += b->foreign_blocks;
-  a->garbled_blocks += b->garbled_blocks;
-}
-
-/* One entry of the manifest, read back: its class. */
-static enum fd_audit_class
-audit_entry (const char *full, const struct fd_entry *e, uint64_t seed,
-             bool meta_only, struct fd_audit *a, enum found *found)
-{
-  struct fd_audit now = {0}, before = {0};
-  struct fd_entry old;
-  enum fd_audit_class c;
-  struct stat st;
-  char t[256];
-  ssize_t n;
-
-  *found = FOUND_AS_IS;
-  switch (e->type) {
-    case FD_DIR:
-      return lstat (full, &st) == 0 && S_ISDIR (st.st_mode) ? FD_AUDIT_INTACT
-                                                            : FD_AUDIT_MISSING;
-    case FD_GONE:
-      if (lstat (full, &st) == 0)
-        *found = FOUND_THERE;
-      return FD_AUDIT_INTACT; /* not a file: judged by its absence alone */
-    case FD_SYMLINK:
-      if ((n = readlink (full, t, sizeof t - 1)) < 0)
-        return errno == ENOENT ? FD_AUDIT_MISSING : FD_AUDIT_UNREADABLE;
-      t[n] = '\0';
-      return strcmp (t, e->target) == 0 ? FD_AUDIT_INTACT : FD_AUDIT_CORRUPTED;
-    default:
-      break;
-  }
-  if (e->promise == FD_PROMISE_PREFIX) {
-    old = *e;
-    old.size = e->old_size;
-    return audit_file (full, &old, seed, meta_only, a);
-  }
-  if (e->promise != FD_PROMISE_OLD_OR_NEW)
-    return audit_file (full, e, seed, meta_only, a);
-  /* A rename in flight: the new version, else the old one intact. */
-  c = audit_file (full, e, seed, meta_only, &now);
-  if (c != FD_AUDIT_INTACT) {
-    old = *e;
-    old.type = FD_FILE;
-    old.id = e->old_id;
-    old.size = e->old_size;
-    if (audit_file (full, &old, seed, meta_only, &before) == FD_AUDIT_INTACT) {
-      *found = FOUND_OLD;
-      return FD_AUDIT_INTACT;
-    }
-  }
-  add_blocks (a, &now);
-  return c;
-}
-
-/* What was found against what was promised; *what names a broken
- * promise's finding.
- */
-static enum fd_durability_class
-judge (const struct fd_entry *e, enum fd_audit_class c, enum found f,
-       const char **what)
-{
-  bool durable = e->promise == FD_PROMISE_DURABLE;
-
-  *what = fd_audit_class_name (c);
-  if (e->type == FD_GONE) {
-    *what = "resurrected";
-    if (f == FOUND_THERE)
-      return durable ? FD_DURABLE_BROKEN : FD_INFLIGHT_LOST;
-    return durable ? FD_DURABLE_INTACT : FD_INFLIGHT_SURVIVED;
-  }
-  switch (e->promise) {
-    case FD_PROMISE_NONE:
-      return c == FD_AUDIT_INTACT ? FD_INFLIGHT_SURVIVED : FD_INFLIGHT_LOST;
-    case FD_PROMISE_DURABLE:
-    case FD_PROMISE_PREFIX:
-      return c == FD_AUDIT_INTACT ? FD_DURABLE_INTACT : FD_DURABLE_BROKEN;
-    case FD_PROMISE_NAME:
-      return c == FD_AUDIT_MISSING || c == FD_AUDIT_LOST_FOUND ||
-                     c == FD_AUDIT_LINK_LOST
-                 ? FD_DURABLE_BROKEN
-                 : FD_DURABLE_INTACT;
-    case FD_PROMISE_OLD_OR_NEW:
-      if (c == FD_AUDIT_INTACT)
-        return f == FOUND_OLD ? FD_INFLIGHT_LOST : FD_INFLIGHT_SURVIVED;
-      *what = "neither";
-      return FD_DURABLE_BROKEN;
-  }
-  abort ();
-}
-
-/* Each entry's classes into a, with its detail and violation lines. */
-static void
-tally (const struct fd_manifest *m, const enum fd_audit_class *cls,
-       const unsigned char *found, char *const *lf, struct fd_audit *a)
-{
-  size_t i;
-
-  for (i = 0; i < m->n; i++) {
-    const struct fd_entry *e = &m->v[i];
-    enum fd_durability_class d;
-    const char *what;
-
-    if (e->type == FD_DIR)
-      continue; /* classes count files; directories only guide */
-    d = judge (e, cls[i], (enum found)found[i], &what);
-    a->durability[d]++;
-    if (d == FD_DURABLE_BROKEN && a->violations)
-      fprintf (a->violations, "%s\t%s\t%s\n", e->how, what, e->path);
-    if (e->type == FD_GONE)
-      continue;
-    a->count[cls[i]]++;
-    if (cls[i] != FD_AUDIT_INTACT && a->detail)
-      fprintf (a->detail, "%s\t%s%s%s\n", fd_audit_class_name (cls[i]), e->path,
-               lf[i] ? "\tlost+found/" : "", lf[i] ? lf[i] : "");
-  }
-}
-
-int
-fd_audit (const char *root, uint64_t seed, const struct fd_manifest *m,
-          struct fd_audit *a, struct fm_err *err)
-{
-  enum fd_audit_class *cls = calloc (m->n ? m->n : 1, sizeof *cls);
-  unsigned char *found = calloc (m->n ? m->n : 1, 1);
-  char **lf = calloc (m->n ? m->n : 1, sizeof *lf);
-  struct walk w = {root, m, 0};
-  FILE *detail = a->detail, *violations = a->violations;
-  size_t i;
-  int rc = 0;
-
-  memset (a, 0, sizeof *a);
-  a->detail = detail;
-  a->violations = violations;
-  if (cls == NULL || found == NULL || lf == NULL ||
-      (sorted = malloc ((m->n + 1) * sizeof *sorted)) == NULL) {
-    rc = fm_fail (err, "out of memory");
-    goto out;
-  }
-  for (i = 0; i < m->n; i++) {
-    char full[4096];
-    enum found f;
-
-    if (fd_interrupted) {
-      rc = fm_fail (err, "interrupted");
-      goto out;
-    }
-    snprintf (full, sizeof full, "%s/%s", root, m->v[i].path);
-    cls[i] = audit_entry (full, &m->v[i], seed, m->meta_only, a, &f);
-    found[i] = (unsigned char)f;
-  }
-  scan_lost_found (root, m, cls, lf);
-  find_lost_links (m, cls, sorted);
-  tally (m, cls, found, lf, a);
-  for (i = 0; i < m->n; i++)
-    sorted[i] = &m->v[i];
-  qsort (sorted, m->n, sizeof *sorted, cmp_entries);
-  walk_state = &w;
-  nftw (root, count_extra, 32, FTW_PHYS | FTW_MOUNT);
-  a->count[FD_AUDIT_EXTRA] = w.extra;
-
-out:
-  free (sorted);
-  sorted = NULL;
-  for (i = 0; lf && i < m->n; i++)
-    free (lf[i]);
-  free (lf);
-  free (found);
-  free (cls);
-  return rc;
 }

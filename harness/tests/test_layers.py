@@ -42,9 +42,6 @@ KNOWN = {
     # the campaign) call trial.c back.
     ("harness/campaign.c", "harness/crashpoints.c", "harness/reuse.c",
      "harness/trial.c"),
-    # harness: the mixed tree (populate.c) and the workload trees beside
-    # it call each other.
-    ("harness/populate.c", "harness/trees.c"),
 }
 
 
