@@ -107,6 +107,10 @@ struct fm_disk {
    */
   struct fm_runs dirty;
   struct fm_runs partial;
+  /* The persistent media cache: staged write-through writes (destage.c). */
+  struct fm_runs staged;
+  uint64_t wc_busy;   /* a destage holds the head until then */
+  uint64_t media_end; /* the host's last use of the media ended then */
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;
@@ -172,12 +176,54 @@ extern uint64_t drv_transfer (struct fm_disk *d, uint64_t t,
 extern uint64_t drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba,
                                 uint64_t n, bool write, struct acct *a);
 
+/* Write n sectors from lba to the media from time t; `rmw` merges a
+ * partial physical sector first; `tag` as smr_tag.  Returns the end.
+ */
+extern uint64_t drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba,
+                                 uint64_t n, bool rmw, int tag, struct acct *a);
+
+/* The drive was idle until `until`: destage meanwhile, none starting at
+ * or after `read_at` (a read waiting).
+ */
+extern void drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at);
+
+/* ---- the write path (destage.c) ---- */
+
+/* Where a write goes: the volatile cache, the media cache, or home. */
+enum wc_path {
+  WC_CACHE,
+  WC_STAGE,
+  WC_MEDIA
+};
+
+/* Which path a write of [lba, lba+n) with `flags` takes, and whether its
+ * set has room for it now (*room false: it waits for destages first).
+ */
+extern enum wc_path wc_path (const struct fm_disk *d, uint64_t lba, uint64_t n,
+                             unsigned flags, bool *room);
+
 /* Are sectors [lba, lba+n) all dirty in the write cache? */
 extern bool drv_dirty_covers (const struct fm_disk *d, uint64_t lba,
                               uint64_t n);
 
-/* The drive was idle until `until`: destage meanwhile. */
-extern void drv_idle (struct fm_disk *d, uint64_t until);
+/* [lba, lba+n) is trimmed or written home: no cached copy is due. */
+extern void wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n);
+
+/* Destage in the background on the head's free time before `until`, none
+ * starting at or after `read_at`.
+ */
+extern void wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at);
+
+/* A write of sectors [lba, lba+n), which rq's bytes touch, its command
+ * starting at t.  Returns its completion; *cached if the volatile cache
+ * holds it.
+ */
+extern uint64_t wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+                          const struct fm_request *rq, uint64_t t,
+                          struct acct *a, bool *cached);
+
+/* Destage the whole volatile cache from time t; returns when done. */
+extern uint64_t wc_flush (struct fm_disk *d, uint64_t t, struct acct *a);
 
 /* Serve one request starting at time t (>= its arrival, >= t_free). */
 extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,
