@@ -162,63 +162,94 @@ enum wc_set {
   WC_STAGED_ONLY
 };
 
+/* drv_locate, remembered, with the angle of the sector. */
+static const struct memo *
+locate (struct fm_disk *d, uint64_t lba)
+{
+  struct memo *m = &d->memo[(lba ^ lba >> 7) & (MEMO_SLOTS - 1)];
+
+  if (m->lba != lba) {
+    drv_locate (d, lba, &m->loc);
+    m->angle = drv_sector_angle (d, &m->loc);
+    m->lba = lba;
+  }
+  return m;
+}
+
+/* drv_price of a write to m's sector from time t, the platter at angle
+ * a0 then; the same sums with fewer divisions: the scheduler prices many
+ * extents from one head position.
+ */
+static uint64_t
+price (const struct fm_disk *d, uint64_t a0, const struct memo *m,
+       uint64_t bound)
+{
+  const uint64_t rpm = d->p.rpm;
+  bool seek;
+  uint64_t s = drv_arm_time (d, &m->loc, true, &seek), w;
+
+  if (s >= bound)
+    return UINT64_MAX;
+  w = (m->angle + R_UNITS - (a0 + s * rpm) % R_UNITS) % R_UNITS;
+  if (R_UNITS - w <= ANGLE_SLACK_NS * rpm)
+    return s;
+  return s + (w + rpm - 1) / rpm;
+}
+
 /* The best extent of r to destage from the head at time t, by
  * positioning time: *best lowered and *at set when one beats it.  The
  * extents are in LBA order, so in cylinder order: the search walks out
- * from the head both ways and stops each way at the first extent whose
- * seek alone loses.
+ * from the head, the nearer side first, and stops on each side at the
+ * first extent whose seek alone loses.
  */
 static void
-pick (const struct fm_disk *d, const struct fm_runs *r, uint64_t t,
-      uint64_t *best, size_t *at)
+pick (struct fm_disk *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
+      size_t *at)
 {
-  size_t i0 = fm_runs_find (r, d->head_lba), i;
-  struct fm_location loc;
-  uint64_t p;
+  const uint64_t h = d->head_lba;
+  size_t up = fm_runs_find (r, h), down = up, i;
+  uint64_t a0 = drv_angle_at (d, t), p;
 
-  for (i = i0; i < r->n; i++) {
-    drv_locate (d, r->v[i].first, &loc);
-    p = drv_price (d, t, &loc, true, *best);
-    if (p == UINT64_MAX)
-      break;
-    if (p < *best) {
-      *best = p;
-      *at = i;
-    }
-  }
-  for (i = i0; i-- > 0;) {
-    drv_locate (d, r->v[i].first, &loc);
-    p = drv_price (d, t, &loc, true, *best);
-    if (p == UINT64_MAX)
-      break;
-    if (p < *best) {
+  while (up < r->n || down > 0) {
+    bool rise = down == 0 ||
+                (up < r->n && (r->v[up].first > h ? r->v[up].first - h : 0) <
+                                  h - r->v[down - 1].first);
+
+    i = rise ? up++ : --down;
+    p = price (d, a0, locate (d, r->v[i].first), *best);
+    if (p == UINT64_MAX) {
+      if (rise)
+        up = r->n;
+      else
+        down = 0;
+    } else if (p < *best) {
       *best = p;
       *at = i;
     }
   }
 }
 
-/* Write [lba, lba+k) from time s.  Right after the destage that ended
- * where this one starts, the head is already there: the stream goes on
- * as one transfer would, a track switch and no seek.
+/* Write k sectors from loc from time s.  Right after the destage that
+ * ended where this one starts, the head is already there: the stream
+ * goes on as one transfer would, a track switch and no seek.
  */
 static uint64_t
-piece (struct fm_disk *d, uint64_t s, uint64_t lba, uint64_t k, bool rmw,
-       int tag, struct acct *a)
+piece (struct fm_disk *d, uint64_t s, const struct fm_location *loc, uint64_t k,
+       bool rmw, int tag, struct acct *a)
 {
-  struct fm_location loc;
-  uint64_t w;
+  uint64_t lba = loc->track_first + loc->sector, w;
 
-  if (d->smr || rmw || lba != d->head_lba || s != d->wc_busy)
+  if (d->smr || rmw)
     return drv_media_write (d, s, lba, k, rmw, tag, a);
-  drv_locate (d, lba, &loc);
-  if (loc.sector == 0) {
+  if (lba != d->head_lba || s != d->wc_busy)
+    return drv_transfer (d, drv_position (d, s, loc, true, a), *loc, k, a);
+  if (loc->sector == 0) {
     s += d->p.track_switch_ns;
     a->transfer += d->p.track_switch_ns;
   }
-  w = drv_rot_wait (d, s, &loc);
+  w = drv_rot_wait (d, s, loc);
   a->rotation += w;
-  return drv_transfer (d, s + w, loc, k, a);
+  return drv_transfer (d, s + w, *loc, k, a);
 }
 
 /* One destage from time s (the head free by then), from the volatile
@@ -244,11 +275,11 @@ destage (struct fm_disk *d, uint64_t s, enum wc_set which, struct acct *a)
     at = at2;
   }
   e = r->v[at];
-  drv_locate (d, e.first, &loc);
+  loc = locate (d, e.first)->loc;
   k = loc.track_len - loc.sector < e.n ? loc.track_len - loc.sector : e.n;
   if (r == &d->dirty)
     rmw = partial_in (d, e.first * ss, (e.first + k) * ss);
-  end = piece (d, s, e.first, k, rmw, e.tag, a);
+  end = piece (d, s, &loc, k, rmw, e.tag, a);
   if (r == &d->dirty) {
     runs_remove (&d->partial, e.first * ss, k * ss);
     if (d->on_destage)

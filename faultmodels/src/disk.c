@@ -73,6 +73,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
+  for (size_t i = 0; i < MEMO_SLOTS; i++)
+    d->memo[i].lba = UINT64_MAX;
   if (rc_init (d, err) == -1)
     goto fail;
   if (p->kind == FM_KIND_SMR && smr_new (d, err) == -1)
@@ -179,14 +181,14 @@ drv_bus_time (const struct fm_disk *d, uint64_t sectors)
 
 /* ---- rotation ---- */
 
-static uint64_t
-angle_at (const struct fm_disk *d, uint64_t t)
+uint64_t
+drv_angle_at (const struct fm_disk *d, uint64_t t)
 {
   return ((t % R_UNITS) * d->p.rpm + d->phase0) % R_UNITS;
 }
 
-static uint64_t
-sector_angle (const struct fm_disk *d, const struct fm_location *loc)
+uint64_t
+drv_sector_angle (const struct fm_disk *d, const struct fm_location *loc)
 {
   return (loc->track_angle + (uint64_t)loc->sector * R_UNITS / loc->spt) %
          R_UNITS;
@@ -196,7 +198,7 @@ uint64_t
 drv_rot_wait (const struct fm_disk *d, uint64_t t,
               const struct fm_location *loc)
 {
-  uint64_t w = (sector_angle (d, loc) + R_UNITS - angle_at (d, t)) % R_UNITS;
+  uint64_t w = (drv_sector_angle (d, loc) + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
 
   if (R_UNITS - w <= ANGLE_SLACK_NS * (uint64_t)d->p.rpm)
     return 0;
@@ -220,8 +222,8 @@ pass_end (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
           uint64_t k)
 {
   uint64_t nominal = k * R_UNITS / loc->spt;
-  uint64_t end = (sector_angle (d, loc) + nominal) % R_UNITS;
-  uint64_t delta = (end + R_UNITS - angle_at (d, t)) % R_UNITS;
+  uint64_t end = (drv_sector_angle (d, loc) + nominal) % R_UNITS;
+  uint64_t delta = (end + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
 
   if (delta + R_UNITS / 2 < nominal) /* a whole track: end == start */
     delta += R_UNITS;
@@ -248,9 +250,9 @@ drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
 /* How long the arm takes to reach loc's track: a seek (with the write
  * settle), a head switch, or nothing.  *seek says whether the arm moved.
  */
-static uint64_t
-arm_time (const struct fm_disk *d, const struct fm_location *loc, bool write,
-          bool *seek)
+uint64_t
+drv_arm_time (const struct fm_disk *d, const struct fm_location *loc,
+              bool write, bool *seek)
 {
   *seek = loc->cylinder != d->head_cyl;
   if (*seek) {
@@ -268,7 +270,7 @@ drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
               bool write, struct acct *a)
 {
   bool seek;
-  uint64_t s = arm_time (d, loc, write, &seek), w;
+  uint64_t s = drv_arm_time (d, loc, write, &seek), w;
 
   t += s;
   a->seek += s;
@@ -283,7 +285,7 @@ drv_price (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
            bool write, uint64_t bound)
 {
   bool seek;
-  uint64_t s = arm_time (d, loc, write, &seek);
+  uint64_t s = drv_arm_time (d, loc, write, &seek);
 
   /* Rotation only adds: a seek past the bound loses already. */
   if (s >= bound)

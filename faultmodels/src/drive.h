@@ -29,6 +29,9 @@
  */
 #define IDLE_DESTAGE_NS 2000000ULL
 
+/* Remembered locations of dirty extents (destage.c): a power of two. */
+#define MEMO_SLOTS 128
+
 /* One segment of the read buffer: a circular buffer holding the sectors
  * [start, end) of the disk, of which only the last seg_sectors stay.
  */
@@ -109,6 +112,14 @@ struct fm_disk {
   struct fm_runs partial;
   /* The persistent media cache: staged write-through writes (destage.c). */
   struct fm_runs staged;
+  /* Where the first sectors of dirty extents are: a destage prices each
+   * candidate, flush after flush, and locating is the dearest part.
+   */
+  struct memo {
+    uint64_t lba; /* UINT64_MAX: empty */
+    uint64_t angle; /* of its sector */
+    struct fm_location loc;
+  } memo[MEMO_SLOTS];
   uint64_t wc_busy;   /* a destage holds the head until then */
   uint64_t media_end; /* the host's last use of the media ended then */
 
@@ -139,6 +150,20 @@ max64 (uint64_t a, uint64_t b)
 
 /* Bus time of `sectors` sectors. */
 extern uint64_t drv_bus_time (const struct fm_disk *d, uint64_t sectors);
+
+/* The platter's angle at time t, and that of loc's sector (R_UNITS a
+ * revolution).
+ */
+extern uint64_t drv_angle_at (const struct fm_disk *d, uint64_t t);
+extern uint64_t drv_sector_angle (const struct fm_disk *d,
+                                  const struct fm_location *loc);
+
+/* How long the arm takes to reach loc's track (a seek with its settle,
+ * a head switch, or nothing); *seek says whether the arm moves.
+ */
+extern uint64_t drv_arm_time (const struct fm_disk *d,
+                              const struct fm_location *loc, bool write,
+                              bool *seek);
 
 /* Rotational wait at time t until loc's sector is under the head. */
 extern uint64_t drv_rot_wait (const struct fm_disk *d, uint64_t t,
