@@ -198,7 +198,8 @@ uint64_t
 drv_rot_wait (const struct fm_disk *d, uint64_t t,
               const struct fm_location *loc)
 {
-  uint64_t w = (drv_sector_angle (d, loc) + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
+  uint64_t w =
+      (drv_sector_angle (d, loc) + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
 
   if (R_UNITS - w <= ANGLE_SLACK_NS * (uint64_t)d->p.rpm)
     return 0;

@@ -116,7 +116,7 @@ struct fm_disk {
    * candidate, flush after flush, and locating is the dearest part.
    */
   struct memo {
-    uint64_t lba; /* UINT64_MAX: empty */
+    uint64_t lba;   /* UINT64_MAX: empty */
     uint64_t angle; /* of its sector */
     struct fm_location loc;
   } memo[MEMO_SLOTS];
