@@ -73,6 +73,8 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
       goto fail;
     d->phase0 = fm_below (fm_hash (seed, FM_STREAM_PHASE, 0, 0), R_UNITS);
   }
+  for (size_t i = 0; i < MEMO_SLOTS; i++)
+    d->memo[i].lba = UINT64_MAX;
   if (rc_init (d, err) == -1)
     goto fail;
   if (p->kind == FM_KIND_SMR && smr_new (d, err) == -1)
@@ -92,6 +94,7 @@ fm_disk_free (struct fm_disk *d)
     fm_runs_free (&d->dirty);
     free (d->q.v);
     fm_runs_free (&d->partial);
+    fm_runs_free (&d->staged);
     rc_free (d);
     dual_free (d);
     smr_free (d->smr);
@@ -178,14 +181,14 @@ drv_bus_time (const struct fm_disk *d, uint64_t sectors)
 
 /* ---- rotation ---- */
 
-static uint64_t
-angle_at (const struct fm_disk *d, uint64_t t)
+uint64_t
+drv_angle_at (const struct fm_disk *d, uint64_t t)
 {
   return ((t % R_UNITS) * d->p.rpm + d->phase0) % R_UNITS;
 }
 
-static uint64_t
-sector_angle (const struct fm_disk *d, const struct fm_location *loc)
+uint64_t
+drv_sector_angle (const struct fm_disk *d, const struct fm_location *loc)
 {
   return (loc->track_angle + (uint64_t)loc->sector * R_UNITS / loc->spt) %
          R_UNITS;
@@ -195,7 +198,8 @@ uint64_t
 drv_rot_wait (const struct fm_disk *d, uint64_t t,
               const struct fm_location *loc)
 {
-  uint64_t w = (sector_angle (d, loc) + R_UNITS - angle_at (d, t)) % R_UNITS;
+  uint64_t w =
+      (drv_sector_angle (d, loc) + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
 
   if (R_UNITS - w <= ANGLE_SLACK_NS * (uint64_t)d->p.rpm)
     return 0;
@@ -219,8 +223,8 @@ pass_end (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
           uint64_t k)
 {
   uint64_t nominal = k * R_UNITS / loc->spt;
-  uint64_t end = (sector_angle (d, loc) + nominal) % R_UNITS;
-  uint64_t delta = (end + R_UNITS - angle_at (d, t)) % R_UNITS;
+  uint64_t end = (drv_sector_angle (d, loc) + nominal) % R_UNITS;
+  uint64_t delta = (end + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
 
   if (delta + R_UNITS / 2 < nominal) /* a whole track: end == start */
     delta += R_UNITS;
@@ -247,9 +251,9 @@ drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
 /* How long the arm takes to reach loc's track: a seek (with the write
  * settle), a head switch, or nothing.  *seek says whether the arm moved.
  */
-static uint64_t
-arm_time (const struct fm_disk *d, const struct fm_location *loc, bool write,
-          bool *seek)
+uint64_t
+drv_arm_time (const struct fm_disk *d, const struct fm_location *loc,
+              bool write, bool *seek)
 {
   *seek = loc->cylinder != d->head_cyl;
   if (*seek) {
@@ -267,7 +271,7 @@ drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
               bool write, struct acct *a)
 {
   bool seek;
-  uint64_t s = arm_time (d, loc, write, &seek), w;
+  uint64_t s = drv_arm_time (d, loc, write, &seek), w;
 
   t += s;
   a->seek += s;
@@ -282,7 +286,7 @@ drv_price (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
            bool write, uint64_t bound)
 {
   bool seek;
-  uint64_t s = arm_time (d, loc, write, &seek);
+  uint64_t s = drv_arm_time (d, loc, write, &seek);
 
   /* Rotation only adds: a seek past the bound loses already. */
   if (s >= bound)
@@ -344,9 +348,9 @@ drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
  */
 #define RMW_REVS 2
 
-static uint64_t
-media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, bool rmw,
-             int tag, struct acct *a)
+uint64_t
+drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+                 bool rmw, int tag, struct acct *a)
 {
   uint64_t rev = rmw ? RMW_REVS * ((R_UNITS + d->p.rpm - 1) / d->p.rpm) : 0;
   struct fm_location loc;
@@ -374,110 +378,6 @@ fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
   dist = fm_geometry_design_cylinders (d->g) - loc.position;
   return 2 * fm_seek_time (&d->seek, dist > 1 ? dist : 1) +
          (uint64_t)(fm_profile_rev_ns (&d->p) / 2);
-}
-
-/* ---- write-back cache ---- */
-
-bool
-drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
-{
-  size_t i = fm_runs_find (&d->dirty, lba);
-
-  return i < d->dirty.n && d->dirty.v[i].first <= lba &&
-         d->dirty.v[i].first + d->dirty.v[i].n >= lba + n;
-}
-
-/* A model that cannot track its cache is unusable: out of memory here
- * aborts.
- */
-static void
-dirty_remove (struct fm_disk *d, uint64_t lba, uint64_t n)
-{
-  if (fm_runs_remove (&d->dirty, lba, n) == -1 ||
-      fm_runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector) == -1)
-    abort ();
-}
-
-/* Does the cache hold only part of some sector in bytes [from, to)? */
-static bool
-partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
-{
-  size_t i = fm_runs_find (&d->partial, from);
-
-  return i < d->partial.n && d->partial.v[i].first < to;
-}
-
-/* A cached write puts bytes [from, to) into the part of sector s: the
- * sector becomes partial, unless the cache already holds all of it or
- * these bytes complete it.
- */
-static void
-partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
-{
-  const uint64_t ss = d->p.sector;
-  size_t i;
-
-  if (drv_dirty_covers (d, s, 1) && !partial_in (d, s * ss, (s + 1) * ss))
-    return;
-  if (fm_runs_add (&d->partial, from, to - from, 0) == -1)
-    abort ();
-  i = fm_runs_find (&d->partial, s * ss);
-  if (d->partial.v[i].first <= s * ss &&
-      d->partial.v[i].first + d->partial.v[i].n >= (s + 1) * ss &&
-      fm_runs_remove (&d->partial, s * ss, ss) == -1)
-    abort ();
-}
-
-/* Bytes [off, off+len) go into the cache (before they are marked dirty):
- * whole sectors are whole, a ragged head or tail is partial.
- */
-static void
-partial_note (struct fm_disk *d, uint64_t off, uint64_t len)
-{
-  const uint64_t ss = d->p.sector;
-  uint64_t end = off + len, head = off / ss, tail = end / ss;
-  uint64_t whole = (off + ss - 1) / ss;
-
-  if (tail > whole &&
-      fm_runs_remove (&d->partial, whole * ss, (tail - whole) * ss) == -1)
-    abort ();
-  if (off % ss)
-    partial_add (d, head, off, end < (head + 1) * ss ? end : (head + 1) * ss);
-  if (end % ss && (tail != head || off % ss == 0))
-    partial_add (d, tail, off > tail * ss ? off : tail * ss, end);
-}
-
-/* `tag` says where a shingled disk will put it (smr_tag); 0 otherwise. */
-static void
-dirty_add (struct fm_disk *d, uint64_t lba, uint64_t n, int tag)
-{
-  if (fm_runs_add (&d->dirty, lba, n, tag) == -1)
-    abort ();
-}
-
-/* Write one dirty extent to the media, elevator order (the first extent
- * at or after the head, wrapping round).  Returns the time it finishes.
- */
-static uint64_t
-destage_one (struct fm_disk *d, uint64_t t, struct acct *a)
-{
-  size_t i = fm_runs_find (&d->dirty, d->head_lba);
-  struct fm_run e;
-  uint64_t t0 = t;
-
-  if (i == d->dirty.n)
-    i = 0;
-  e = d->dirty.v[i];
-  t = media_write (
-      d, rc_stop (d, t), e.first, e.n,
-      partial_in (d, e.first * d->p.sector, (e.first + e.n) * d->p.sector),
-      e.tag, a);
-  dirty_remove (d, e.first, e.n);
-  if (d->on_destage)
-    d->on_destage (d->on_destage_opaque, e.first * d->p.sector,
-                   e.n * d->p.sector);
-  a->destage += t - t0;
-  return t;
 }
 
 /* ---- requests ---- */
@@ -508,47 +408,14 @@ ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
   out->done_ns = done;
 }
 
-/* A write of sectors [lba, lba+n), which rq's bytes touch. */
-static uint64_t
-hdd_write (struct fm_disk *d, uint64_t lba, uint64_t n,
-           const struct fm_request *rq, uint64_t t, struct acct *a,
-           bool *cached)
-{
-  uint64_t cmd_end = t + d->p.command_ns;
-  uint64_t bus_end = cmd_end + drv_bus_time (d, n);
-  bool rmw = (rq->offset | (rq->offset + rq->length)) % d->p.sector != 0;
-
-  /* The buffer keeps the written data, not what the media held. */
-  rc_written (d, lba, n, t);
-  if (!(rq->flags & FM_REQ_FUA) && n <= d->cache_sectors) {
-    uint64_t ready = bus_end;
-
-    while (d->dirty.total + n > d->cache_sectors)
-      ready = destage_one (d, ready, a);
-    partial_note (d, rq->offset, rq->length);
-    dirty_add (d, lba, n, smr_tag (d, n));
-    *cached = true;
-    return ready;
-  }
-  dirty_remove (d, lba, n);
-  return max64 (bus_end, media_write (d, max64 (cmd_end, rc_stop (d, t)), lba,
-                                      n, rmw, smr_tag (d, n), a));
-}
-
-/* The drive was idle until `until` (the next arrival): idle time goes to
- * destaging the write cache, charged to whichever request comes next.
+/* The drive was idle until `until` (the next arrival): the head's free
+ * time goes to destaging (destage.c) ...
  */
 void
-drv_idle (struct fm_disk *d, uint64_t until)
+drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at)
 {
-  uint64_t t = d->t_free;
-
-  if (d->g && d->dirty.n > 0 && until > t + IDLE_DESTAGE_NS) {
-    t += IDLE_DESTAGE_NS;
-    while (d->dirty.n > 0 && t < until)
-      t = destage_one (d, t, &d->idle);
-    d->t_free = t;
-  }
+  if (d->g)
+    wc_background (d, until, read_at);
   /* ... and a shingled disk's to cleaning its media cache. */
   if (d->smr)
     d->t_free = smr_idle (d, d->t_free, until, &d->idle);
@@ -594,20 +461,20 @@ drv_serve (struct fm_disk *d, const struct fm_request *rq, uint64_t t,
     case FM_OP_READ:
       done = n ? rc_read (d, first, n, t, &a, &out->cache_hit)
                : t + d->p.command_ns;
+      if (!out->cache_hit)
+        d->media_end = done;
       break;
     case FM_OP_WRITE:
     case FM_OP_ZERO:
-      done = n ? hdd_write (d, first, n, rq, t, &a, &out->write_cached)
+      done = n ? wc_write (d, first, n, rq, t, &a, &out->write_cached)
                : t + d->p.command_ns;
       break;
     case FM_OP_TRIM:
-      dirty_remove (d, first, n);
+      wc_forget (d, first, n);
       done = t + d->p.command_ns;
       break;
     case FM_OP_FLUSH:
-      done = t + d->p.command_ns;
-      while (d->dirty.n > 0)
-        done = destage_one (d, done, &a);
+      done = wc_flush (d, t + d->p.command_ns, &a);
       break;
   }
   d->t_free = done;
@@ -628,6 +495,6 @@ fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
     dual_submit (d, rq, out);
     return;
   }
-  drv_idle (d, rq->arrival_ns);
+  drv_idle (d, rq->arrival_ns, UINT64_MAX);
   drv_serve (d, rq, max64 (rq->arrival_ns, d->t_free), out);
 }

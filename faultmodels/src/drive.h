@@ -29,6 +29,9 @@
  */
 #define IDLE_DESTAGE_NS 2000000ULL
 
+/* Remembered locations of dirty extents (destage.c): a power of two. */
+#define MEMO_SLOTS 128
+
 /* One segment of the read buffer: a circular buffer holding the sectors
  * [start, end) of the disk, of which only the last seg_sectors stay.
  */
@@ -107,6 +110,18 @@ struct fm_disk {
    */
   struct fm_runs dirty;
   struct fm_runs partial;
+  /* The persistent media cache: staged write-through writes (destage.c). */
+  struct fm_runs staged;
+  /* Where the first sectors of dirty extents are: a destage prices each
+   * candidate, flush after flush, and locating is the dearest part.
+   */
+  struct memo {
+    uint64_t lba;   /* UINT64_MAX: empty */
+    uint64_t angle; /* of its sector */
+    struct fm_location loc;
+  } memo[MEMO_SLOTS];
+  uint64_t wc_busy;   /* a destage holds the head until then */
+  uint64_t media_end; /* the host's last use of the media ended then */
 
   fm_destage_fn *on_destage;
   void *on_destage_opaque;
@@ -135,6 +150,20 @@ max64 (uint64_t a, uint64_t b)
 
 /* Bus time of `sectors` sectors. */
 extern uint64_t drv_bus_time (const struct fm_disk *d, uint64_t sectors);
+
+/* The platter's angle at time t, and that of loc's sector (R_UNITS a
+ * revolution).
+ */
+extern uint64_t drv_angle_at (const struct fm_disk *d, uint64_t t);
+extern uint64_t drv_sector_angle (const struct fm_disk *d,
+                                  const struct fm_location *loc);
+
+/* How long the arm takes to reach loc's track (a seek with its settle,
+ * a head switch, or nothing); *seek says whether the arm moves.
+ */
+extern uint64_t drv_arm_time (const struct fm_disk *d,
+                              const struct fm_location *loc, bool write,
+                              bool *seek);
 
 /* Rotational wait at time t until loc's sector is under the head. */
 extern uint64_t drv_rot_wait (const struct fm_disk *d, uint64_t t,
@@ -172,12 +201,54 @@ extern uint64_t drv_transfer (struct fm_disk *d, uint64_t t,
 extern uint64_t drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba,
                                 uint64_t n, bool write, struct acct *a);
 
+/* Write n sectors from lba to the media from time t; `rmw` merges a
+ * partial physical sector first; `tag` as smr_tag.  Returns the end.
+ */
+extern uint64_t drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba,
+                                 uint64_t n, bool rmw, int tag, struct acct *a);
+
+/* The drive was idle until `until`: destage meanwhile, none starting at
+ * or after `read_at` (a read waiting).
+ */
+extern void drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at);
+
+/* ---- the write path (destage.c) ---- */
+
+/* Where a write goes: the volatile cache, the media cache, or home. */
+enum wc_path {
+  WC_CACHE,
+  WC_STAGE,
+  WC_MEDIA
+};
+
+/* Which path a write of [lba, lba+n) with `flags` takes, and whether its
+ * set has room for it now (*room false: it waits for destages first).
+ */
+extern enum wc_path wc_path (const struct fm_disk *d, uint64_t lba, uint64_t n,
+                             unsigned flags, bool *room);
+
 /* Are sectors [lba, lba+n) all dirty in the write cache? */
 extern bool drv_dirty_covers (const struct fm_disk *d, uint64_t lba,
                               uint64_t n);
 
-/* The drive was idle until `until`: destage meanwhile. */
-extern void drv_idle (struct fm_disk *d, uint64_t until);
+/* [lba, lba+n) is trimmed or written home: no cached copy is due. */
+extern void wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n);
+
+/* Destage in the background on the head's free time before `until`, none
+ * starting at or after `read_at`.
+ */
+extern void wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at);
+
+/* A write of sectors [lba, lba+n), which rq's bytes touch, its command
+ * starting at t.  Returns its completion; *cached if the volatile cache
+ * holds it.
+ */
+extern uint64_t wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+                          const struct fm_request *rq, uint64_t t,
+                          struct acct *a, bool *cached);
+
+/* Destage the whole volatile cache from time t; returns when done. */
+extern uint64_t wc_flush (struct fm_disk *d, uint64_t t, struct acct *a);
 
 /* Serve one request starting at time t (>= its arrival, >= t_free). */
 extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,

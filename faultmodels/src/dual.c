@@ -72,6 +72,8 @@ dual_new (struct fm_disk *d, uint64_t seed, struct fm_err *err)
   h.heads = d->p.heads / 2;
   h.cache_bytes = d->p.cache_bytes / 2;
   h.cache_segments = d->p.cache_segments / 2;
+  h.write_entries = d->p.write_entries > 1 ? d->p.write_entries / 2 : 1;
+  h.media_cache_entries = d->p.media_cache_entries / 2;
   u->boundary = h.capacity;
   for (k = 0; k < 2; k++) {
     u->half[k] =

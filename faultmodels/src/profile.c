@@ -77,6 +77,9 @@ static const struct profile_key profile_keys[] = {
     {"readahead", K_SIZE, F (readahead_bytes), 0, 0, 1e12, false, false},
     {"cache_segments", K_U32, F (cache_segments), 0, 0, 2048, true, true},
     {"prefetch_min", K_SIZE, F (prefetch_min_bytes), 0, 0, 1e12, true, false},
+    {"write_entries", K_U32, F (write_entries), 0, 1, 4096, true, false},
+    {"media_cache_entries", K_U32, F (media_cache_entries), 0, 0, 65536, true,
+     false},
     {"queue_depth", K_U32, F (queue_depth), 0, 1, 256, true, true},
     {"queue_age", K_DUR, F (queue_age_ns), 0, 0, 3600e3, true, true},
     /* Keys named smr_* only a shingled disk (kind = smr) has. */
@@ -635,6 +638,7 @@ file_defaults (struct fm_profile *p)
   p->command_ns = 100000;
   p->queue_depth = 32;
   p->queue_age_ns = 500000000;
+  p->write_entries = 128;
   p->smr_direct_bytes = 256 << 10;
   p->smr_idle_ns = 1000000000;
   fm_faultset_defaults (&p->faults);

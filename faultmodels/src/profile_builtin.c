@@ -58,8 +58,15 @@
  * ROTATING_COMMON is all of it but the kind: shingled disks share it.
  */
 #define HDD_COMMON .p.kind = FM_KIND_HDD, ROTATING_COMMON
+/* At most 128 dirty extents in the write cache [E]: DiskSim's models hold
+ * 11 (WD 4 TB, 2013) to 128 (Maxtor Atlas 10K5) write segments
+ * (https://github.com/westerndigitalcorporation/DiskSim), and a flush after
+ * 64 scattered writes costs a consumer drive ~0.6 s (ublk-disksim's
+ * measurement), so it held all 64.
+ */
 #define ROTATING_COMMON                                                        \
-  .p.zones = 24, .p.command_ns = MS (0.1), .p.track_switch_ns = MS (1.0)
+  .p.zones = 24, .p.command_ns = MS (0.1), .p.track_switch_ns = MS (1.0),      \
+  .p.write_entries = 128
 
 /* NCQ as SATA has it: 32 commands (Serial ATA 2.6, native command
  * queuing); the 500 ms age cap is ublk-disksim's documented assumption [E]
@@ -169,13 +176,14 @@ static const struct builtin builtins[] = {
             "estimated = 7200 rpm, outer 200 MB/s and zone ratio 2.0 (mean "
             "150 MB/s), 14 heads, 512e, seeks 0.6/8.0/16 ms, settle 1.5 ms "
             "(fits DiskSim's extracted 4 TB seek table), 8 MiB read-ahead, "
-            "SATA 6 Gb/s bus\n"
+            "SATA 6 Gb/s bus, no media cache\n"
             "capacity = 8TB\n"
             "bandwidth_mbps = 150\n"
             "zone_ratio = 2.0\n"
             "heads = 14\n"
             "seek_t2t_ms = 0.6\n"
-            "cache = 128MiB\n",
+            "cache = 128MiB\n"
+            "media_cache_entries = 0\n",
     },
     {
         .p.name = "cmr-20t-2024",
@@ -183,10 +191,17 @@ static const struct builtin builtins[] = {
         .p.sourced = "20 TB, 285 MB/s outer, 256 MiB cache: Exos X20/X24 "
                      "(Blocks & Files 2023); 7200 rpm; 512e (X20/X24 ship as "
                      "512e or 4Kn); write seeks +0.1 ms track-to-track (HC310 "
-                     "0.23/0.32 ms), +0.6 ms average (Ultrastar He10 8.0/8.6)",
+                     "0.23/0.32 ms), +0.6 ms average (Ultrastar He10 8.0/8.6); "
+                     "a media cache: 4K QD16 random writes with the cache off "
+                     "550 IOPS against 168 reads (Exos X24 datasheet DS2080, "
+                     "seagate.com)",
         .p.estimated = "zone ratio 2.1 (mean 210 MB/s), 20 heads, seeks "
                        "0.5/8.0/16 ms, settle 1.5 ms (fits DiskSim's extracted "
-                       "4 TB seek table), 8 MiB read-ahead, SATA 6 Gb/s bus",
+                       "4 TB seek table), 8 MiB read-ahead, SATA 6 Gb/s bus; "
+                       "128 dirty extents in the write cache (DiskSim's models "
+                       "hold 11 to 128 write segments); a media cache of "
+                       "16384 extents (its cleaning bounds the sustained "
+                       "rate: 310 IOPS, the most the seek settle allows)",
         HDD_COMMON,
         HDD_QUEUE,
         .p.capacity = GB (20000),
@@ -205,6 +220,7 @@ static const struct builtin builtins[] = {
         .p.interface_bw = MBPS (600),
         .p.cache_bytes = MIB (256),
         .p.readahead_bytes = MIB (8),
+        .p.media_cache_entries = 16384,
         .p.faults.erc_ns = MS (7000),
     },
     {
@@ -236,7 +252,9 @@ static const struct builtin builtins[] = {
             "sourced = 30 TB on 10 platters, 275 MB/s outer (292 measured), "
             "7200 rpm, 512 MB cache: Exos M, "
             "storagereview.com/fr/review/"
-            "seagate-exos-m-30tb-review-hamr-ing-storage-density\n"
+            "seagate-exos-m-30tb-review-hamr-ing-storage-density; 4K QD16 "
+            "random writes with the cache off 350 IOPS (Exos M datasheet "
+            "DS2045, seagate.com)\n"
             "estimated = zone ratio 2.0 (inner 137.5, mean 206.25 MB/s), 20 "
             "heads, seeks 0.3/8.0/16 ms, settle 1.5 ms (as cmr-20t-2024) and "
             "write +0.6 ms (nearline since 2012: Ultrastar He10 8.0/8.6 ms), "

@@ -82,13 +82,10 @@ fm_disk_next_decision (const struct fm_disk *d)
   return max64 (d->t_free, d->q.v[0].rq.arrival_ns);
 }
 
-/* Would the write cache take this write without touching the media? */
-static bool
-cacheable (const struct fm_disk *d, const struct queued *e)
-{
-  return (e->rq.op == FM_OP_WRITE || e->rq.op == FM_OP_ZERO) &&
-         !(e->rq.flags & FM_REQ_FUA) && e->n <= d->cache_sectors;
-}
+/* The price of a write whose cache is full: below nothing else, so reads
+ * keep priority over the destages it needs until the age cap.
+ */
+#define WAITS_FOR_ROOM (UINT64_MAX - 1)
 
 /* Time from t until e's first sector is under the head: its price, or
  * UINT64_MAX if that is `bound` or more.
@@ -97,13 +94,16 @@ static uint64_t
 price (const struct fm_disk *d, const struct queued *e, uint64_t t,
        uint64_t bound)
 {
-  bool write = e->rq.op != FM_OP_READ;
+  bool write = e->rq.op != FM_OP_READ, room = true;
 
-  if (e->n == 0 || e->rq.op == FM_OP_TRIM || cacheable (d, e))
+  if (e->n == 0 || e->rq.op == FM_OP_TRIM)
     return 0;
+  if (write && wc_path (d, e->lba, e->n, e->rq.flags, &room) != WC_MEDIA)
+    return room ? 0 : WAITS_FOR_ROOM;
   if (!write && rc_maybe (d, e->lba, e->n) && rc_ready (d, e->lba, e->n, t))
     return 0;
-  return drv_price (d, t + d->p.command_ns, &e->loc, write, bound);
+  t = max64 (t + d->p.command_ns, d->wc_busy);
+  return drv_price (d, t, &e->loc, write, bound);
 }
 
 /* Index of the request the drive serves at decision time T. */
@@ -137,6 +137,18 @@ choose (struct fm_disk *d, uint64_t T)
   return best;
 }
 
+/* When the first read in the drive's window arrived (UINT64_MAX: none). */
+static uint64_t
+first_read (const struct fm_disk *d)
+{
+  size_t i, window = depth (d);
+
+  for (i = 0; i < window && i < d->q.n; i++)
+    if (d->q.v[i].rq.op == FM_OP_READ)
+      return d->q.v[i].rq.arrival_ns;
+  return UINT64_MAX;
+}
+
 bool
 fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
                   struct fm_timing *t)
@@ -153,10 +165,11 @@ fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
   T = fm_disk_next_decision (d);
   if (T > now)
     return false;
-  /* Idle time before the first arrival goes to destaging; that can move
-   * the decision later, past `now` — then it waits for its time.
+  /* The head's free time before the decision goes to destaging, none
+   * starting once a read waits; a shingled disk's cleaning can move the
+   * decision later, past `now` — then it waits for its time.
    */
-  drv_idle (d, q->v[0].rq.arrival_ns);
+  drv_idle (d, T, first_read (d));
   T = fm_disk_next_decision (d);
   if (T > now)
     return false;

@@ -255,8 +255,9 @@ rc_stop (struct fm_disk *d, uint64_t t)
   struct segment *s;
   uint64_t pos;
 
+  /* A destage in progress has the head too (destage.c). */
   if (rc->ra < 0)
-    return max64 (t, rc->head_free);
+    return max64 (max64 (t, rc->head_free), d->wc_busy);
   s = &rc->seg[rc->ra];
   pos = stream_pos (d, t);
   if (pos < rc->floor) {

@@ -25,8 +25,8 @@ enum fm_kind {
 struct fm_profile {
   char name[64];
   char description[160];
-  char sourced[320];   /* which numbers come from a source, and which */
-  char estimated[320]; /* which numbers are our estimates */
+  char sourced[640];   /* which numbers come from a source, and which */
+  char estimated[640]; /* which numbers are our estimates */
 
   enum fm_kind kind;
   uint64_t capacity;        /* bytes the disk exposes (may be rescaled) */
@@ -60,6 +60,15 @@ struct fm_profile {
   uint64_t readahead_bytes;    /* most read ahead after a read; 0 = none */
   uint32_t cache_segments;     /* the read buffer's segments; 0 = derived */
   uint64_t prefetch_min_bytes; /* read ahead even if a command arrives */
+
+  /* The write path (HDD).  The volatile cache holds at most write_entries
+   * dirty extents; a write past that waits for a destage.  With
+   * media_cache_entries > 0 the drive stages small write-through (cache
+   * off or FUA) writes in a persistent media cache of that many extents,
+   * cleaned to their home in positioning-time order.
+   */
+  uint32_t write_entries;       /* dirty extents in the volatile cache */
+  uint32_t media_cache_entries; /* staged extents; 0 = no media cache */
 
   /* Command queueing (HDD): requests waiting inside the drive, served
    * shortest positioning time first, none waiting longer than queue_age.
