@@ -10,7 +10,8 @@ disk (harness/bench/validation/*.profile) with a tree of the published
 file count and fill.
 
     /usr/bin/python3 harness/bench/bench_validation.py \
-        [--futuredisk PATH] [--out DIR] [--only NAME]... [--scale N] [--list]
+        [--futuredisk PATH] [--out DIR] [--only NAME]... [--scale N]
+        [--reuse] [--list]
 
 fsck replays run at the published size by default (about 15 minutes
 of wall time on 2 processors for all three).  --scale N runs them at 1/N
@@ -255,16 +256,23 @@ def shown_cmd(cmd):
 def run_replay(name, a):
     spec = REPLAYS[name]
     prof = scaled_profile(spec["profile"], a.scale, a.out)
-    jsonfile = os.path.join(a.out, "%s.jsonl" % name)
-    if os.path.exists(jsonfile):
-        os.unlink(jsonfile)
+    # A scaled replay's record is named for its scale, so --reuse never
+    # takes one scale's record for another's.
+    stem = name if a.scale == 1 else "%s-s%d" % (name, a.scale)
+    jsonfile = os.path.join(a.out, "%s.jsonl" % stem)
     cmd = predict_cmd(a.futuredisk, spec, prof, a.scale, jsonfile)
     shown = shown_cmd(predict_cmd("futuredisk", spec,
                                   os.path.join(a.out if a.scale > 1
                                                else PROFILES,
                                                os.path.basename(prof)),
-                                  a.scale, "%s.jsonl" % name))
-    rc = run_logged(cmd, os.path.join(a.out, "%s.log" % name))
+                                  a.scale, "%s.jsonl" % stem))
+    if a.reuse and os.path.exists(jsonfile):
+        log("%s: reusing %s" % (name, jsonfile))
+        rc = 0
+    else:
+        if os.path.exists(jsonfile):
+            os.unlink(jsonfile)
+        rc = run_logged(cmd, os.path.join(a.out, "%s.log" % stem))
     try:
         with open(jsonfile) as f:
             rec = json.loads(f.readline())
@@ -387,6 +395,9 @@ def parse_args():
                    "whole group)")
     p.add_argument("--scale", type=int, default=1,
                    help="fsck replays at 1/N size (default 1: as published)")
+    p.add_argument("--reuse", action="store_true",
+                   help="take an fsck replay's record from --out when one "
+                   "is there (NAME.jsonl) instead of running it again")
     p.add_argument("--list", action="store_true",
                    help="list the figures and exit")
     a = p.parse_args()
