@@ -153,6 +153,11 @@ FSCK = [
      "e2fsprogs #49 (2020): e2fsck 1.43.9, ext4, 60 TiB volume, ~554,000 "
      "inodes used: whole check, s (CPU 254 s of it, on ARM)",
      620.30, "e2fs49", lambda r: check(r[0])["virtual_s"], True),
+    ("e2fs49-pass1", ("e2fs49",),
+     "the same: pass 1 (1,085 MB; 152 s of it CPU), s",
+     165.37, "e2fs49", lambda r: vpass(r[0], "1"), True),
+    ("e2fs49-pass2", ("e2fs49",), "the same: pass 2 (125 MB), s",
+     6.40, "e2fs49", lambda r: vpass(r[0], "2"), True),
     ("e2fs49-pass345", ("e2fs49",),
      "the same: passes 3-5 (pass 5 read 1,922 MB of bitmaps with 21 s "
      "CPU; pass 4 58 s CPU), s",
