@@ -65,6 +65,16 @@ extern int fd_populate_write (const char *full, uint64_t seed,
 extern int fd_populate_allocate (const char *full, struct fd_entry *e,
                                  struct fd_manifest *m, struct fm_err *err);
 
+/* Create e's file at full (it must not exist), empty, to be given its
+ * blocks later by fd_populate_fallocate; e->hash is 0.
+ */
+extern int fd_populate_create (const char *full, struct fd_entry *e,
+                               struct fm_err *err);
+
+/* Give the existing file at full e->size bytes of blocks, unwritten. */
+extern int fd_populate_fallocate (const char *full, const struct fd_entry *e,
+                                  struct fm_err *err);
+
 /* Append e to m; -1 when out of memory. */
 extern int fd_manifest_push (struct fd_manifest *m, const struct fd_entry *e);
 
