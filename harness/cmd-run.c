@@ -23,6 +23,7 @@
 #include "crashpoints.h"
 #include "evidence.h"
 #include "reuse.h"
+#include "target.h"
 #include "trial.h"
 
 /* The options, after the usage line. */

@@ -22,6 +22,7 @@
 
 #include "attach.h"
 #include "crashpoints.h"
+#include "target.h"
 #include "errmsg.h"
 #include "fsadapter.h"
 #include "reuse.h"
