@@ -147,7 +147,7 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
 
   last_pass (w, pr->err, &w->err_at);
   last_pass (w, pr->out, &w->out_at);
-  if (!w->t->progress || now - w->last < w->t->progress_every)
+  if (!w->t->s->progress || now - w->last < w->t->s->progress_every)
     return;
   vns = virtual_now (w->d, w->c0->vns);
   w->last = now;
@@ -160,10 +160,10 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
               100.0 * (double)done / (double)total);
   }
   fm_format_duration ((double)(vns - w->c0->vns) / 1e9, virt, sizeof virt);
-  fprintf (w->t->progress, "%s: %s: %s virtual so far (%.0f s wall)%s%s%s\n",
+  fprintf (w->t->s->progress, "%s: %s: %s virtual so far (%.0f s wall)%s%s%s\n",
            fd_progname, w->name, virt, now - w->c0->wall, pass[0] ? "; " : "",
            pass, share);
-  fflush (w->t->progress);
+  fflush (w->t->s->progress);
 }
 
 /* The checker's command line: the template's, with the progress option
@@ -176,8 +176,8 @@ checker_argv (const struct trial *t, const char *const *tmpl, struct fd_disk *d,
   const char *with[FD_ARGV_MAX + 1] = {tmpl[0]};
   size_t i, n = 1;
 
-  if (t->progress && t->fs->progress_opt)
-    with[n++] = t->fs->progress_opt;
+  if (t->s->progress && t->s->fs->progress_opt)
+    with[n++] = t->s->fs->progress_opt;
   for (i = 1; i < FD_ARGV_MAX && tmpl[i] && n < FD_ARGV_MAX; i++)
     with[n++] = tmpl[i];
   with[n] = NULL;
@@ -202,13 +202,13 @@ checker_cmd (struct trial *t, struct fd_disk *d, const char *const *tmpl,
   fputs ("\n", fp);
   fflush (fp);
   w->out_at = w->err_at = 0;
-  watch = (struct fd_watch){t->progress && t->fs->progress_opt != NULL,
+  watch = (struct fd_watch){t->s->progress && t->s->fs->progress_opt != NULL,
                             check_tick,
                             w,
                             fp,
                             fd_checker_line_kept,
-                            t->fs->loop_lines};
-  if (fd_run_watched (argv, t->timeout, &watch, pr, err) == -1)
+                            t->s->fs->loop_lines};
+  if (fd_run_watched (argv, t->s->timeout, &watch, pr, err) == -1)
     return -1;
   fputs (pr->err, fp);
   return 0;
@@ -222,15 +222,15 @@ checker_templates (const struct trial *t, const char *name, bool repair,
   size_t n = 0;
 
   if (strcmp (name, "escalate") == 0) {
-    while (n < FD_ESCALATE_MAX && t->fs->escalate[n][0]) {
-      tmpls[n] = t->fs->escalate[n];
+    while (n < FD_ESCALATE_MAX && t->s->fs->escalate[n][0]) {
+      tmpls[n] = t->s->fs->escalate[n];
       n++;
     }
     return n;
   }
-  tmpls[0] = strcmp (name, "repair-zap-log") == 0 ? t->fs->repair_zap_log
-             : repair                             ? t->fs->repair
-                                                  : t->fs->check;
+  tmpls[0] = strcmp (name, "repair-zap-log") == 0 ? t->s->fs->repair_zap_log
+             : repair                             ? t->s->fs->repair
+                                                  : t->s->fs->check;
   return 1;
 }
 
@@ -258,7 +258,7 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
   }
   if ((p = fd_phase_begin (t, d, name, &c, err)) == NULL)
     return -1;
-  snprintf (log, sizeof log, "%s/%s.out", t->dir, name);
+  snprintf (log, sizeof log, "%s/%s.out", t->s->dir, name);
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
@@ -271,7 +271,7 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
     }
     o = pr.timed_out   ? FD_TIMEOUT
         : pr.repeating ? FD_LOOPING
-                       : t->fs->outcome (pr.status, pr.signal, repair);
+                       : t->s->fs->outcome (pr.status, pr.signal, repair);
   }
   if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
@@ -286,15 +286,15 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
         p->virtual_s - (double)(w.pass_vns - c.vns) / 1e9;
   p->status = pr.status;
   p->signal = pr.signal;
-  if (pr.repeating && t->progress) {
-    fprintf (t->progress,
+  if (pr.repeating && t->s->progress) {
+    fprintf (t->s->progress,
              "%s: %s: stopped after %.0f s wall: it printed \"%s\" %u "
              "times in a row\n",
-             fd_progname, name, pr.wall_s, pr.repeated, t->fs->loop_lines);
-    fflush (t->progress);
+             fd_progname, name, pr.wall_s, pr.repeated, t->s->fs->loop_lines);
+    fflush (t->s->progress);
   }
   p->outcome = fd_outcome_name (o);
-  p->npasses = t->fs->passes (pr.out, p->passes, 12);
+  p->npasses = t->s->fs->passes (pr.out, p->passes, 12);
   fd_proc_free (&pr);
   if (fd_interrupted) {
     return fm_fail (err, "interrupted");

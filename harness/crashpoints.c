@@ -17,7 +17,7 @@
 #include "json.h"
 #include "proc.h"
 #include "target.h"
-#include "trial.h"
+#include "trial-int.h"
 #include "writelog.h"
 
 #include "wlog.h"
@@ -105,34 +105,23 @@ cache_state (struct fd_wlog *l, size_t f, uint64_t seed, int fd,
   return 0;
 }
 
-/* The point's trial: t's inputs, its own directory and disk. */
+/* The point's trial: t's inputs, with its own directory and disk and no
+ * sweep or cut of its own.
+ */
 static void
-point_trial (const struct trial *t, struct trial *pt, const char *dir)
+point_spec (const struct trial_spec *s, struct trial_spec *ps, const char *dir)
 {
-  *pt = *t;
-  pt->nph = 0;
-  pt->damaged = NULL;
-  pt->ndamaged = 0;
-  pt->violations = NULL;
-  pt->nviolations = 0;
-  pt->points = NULL;
-  pt->npoints = 0;
-  pt->audited = pt->probe_ok = false;
-  pt->mount = NULL;
-  pt->error[0] = pt->stats[0] = pt->targets[0] = pt->mount_reason[0] = '\0';
-  pt->crash_points = 0;
-  pt->repair_cut = 0;
-  pt->cut = false;
-  pt->cut_outcome = NULL;
-  memset (&pt->audit, 0, sizeof pt->audit);
-  snprintf (pt->dir, sizeof pt->dir, "%s", dir);
-  snprintf (pt->mnt, sizeof pt->mnt, "%s/mnt", dir);
-  snprintf (pt->store, sizeof pt->store, "%s/disk.store", dir);
+  *ps = *s;
+  ps->crash_points = 0;
+  ps->repair_cut = 0;
+  snprintf (ps->dir, sizeof ps->dir, "%s", dir);
+  snprintf (ps->mnt, sizeof ps->mnt, "%s/mnt", dir);
+  snprintf (ps->store, sizeof ps->store, "%s/disk.store", dir);
 }
 
 /* What the point's check, repair and audit found. */
 static void
-point_result (const struct trial *pt, const struct fm_err *e, int rc,
+point_result (const struct trial_result *pr, const struct fm_err *e, int rc,
               struct fd_crash_point *cp)
 {
   static const char *const names[] = {"check", "repair", "recheck"};
@@ -140,17 +129,17 @@ point_result (const struct trial *pt, const struct fm_err *e, int rc,
   size_t k;
 
   for (k = 0; k < 3; k++) {
-    const struct phase *p = fd_trial_phase (pt, names[k]);
+    const struct phase *p = fd_trial_phase (pr, names[k]);
     snprintf (out[k], sizeof cp->check, "%s",
               p && p->outcome ? p->outcome : "");
   }
-  snprintf (cp->mount, sizeof cp->mount, "%s", pt->mount ? pt->mount : "");
-  cp->audited = pt->audited;
-  memcpy (cp->durability, pt->audit.durability, sizeof cp->durability);
-  cp->nviolations = pt->nviolations;
-  for (k = 0; k < pt->nviolations && k < 3; k++)
-    cp->violations[k] = pt->violations[k];
-  snprintf (cp->error, sizeof cp->error, "%s", rc == -1 ? e->msg : pt->error);
+  snprintf (cp->mount, sizeof cp->mount, "%s", pr->mount ? pr->mount : "");
+  cp->audited = pr->audited;
+  memcpy (cp->durability, pr->audit.durability, sizeof cp->durability);
+  cp->nviolations = pr->nviolations;
+  for (k = 0; k < pr->nviolations && k < 3; k++)
+    cp->violations[k] = pr->violations[k];
+  snprintf (cp->error, sizeof cp->error, "%s", rc == -1 ? e->msg : pr->error);
 }
 
 /* Which flushes: n spread evenly, the last always among them. */
@@ -174,7 +163,8 @@ static void
 point_child (const struct trial *t, const struct worker *w,
              struct fd_crash_point cp)
 {
-  static struct trial pt;
+  static struct trial_spec ps;
+  static struct trial_result pr; /* zeroed: the child's first trial */
   char path[PATH_MAX + 64];
   struct fm_err e;
   FILE *fp;
@@ -183,13 +173,13 @@ point_child (const struct trial *t, const struct worker *w,
   snprintf (path, sizeof path, "%s/log", w->dir);
   if (freopen (path, "w", stderr) == NULL)
     _exit (2);
-  point_trial (t, &pt, w->dir);
-  if (fd_manifest_at (&t->m, cp.promises, &pt.m) == 0)
-    rc = fd_trial_run_disk (&pt, &e);
+  point_spec (t->s, &ps, w->dir);
+  if (fd_manifest_at (&t->r->m, cp.promises, &pr.m) == 0)
+    rc = fd_trial_run_disk (&ps, &pr, &e);
   else
     fm_fail (&e, "out of memory");
-  point_result (&pt, &e, rc, &cp);
-  fd_trial_clean (&pt, false);
+  point_result (&pr, &e, rc, &cp);
+  fd_trial_clean (&ps, false);
   snprintf (path, sizeof path, "%s/result", w->dir);
   fp = fopen (path, "w");
   if (fp == NULL || fwrite (&cp, sizeof cp, 1, fp) != 1 || fclose (fp) != 0)
@@ -219,7 +209,7 @@ reap (struct trial *t, struct worker *ws, size_t nw, struct fm_err *err)
     return 0; /* not ours */
   ws[k].pid = 0;
   {
-    struct fd_crash_point *cp = &t->points[ws[k].point];
+    struct fd_crash_point *cp = &t->r->points[ws[k].point];
     snprintf (path, sizeof path, "%s/result", ws[k].dir);
     fp = fopen (path, "r");
     if (fp == NULL || fread (cp, sizeof *cp, 1, fp) != 1)
@@ -268,7 +258,7 @@ prepare (struct trial *t, struct fd_wlog *l, int replay, const struct worker *w,
          size_t i, size_t f, struct fm_err *err)
 {
   char store[PATH_MAX + 64], mnt[PATH_MAX + 64];
-  struct fd_crash_point *cp = &t->points[i];
+  struct fd_crash_point *cp = &t->r->points[i];
   int fd, rc;
 
   snprintf (store, sizeof store, "%s/disk.store", w->dir);
@@ -281,7 +271,7 @@ prepare (struct trial *t, struct fd_wlog *l, int replay, const struct worker *w,
   rc = copy_sparse (l, replay, fd, err);
   /* Every third point: what a volatile cache may have kept besides. */
   if (rc == 0 && i % 3 == 2)
-    rc = cache_state (l, f, t->seed ^ i, fd, &cp->cache_writes, err);
+    rc = cache_state (l, f, t->s->seed ^ i, fd, &cp->cache_writes, err);
   close (fd);
   cp->flush = f + 1;
   cp->promises = l->v[l->flushes[f]].promises;
@@ -296,15 +286,16 @@ static int
 sweep (struct trial *t, struct fd_wlog *l, int replay, const char *pdir,
        struct fm_err *err)
 {
-  uint64_t n = t->crash_points < l->nflushes ? t->crash_points : l->nflushes;
+  uint64_t n =
+      t->s->crash_points < l->nflushes ? t->s->crash_points : l->nflushes;
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-  size_t nw = t->fs->copies_collide ? 1 : cpus > 1 ? 2 * (size_t)cpus : 2;
+  size_t nw = t->s->fs->copies_collide ? 1 : cpus > 1 ? 2 * (size_t)cpus : 2;
   size_t next = 0, i, k;
   struct worker *ws = calloc (nw, sizeof *ws);
   double t0 = fd_now_s ();
   int rc = 0;
 
-  if (ws == NULL || (t->points = calloc (n, sizeof *t->points)) == NULL) {
+  if (ws == NULL || (t->r->points = calloc (n, sizeof *t->r->points)) == NULL) {
     free (ws);
     return fm_fail (err, "out of memory");
   }
@@ -323,7 +314,7 @@ sweep (struct trial *t, struct fd_wlog *l, int replay, const char *pdir,
       rc = -1;
       break;
     }
-    t->npoints = i + 1;
+    t->r->npoints = i + 1;
     fflush (stdout);
     fflush (stderr);
     ws[k].point = i;
@@ -331,7 +322,7 @@ sweep (struct trial *t, struct fd_wlog *l, int replay, const char *pdir,
       ws[k].pid = 0;
       rc = fm_fail (err, "fork: %s", fd_strerror (errno));
     } else if (ws[k].pid == 0)
-      point_child (t, &ws[k], t->points[i]);
+      point_child (t, &ws[k], t->r->points[i]);
   }
   while (busy (ws, nw) > 0) {
     struct fm_err e;
@@ -345,7 +336,7 @@ sweep (struct trial *t, struct fd_wlog *l, int replay, const char *pdir,
     rmdir (ws[k].dir); /* kept when a point's log is */
   }
   free (ws);
-  t->points_wall_s = fd_now_s () - t0;
+  t->r->points_wall_s = fd_now_s () - t0;
   if (rc == 0 && fd_interrupted)
     rc = fm_fail (err, "interrupted");
   return rc;
@@ -359,19 +350,19 @@ fd_crash_points (struct trial *t, struct fm_err *err)
   int replay = -1, src = -1, rc = -1;
   unsigned char header[STORE_HEADER];
 
-  snprintf (log, sizeof log, "%s/" FD_WRITELOG_NAME, t->dir);
-  snprintf (rpath, sizeof rpath, "%s/replay.store", t->dir);
-  snprintf (pdir, sizeof pdir, "%s/point", t->dir);
+  snprintf (log, sizeof log, "%s/" FD_WRITELOG_NAME, t->s->dir);
+  snprintf (rpath, sizeof rpath, "%s/replay.store", t->s->dir);
+  snprintf (pdir, sizeof pdir, "%s/point", t->s->dir);
   if (fd_wlog_load (log, &l, err) == -1)
     goto out;
   if (l.nflushes == 0) {
     fm_fail (err, "%s: no flush in the write log: no crash point", log);
     goto out;
   }
-  t->log_flushes = l.nflushes;
-  t->log_promises = l.promises;
+  t->r->log_flushes = l.nflushes;
+  t->r->log_promises = l.promises;
   /* The rebuilt disk starts empty, under the populated store's header. */
-  if ((src = open (t->store, O_RDONLY | O_CLOEXEC)) == -1 ||
+  if ((src = open (t->s->store, O_RDONLY | O_CLOEXEC)) == -1 ||
       pread (src, header, sizeof header, 0) != (ssize_t)sizeof header ||
       (replay = open (rpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) ==
           -1 ||

@@ -24,8 +24,8 @@ struct trial;
 /* The write log's name in the trial directory. */
 #define FD_WRITELOG_NAME "writes.log"
 
-/* Run the sweep for t (populated with the write log, cut): t->points,
- * t->npoints and the log's figures.  0, or -1 with err.
+/* Run the sweep for t (populated with the write log, cut): t->r->points,
+ * npoints and the log's figures.  0, or -1 with err.
  */
 extern int fd_crash_points (struct trial *t, struct fm_err *err);
 

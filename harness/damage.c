@@ -29,12 +29,12 @@ collect_damaged (struct trial *t, const char *text, struct fm_err *err)
 
     if (tab == NULL || tab > nl)
       break;
-    v = realloc (t->damaged, (t->ndamaged + 1) * sizeof *v);
+    v = realloc (t->r->damaged, (t->r->ndamaged + 1) * sizeof *v);
     if (v == NULL) {
       return fm_fail (err, "out of memory");
     }
-    t->damaged = v;
-    x = &v[t->ndamaged++];
+    t->r->damaged = v;
+    x = &v[t->r->ndamaged++];
     memset (x, 0, sizeof *x);
     snprintf (x->cls, sizeof x->cls, "%.*s", (int)(tab - line), line);
     /* "class\tpath", or "class\tpath\twhere it was found" */
@@ -62,12 +62,12 @@ collect_violations (struct trial *t, const char *text, struct fm_err *err)
 
     if (t2 == NULL || t2 > nl)
       break;
-    v = realloc (t->violations, (t->nviolations + 1) * sizeof *v);
+    v = realloc (t->r->violations, (t->r->nviolations + 1) * sizeof *v);
     if (v == NULL) {
       return fm_fail (err, "out of memory");
     }
-    t->violations = v;
-    x = &v[t->nviolations++];
+    t->r->violations = v;
+    x = &v[t->r->nviolations++];
     snprintf (x->how, sizeof x->how, "%.*s", (int)(t1 - line), line);
     snprintf (x->found, sizeof x->found, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
     snprintf (x->path, sizeof x->path, "%.*s", (int)(nl - t2 - 1), t2 + 1);
@@ -94,27 +94,27 @@ fd_trial_map_damaged (struct trial *t, struct fd_disk *d)
 {
   size_t k;
 
-  for (k = 0; k < t->ndamaged && k < 200; k++) {
+  for (k = 0; k < t->r->ndamaged && k < 200; k++) {
     /* A file in lost+found: its blocks there (a lost write to its
      * directory may have sent it there, one to its data may come with it).
      */
-    const char *path =
-        t->damaged[k].found_at[0] ? t->damaged[k].found_at : t->damaged[k].path;
-    if (!t->fs->file_ranges && lost_from_tree (&t->damaged[k])) {
-      t->damaged[k].dir_extents =
-          fd_dir_extents_of (t->mnt, t->damaged[k].path);
-      if (t->fs->fiemap_to_device)
-        fd_extents_map (t->damaged[k].dir_extents, t->fs->fiemap_to_device,
-                        fd_disk_device (d));
+    const char *path = t->r->damaged[k].found_at[0] ? t->r->damaged[k].found_at
+                                                    : t->r->damaged[k].path;
+    if (!t->s->fs->file_ranges && lost_from_tree (&t->r->damaged[k])) {
+      t->r->damaged[k].dir_extents =
+          fd_dir_extents_of (t->s->mnt, t->r->damaged[k].path);
+      if (t->s->fs->fiemap_to_device)
+        fd_extents_map (t->r->damaged[k].dir_extents,
+                        t->s->fs->fiemap_to_device, fd_disk_device (d));
     }
-    if (t->fs->file_ranges) {
-      t->damaged[k].extents =
-          fd_extents_from (t->fs, fd_disk_socket (d), t->mnt, path);
+    if (t->s->fs->file_ranges) {
+      t->r->damaged[k].extents =
+          fd_extents_from (t->s->fs, fd_disk_socket (d), t->s->mnt, path);
       continue;
     }
-    t->damaged[k].extents = fd_extents_of (t->mnt, path);
-    if (t->fs->fiemap_to_device)
-      fd_extents_map (t->damaged[k].extents, t->fs->fiemap_to_device,
+    t->r->damaged[k].extents = fd_extents_of (t->s->mnt, path);
+    if (t->s->fs->fiemap_to_device)
+      fd_extents_map (t->r->damaged[k].extents, t->s->fs->fiemap_to_device,
                       fd_disk_device (d));
   }
 }
@@ -129,10 +129,10 @@ fd_trial_explain_damaged (struct trial *t)
   /* Faults of the writes (lost, misdirected, torn by the cut) are in the
    * populating server's log, the rest in the broken disk's.
    */
-  snprintf (log, sizeof log, "%s/faults.jsonl", t->dir);
-  snprintf (plog, sizeof plog, "%s/faults-populate.jsonl", t->dir);
-  for (k = 0; k < t->ndamaged; k++) {
-    struct fd_damaged *x = &t->damaged[k];
+  snprintf (log, sizeof log, "%s/faults.jsonl", t->s->dir);
+  snprintf (plog, sizeof plog, "%s/faults-populate.jsonl", t->s->dir);
+  for (k = 0; k < t->r->ndamaged; k++) {
+    struct fd_damaged *x = &t->r->damaged[k];
     char kinds[64] = "", *kind, *save = NULL;
     x->cause[0] = '\0';
     fd_attribute (x->extents, plog, x->cause, sizeof x->cause);
@@ -163,20 +163,21 @@ fd_trial_audit (struct trial *t, struct fd_disk *d, struct fm_err *err)
   struct phase *p;
   int r = 0;
 
-  t->audit.detail = open_memstream (&text, &text_len);
-  t->audit.violations = open_memstream (&vtext, &vtext_len);
-  if (t->audit.detail == NULL || t->audit.violations == NULL)
+  t->r->audit.detail = open_memstream (&text, &text_len);
+  t->r->audit.violations = open_memstream (&vtext, &vtext_len);
+  if (t->r->audit.detail == NULL || t->r->audit.violations == NULL)
     r = fm_fail (err, "out of memory");
   else if ((p = fd_phase_begin (t, d, "audit", &c, err)) == NULL ||
-           fd_audit (t->mnt, t->seed, &t->m, &t->audit, err) == -1 ||
+           fd_audit (t->s->mnt, t->s->seed, &t->r->m, &t->r->audit, err) ==
+               -1 ||
            fd_phase_end (d, p, &c, err) == -1)
     r = -1;
-  if (t->audit.detail)
-    fclose (t->audit.detail);
-  if (t->audit.violations)
-    fclose (t->audit.violations);
-  t->audit.detail = NULL;
-  t->audit.violations = NULL;
+  if (t->r->audit.detail)
+    fclose (t->r->audit.detail);
+  if (t->r->audit.violations)
+    fclose (t->r->audit.violations);
+  t->r->audit.detail = NULL;
+  t->r->audit.violations = NULL;
   if (r == 0)
     r = collect_damaged (t, text, err);
   if (r == 0)
@@ -184,6 +185,6 @@ fd_trial_audit (struct trial *t, struct fd_disk *d, struct fm_err *err)
   free (text);
   free (vtext);
   if (r == 0)
-    t->audited = true;
+    t->r->audited = true;
   return r;
 }

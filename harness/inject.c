@@ -37,7 +37,8 @@ garble_stripe (struct trial *t, uint64_t off, uint64_t stripe, bool copy,
             "corruption), place %" PRIu64 " of %" PRIu64,
             stripe, copy ? "overwritten with the stripe before it" : "garbled",
             done + 1, count);
-  return fd_garble (t, at, stripe, fm_hash (t->seed, FM_STREAM_WRITE, done, 79),
+  return fd_garble (t->s, at, stripe,
+                    fm_hash (t->s->seed, FM_STREAM_WRITE, done, 79),
                     copy ? at - stripe : FD_GARBLE_SEEDED, detail, err);
 }
 
@@ -64,7 +65,7 @@ hit (struct trial *t, struct fd_disk *d, const char *kind, uint64_t stripe,
     return garble_stripe (t, p->off, stripe, how == FD_STRIPE_COPY, done, count,
                           err);
   if (fd_write_fault_kind (kind))
-    return fd_write_fault (t, kind, p->off, p->n, t->seed + done, err);
+    return fd_write_fault (t->s, kind, p->off, p->n, t->s->seed + done, err);
   if (stripe)
     snprintf (line, sizeof line, "inject ure %" PRIu64 " %" PRIu64,
               p->off - p->off % stripe, stripe);
@@ -103,16 +104,16 @@ locate_part (struct trial *t, struct fd_disk *d, const char *item, unsigned n,
     return -1;
   if ((pt->p = calloc (pt->count, sizeof *pt->p)) == NULL)
     return fm_fail (err, "out of memory");
-  for (tries = 0; pt->done < pt->count && tries < 100 * pt->count && t->m.n;
+  for (tries = 0; pt->done < pt->count && tries < 100 * pt->count && t->r->m.n;
        tries++) {
-    const struct fd_entry *e = &t->m.v[fm_below (
-        fm_hash (t->seed, FM_STREAM_POPULATE, tries, 99 + n), t->m.n)];
+    const struct fd_entry *e = &t->r->m.v[fm_below (
+        fm_hash (t->s->seed, FM_STREAM_POPULATE, tries, 99 + n), t->r->m.n)];
     struct place *p = &pt->p[pt->done];
     if (e->type != FD_FILE || e->size < FD_BLOCK)
       continue;
     p->path = e->path;
-    if (t->fs->locate (fd_disk_device (d), pt->type, e->path, &p->off, &p->n,
-                       err) == -1)
+    if (t->s->fs->locate (fd_disk_device (d), pt->type, e->path, &p->off, &p->n,
+                          err) == -1)
       return -1;
     pt->done++;
   }
@@ -130,11 +131,11 @@ int
 fd_trial_inject (struct trial *t, struct fd_disk *d, struct fm_err *err)
 {
   struct part parts[FD_TARGET_MAX] = {0};
-  const char *s = t->target;
+  const char *s = t->s->target;
   char item[128], one[PATH_MAX + 128];
   unsigned n = 0, i;
   uint64_t k, unlisted = 0;
-  size_t room = sizeof t->targets - 48; /* for "; and N more" */
+  size_t room = sizeof t->r->targets - 48; /* for "; and N more" */
   int rc = 0;
 
   while (rc == 0 && n < FD_TARGET_MAX &&
@@ -148,20 +149,21 @@ fd_trial_inject (struct trial *t, struct fd_disk *d, struct fm_err *err)
       if ((rc = hit (t, d, pt->kind, pt->stripe, pt->how, &pt->p[k], k,
                      pt->count, err)) == -1)
         break;
-      snprintf (one, sizeof one, "%s%s %s %s %" PRIu64, *t->targets ? "; " : "",
-                pt->kind, pt->type, pt->p[k].path, pt->p[k].off);
+      snprintf (one, sizeof one, "%s%s %s %s %" PRIu64,
+                *t->r->targets ? "; " : "", pt->kind, pt->type, pt->p[k].path,
+                pt->p[k].off);
       /* A list too long for the record ends with how many it left out:
        * every place is in the fault logs.
        */
-      if (unlisted || strlen (t->targets) + strlen (one) >= room)
+      if (unlisted || strlen (t->r->targets) + strlen (one) >= room)
         unlisted++;
       else
-        strcat (t->targets, one);
+        strcat (t->r->targets, one);
     }
   if (unlisted)
-    snprintf (t->targets + strlen (t->targets),
-              sizeof t->targets - strlen (t->targets), "; and %" PRIu64 " more",
-              unlisted);
+    snprintf (t->r->targets + strlen (t->r->targets),
+              sizeof t->r->targets - strlen (t->r->targets),
+              "; and %" PRIu64 " more", unlisted);
   for (i = 0; i < n; i++)
     free (parts[i].p);
   return rc;

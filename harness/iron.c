@@ -37,7 +37,7 @@ says_checksum (const struct trial *t, const char *name)
   size_t k;
   FILE *fp;
 
-  snprintf (path, sizeof path, "%s/%s.out", t->dir, name);
+  snprintf (path, sizeof path, "%s/%s.out", t->s->dir, name);
   if ((fp = fopen (path, "r")) == NULL)
     return false;
   while (!found && fgets (line, sizeof line, fp))
@@ -53,7 +53,7 @@ stat_of (const struct trial *t, const char *path)
 {
   struct fm_err err;
   struct fd_json *j =
-      t->stats[0] ? fd_json_parse (t->stats, "stats", &err) : NULL;
+      t->r->stats[0] ? fd_json_parse (t->r->stats, "stats", &err) : NULL;
   uint64_t v = 0;
 
   if (j && fd_json_u64 (j, path, &v, &err) == -1)
@@ -65,7 +65,7 @@ stat_of (const struct trial *t, const char *path)
 static const char *
 phase_outcome (const struct trial *t, const char *name)
 {
-  const struct phase *p = fd_trial_phase (t, name);
+  const struct phase *p = fd_trial_phase (t->r, name);
 
   return p && p->outcome ? p->outcome : "";
 }
@@ -78,36 +78,36 @@ void
 fd_trial_iron (struct trial *t)
 {
   const char *kind;
-  const struct phase *check = fd_trial_phase (t, "check");
+  const struct phase *check = fd_trial_phase (t->r, "check");
   bool silent, noticed, checksum, lost, eio;
   uint64_t bad = 0;
   size_t i;
 
-  t->detection = t->recovery = NULL;
+  t->r->detection = t->r->recovery = NULL;
   /* The fingerprint is of one block type and one fault kind. */
-  if (t->target == NULL || t->targets[0] == '\0' || check == NULL ||
-      strchr (t->target, '+'))
+  if (t->s->target == NULL || t->r->targets[0] == '\0' || check == NULL ||
+      strchr (t->s->target, '+'))
     return;
-  kind = fd_target_kind_of (t->target);
+  kind = fd_target_kind_of (t->s->target);
   silent = strcmp (kind, "ure") != 0 && strcmp (kind, "lse") != 0;
   noticed = strcmp (phase_outcome (t, "check"), "CLEAN") != 0;
   checksum = says_checksum (t, "check") || says_checksum (t, "repair");
   for (i = 0; i < FD_AUDIT_NCLASSES; i++)
     if (i != FD_AUDIT_INTACT && i != FD_AUDIT_EXTRA)
-      bad += t->audit.count[i];
-  lost = !t->audited || bad > 0;
-  eio = t->audited && t->audit.count[FD_AUDIT_UNREADABLE] > 0;
+      bad += t->r->audit.count[i];
+  lost = !t->r->audited || bad > 0;
+  eio = t->r->audited && t->r->audit.count[FD_AUDIT_UNREADABLE] > 0;
   /* Detection: a silent fault answered with EIO was refused by a
    * checksum; a disk error that reached anyone is an error code.
    */
   if (checksum || (silent && eio))
-    t->detection = "checksum";
+    t->r->detection = "checksum";
   else if (!silent && (check->read_errors > 0 || eio))
-    t->detection = "error-code";
+    t->r->detection = "error-code";
   else if (noticed)
-    t->detection = "sanity";
+    t->r->detection = "sanity";
   else
-    t->detection = "none";
+    t->r->detection = "none";
   /* Recovery: the checker's repair (of the structures; files it could
    * not save are the audit's), else what kept the data without it.
    */
@@ -117,13 +117,13 @@ fd_trial_iron (struct trial *t)
   if (strcmp (phase_outcome (t, "recheck"), "CLEAN") == 0 &&
       (strcmp (phase_outcome (t, "repair"), "FIXED") == 0 ||
        (noticed && strcmp (phase_outcome (t, "repair"), "CLEAN") == 0)))
-    t->recovery = "repair";
-  else if (!lost && !noticed && strcmp (t->detection, "none") != 0)
-    t->recovery = stat_of (t, "faults.reallocated") > 0 ? "remap"
-                  : stat_of (t, "faults.retries") > 0   ? "retry"
-                                                        : "redundancy";
+    t->r->recovery = "repair";
+  else if (!lost && !noticed && strcmp (t->r->detection, "none") != 0)
+    t->r->recovery = stat_of (t, "faults.reallocated") > 0 ? "remap"
+                     : stat_of (t, "faults.retries") > 0   ? "retry"
+                                                           : "redundancy";
   else if (eio)
-    t->recovery = "propagate";
+    t->r->recovery = "propagate";
   else
-    t->recovery = "none";
+    t->r->recovery = "none";
 }

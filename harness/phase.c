@@ -67,13 +67,13 @@ struct phase *
 fd_phase_begin (struct trial *t, struct fd_disk *d, const char *name,
                 struct fd_clocks *c, struct fm_err *err)
 {
-  struct phase *p = &t->ph[t->nph];
+  struct phase *p = &t->r->ph[t->r->nph];
 
   memset (p, 0, sizeof *p);
   p->name = name;
   if (sample (d, name, c, err) == -1)
     return NULL;
-  t->nph++;
+  t->r->nph++;
   fprintf (stderr, "%s: %s ...\n", fd_progname, name);
   return p;
 }

@@ -15,35 +15,36 @@
 
 /* The trial's inputs: what was run, and where it belongs. */
 static void
-record_inputs (const struct trial *t, FILE *fp)
+record_inputs (const struct trial_spec *s, const struct trial_result *r,
+               FILE *fp)
 {
   fprintf (fp, "{\"fs\": ");
-  fd_json_string (fp, t->fs->name);
+  fd_json_string (fp, s->fs->name);
   fprintf (fp, ", \"profile\": ");
-  fd_json_string (fp, t->profile);
+  fd_json_string (fp, s->profile);
   fprintf (fp, ", \"size\": ");
-  fd_json_string (fp, t->size);
+  fd_json_string (fp, s->size);
   fprintf (fp,
            ", \"seed\": %" PRIu64 ", \"fill_pct\": %g, \"meta_only\": %" PRIu64
            ", \"crash\": %s, \"tree\": \"%s\", \"time\": ",
-           t->seed, t->fill, t->populate.meta_only ? t->populate.files : 0,
-           t->crash ? "true" : "false", fd_tree_name (t->populate.tree));
-  fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
+           s->seed, s->fill, s->populate.meta_only ? s->populate.files : 0,
+           s->crash ? "true" : "false", fd_tree_name (s->populate.tree));
+  fd_json_string (fp, s->time_mode ? s->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
-  fd_json_string (fp, t->think ? t->think : "real");
+  fd_json_string (fp, s->think ? s->think : "real");
   fprintf (fp, ", \"attach\": ");
-  fd_json_string (fp, t->attached ? t->attached : "");
-  fprintf (fp, ", \"cloned\": %s", t->cloned ? "true" : "false");
+  fd_json_string (fp, r->attached ? r->attached : "");
+  fprintf (fp, ", \"cloned\": %s", r->cloned ? "true" : "false");
   fprintf (fp, ", \"campaign\": ");
-  fd_json_string (fp, t->campaign ? t->campaign : "");
+  fd_json_string (fp, s->campaign ? s->campaign : "");
   fprintf (fp, ", \"run_id\": ");
-  fd_json_string (fp, t->run_id ? t->run_id : "");
-  fprintf (fp, ", \"rep\": %" PRIu64 ", \"faults\": ", t->rep);
-  fd_json_string (fp, t->faults_spec ? t->faults_spec : "");
+  fd_json_string (fp, s->run_id ? s->run_id : "");
+  fprintf (fp, ", \"rep\": %" PRIu64 ", \"faults\": ", s->rep);
+  fd_json_string (fp, s->faults_spec ? s->faults_spec : "");
   fprintf (fp, ", \"target\": ");
-  fd_json_string (fp, t->target ? t->target : "");
+  fd_json_string (fp, s->target ? s->target : "");
   fprintf (fp, ", \"targets_hit\": ");
-  fd_json_string (fp, t->targets);
+  fd_json_string (fp, r->targets);
 }
 
 /* One phase as a JSON object; a checker's with its exit and passes. */
@@ -78,24 +79,24 @@ record_phase (const struct phase *p, FILE *fp)
 
 /* The audit's classes and block kinds, or null when there was none. */
 static void
-record_audit (const struct trial *t, FILE *fp)
+record_audit (const struct trial_result *r, FILE *fp)
 {
   size_t i;
 
-  if (!t->audited) {
+  if (!r->audited) {
     fprintf (fp, "null");
     return;
   }
   fprintf (fp, "{");
   for (i = 0; i < FD_AUDIT_NCLASSES; i++)
     fprintf (fp, "%s\"%s\": %" PRIu64, i ? ", " : "", fd_audit_class_name (i),
-             t->audit.count[i]);
+             r->audit.count[i]);
   fprintf (fp,
            ", \"zeroed_blocks\": %" PRIu64 ", \"stale_blocks\": %" PRIu64
            ", \"foreign_blocks\": %" PRIu64 ", \"garbled_blocks\": %" PRIu64
            "}",
-           t->audit.zeroed_blocks, t->audit.stale_blocks,
-           t->audit.foreign_blocks, t->audit.garbled_blocks);
+           r->audit.zeroed_blocks, r->audit.stale_blocks,
+           r->audit.foreign_blocks, r->audit.garbled_blocks);
 }
 
 /* The broken promises listed (at most n of them). */
@@ -117,42 +118,43 @@ record_violations (const struct fd_violation *v, size_t n, FILE *fp)
 
 /* Durability classes and the broken promises (at most 200), or null. */
 static void
-record_durability (const struct trial *t, FILE *fp)
+record_durability (const struct trial_result *r, FILE *fp)
 {
   size_t i;
 
-  if (!t->audited) {
+  if (!r->audited) {
     fprintf (fp, "null");
     return;
   }
   fprintf (fp, "{");
   for (i = 0; i < FD_DURABILITY_NCLASSES; i++)
     fprintf (fp, "\"%s\": %" PRIu64 ", ", fd_durability_class_name (i),
-             t->audit.durability[i]);
+             r->audit.durability[i]);
   fprintf (fp, "\"violations\": ");
-  record_violations (t->violations, t->nviolations < 200 ? t->nviolations : 200,
+  record_violations (r->violations, r->nviolations < 200 ? r->nviolations : 200,
                      fp);
   fprintf (fp, "}");
 }
 
 /* --crash-points: each point's outcomes and durability, or null. */
 static void
-record_points (const struct trial *t, FILE *fp)
+record_points (const struct trial_spec *s, const struct trial_result *r,
+               FILE *fp)
 {
   size_t i, k;
 
-  if (!t->crash_points) {
+  if (!s->crash_points) {
     fprintf (fp, "null");
     return;
   }
   fprintf (fp,
            "{\"flushes\": %" PRIu64 ", \"promises\": %" PRIu64
            ", \"wall_s\": %.3f, \"per_minute\": %.1f, \"points\": [",
-           t->log_flushes, t->log_promises, t->points_wall_s,
-           t->points_wall_s > 0 ? (double)t->npoints * 60 / t->points_wall_s
+           r->log_flushes, r->log_promises, r->points_wall_s,
+           r->points_wall_s > 0 ? (double)r->npoints * 60 / r->points_wall_s
                                 : 0);
-  for (i = 0; i < t->npoints; i++) {
-    const struct fd_crash_point *cp = &t->points[i];
+  for (i = 0; i < r->npoints; i++) {
+    const struct fd_crash_point *cp = &r->points[i];
     fprintf (fp,
              "%s{\"flush\": %" PRIu64 ", \"promises\": %" PRIu64
              ", \"cache_writes\": %" PRIu64
@@ -176,17 +178,17 @@ record_points (const struct trial *t, FILE *fp)
 
 /* Which files (at most 200), so a loss can be matched to its fault. */
 static void
-record_damaged (const struct trial *t, FILE *fp)
+record_damaged (const struct trial_result *r, FILE *fp)
 {
   size_t i;
 
   fprintf (fp, "[");
-  for (i = 0; i < t->ndamaged && i < 200; i++) {
+  for (i = 0; i < r->ndamaged && i < 200; i++) {
     fprintf (fp, "%s{\"class\": \"%s\", \"path\": ", i ? ", " : "",
-             t->damaged[i].cls);
-    fd_json_string (fp, t->damaged[i].path);
+             r->damaged[i].cls);
+    fd_json_string (fp, r->damaged[i].path);
     fprintf (fp, ", \"cause\": ");
-    fd_json_string (fp, t->damaged[i].cause);
+    fd_json_string (fp, r->damaged[i].cause);
     fprintf (fp, "}");
   }
   fprintf (fp, "]");
@@ -194,68 +196,70 @@ record_damaged (const struct trial *t, FILE *fp)
 
 /* fsck or restore, or null when the check did not run. */
 static void
-record_restore (const struct trial *t, FILE *fp)
+record_restore (const struct trial_spec *s, const struct trial_result *r,
+                FILE *fp)
 {
-  if (t->restore_s < 0) {
+  if (r->restore_s < 0) {
     fprintf (fp, "null");
     return;
   }
   fprintf (fp,
            "{\"bytes\": %" PRIu64 ", \"rate\": %.0f, \"restore_s\": %.6f, "
            "\"fsck_s\": %.6f, \"quicker\": \"%s\"}",
-           t->m.bytes, t->restore_rate, t->restore_s, fd_trial_fsck_seconds (t),
-           fd_trial_quicker (t));
+           r->m.bytes, s->restore_rate, r->restore_s, fd_trial_fsck_seconds (r),
+           fd_trial_quicker (r));
 }
 
 void
-fd_trial_record (const struct trial *t, FILE *fp)
+fd_trial_record (const struct trial_spec *s, const struct trial_result *r,
+                 FILE *fp)
 {
   size_t i;
 
-  record_inputs (t, fp);
+  record_inputs (s, r, fp);
   fprintf (fp, ", \"files\": %zu, \"bytes\": %" PRIu64 ", \"phases\": [",
-           t->m.n, t->m.bytes);
-  for (i = 0; i < t->nph; i++) {
+           r->m.n, r->m.bytes);
+  for (i = 0; i < r->nph; i++) {
     fprintf (fp, "%s", i ? ", " : "");
-    record_phase (&t->ph[i], fp);
+    record_phase (&r->ph[i], fp);
   }
   fprintf (fp, "], \"audit\": ");
-  record_audit (t, fp);
+  record_audit (r, fp);
   fprintf (fp, ", \"durability\": ");
-  record_durability (t, fp);
+  record_durability (r, fp);
   fprintf (fp, ", \"crash_points\": ");
-  record_points (t, fp);
+  record_points (s, r, fp);
   fprintf (fp, ", \"iron\": ");
-  if (t->detection)
-    fprintf (fp, "{\"detection\": \"%s\", \"recovery\": \"%s\"}", t->detection,
-             t->recovery);
+  if (r->detection)
+    fprintf (fp, "{\"detection\": \"%s\", \"recovery\": \"%s\"}", r->detection,
+             r->recovery);
   else
     fprintf (fp, "null");
   fprintf (fp, ", \"damaged\": ");
-  record_damaged (t, fp);
+  record_damaged (r, fp);
   fprintf (fp, ", \"restore\": ");
-  record_restore (t, fp);
+  record_restore (s, r, fp);
   fprintf (fp, ", \"repair_cut\": ");
-  if (t->repair_cut && t->cut_outcome) {
+  if (s->repair_cut && r->cut_outcome) {
     fprintf (fp, "{\"after\": %" PRIu64 ", \"cut\": %s, \"outcome\": \"%s\"",
-             t->repair_cut, t->cut ? "true" : "false", t->cut_outcome);
-    if (t->cut_reference_intact >= 0 && t->audited)
+             s->repair_cut, r->cut ? "true" : "false", r->cut_outcome);
+    if (s->cut_reference_intact >= 0 && r->audited)
       fprintf (fp, ", \"lost_vs_uninterrupted\": %" PRId64,
-               t->cut_reference_intact -
-                   (int64_t)t->audit.count[FD_AUDIT_INTACT]);
+               s->cut_reference_intact -
+                   (int64_t)r->audit.count[FD_AUDIT_INTACT]);
     fprintf (fp, "}");
   } else
     fprintf (fp, "null");
   fprintf (fp, ", \"mount\": ");
-  if (t->mount) {
-    fprintf (fp, "{\"outcome\": \"%s\", \"reason\": ", t->mount);
-    fd_json_string (fp, t->mount_reason);
+  if (r->mount) {
+    fprintf (fp, "{\"outcome\": \"%s\", \"reason\": ", r->mount);
+    fd_json_string (fp, r->mount_reason);
     fprintf (fp, "}");
   } else
     fprintf (fp, "null");
   fprintf (fp, ", \"version\": \"%s\"", FUTUREDISK_VERSION);
   fprintf (fp, ", \"write_probe\": %s, \"error\": ",
-           t->audited ? (t->probe_ok ? "true" : "false") : "null");
-  fd_json_string (fp, t->error);
-  fprintf (fp, ", \"disk\": %s}\n", t->stats[0] ? t->stats : "null");
+           r->audited ? (r->probe_ok ? "true" : "false") : "null");
+  fd_json_string (fp, r->error);
+  fprintf (fp, ", \"disk\": %s}\n", r->stats[0] ? r->stats : "null");
 }

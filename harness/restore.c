@@ -21,17 +21,17 @@
  * confirms).
  */
 double
-fd_trial_fsck_seconds (const struct trial *t)
+fd_trial_fsck_seconds (const struct trial_result *r)
 {
   double s = 0;
   size_t i;
 
-  for (i = 0; i < t->nph; i++)
-    if (strcmp (t->ph[i].name, "check") == 0 ||
-        strncmp (t->ph[i].name, "repair", 6) == 0 ||
-        strcmp (t->ph[i].name, "replay-mount") == 0 ||
-        strcmp (t->ph[i].name, "escalate") == 0)
-      s += t->ph[i].virtual_s;
+  for (i = 0; i < r->nph; i++)
+    if (strcmp (r->ph[i].name, "check") == 0 ||
+        strncmp (r->ph[i].name, "repair", 6) == 0 ||
+        strcmp (r->ph[i].name, "replay-mount") == 0 ||
+        strcmp (r->ph[i].name, "escalate") == 0)
+      s += r->ph[i].virtual_s;
   return s;
 }
 
@@ -47,28 +47,28 @@ fd_trial_restore_estimate (struct trial *t)
   struct fm_profile p;
   struct fm_disk *d;
   struct fm_err e;
-  uint64_t size, bytes = t->m.bytes;
+  uint64_t size, bytes = t->r->m.bytes;
 
-  t->restore_s = -1;
-  if (t->restore_rate > 0) {
-    t->restore_s = (double)bytes / t->restore_rate;
+  t->r->restore_s = -1;
+  if (t->s->restore_rate > 0) {
+    t->r->restore_s = (double)bytes / t->s->restore_rate;
     return;
   }
-  if (fd_load_profile (t->profile, &p, &e) == -1 ||
-      (strcmp (t->size, "full") != 0 &&
-       (fm_parse_size ("--size", t->size, &size, &e) == -1 ||
+  if (fd_load_profile (t->s->profile, &p, &e) == -1 ||
+      (strcmp (t->s->size, "full") != 0 &&
+       (fm_parse_size ("--size", t->s->size, &size, &e) == -1 ||
         fm_profile_resize (&p, size, &e) == -1)) ||
-      (d = fm_disk_new (&p, t->seed, NULL, &e)) == NULL)
+      (d = fm_disk_new (&p, t->s->seed, NULL, &e)) == NULL)
     return;
   if (bytes > p.capacity)
     bytes = p.capacity;
-  t->restore_s =
+  t->r->restore_s =
       fm_measure_sequential (d, FM_OP_WRITE, 0, bytes, 16 << 20) / 1e9;
   fm_disk_free (d);
 }
 
 const char *
-fd_trial_quicker (const struct trial *t)
+fd_trial_quicker (const struct trial_result *r)
 {
-  return fd_trial_fsck_seconds (t) <= t->restore_s ? "fsck" : "restore";
+  return fd_trial_fsck_seconds (r) <= r->restore_s ? "fsck" : "restore";
 }

@@ -15,32 +15,33 @@
 #include "trial.h"
 
 const struct phase *
-fd_trial_phase (const struct trial *t, const char *name)
+fd_trial_phase (const struct trial_result *r, const char *name)
 {
   size_t i;
 
-  for (i = 0; i < t->nph; i++)
-    if (strcmp (t->ph[i].name, name) == 0)
-      return &t->ph[i];
+  for (i = 0; i < r->nph; i++)
+    if (strcmp (r->ph[i].name, name) == 0)
+      return &r->ph[i];
   return NULL;
 }
+
 void
-fd_trial_free (struct trial *t)
+fd_trial_free (struct trial_result *r)
 {
   size_t k;
 
-  fd_manifest_free (&t->m);
+  fd_manifest_free (&r->m);
   /* A trial that failed between mapping and explaining its losses. */
-  for (k = 0; k < t->ndamaged; k++) {
-    fd_extents_free (t->damaged[k].extents);
-    fd_extents_free (t->damaged[k].dir_extents);
+  for (k = 0; k < r->ndamaged; k++) {
+    fd_extents_free (r->damaged[k].extents);
+    fd_extents_free (r->damaged[k].dir_extents);
   }
-  free (t->damaged);
-  free (t->violations);
-  free (t->points);
-  t->damaged = NULL;
-  t->violations = NULL;
-  t->points = NULL;
-  t->npoints = 0;
-  t->ndamaged = t->nviolations = 0;
+  free (r->damaged);
+  free (r->violations);
+  free (r->points);
+  r->damaged = NULL;
+  r->violations = NULL;
+  r->points = NULL;
+  r->npoints = 0;
+  r->ndamaged = r->nviolations = 0;
 }

@@ -48,13 +48,13 @@ overlay (struct fd_wlog *l, const struct fd_wlog_entry *r, uint64_t at,
 
 /* One fault line in the populate's fault log (the attribution's input). */
 static void
-log_fault (const struct trial *t, const char *kind, uint64_t offset,
+log_fault (const struct trial_spec *s, const char *kind, uint64_t offset,
            uint64_t length, const char *detail)
 {
   char path[PATH_MAX + 32];
   FILE *fp;
 
-  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
+  snprintf (path, sizeof path, "%s/faults-populate.jsonl", s->dir);
   if ((fp = fopen (path, "a")) == NULL)
     return;
   fprintf (fp,
@@ -103,8 +103,8 @@ last_write (struct fd_wlog *l, const char *kind, uint64_t offset,
  * write's bytes where they landed.
  */
 static int
-put_fault (const struct trial *t, int fd, const char *kind, uint64_t offset,
-           uint64_t length, uint64_t disk_size, size_t rec,
+put_fault (const struct trial_spec *s, int fd, const char *kind,
+           uint64_t offset, uint64_t length, uint64_t disk_size, size_t rec,
            unsigned char *before, const unsigned char *made, uint64_t h,
            struct fm_err *err)
 {
@@ -130,24 +130,24 @@ put_fault (const struct trial *t, int fd, const char *kind, uint64_t offset,
                                                : "landed elsewhere");
   if (pwrite (fd, before, length, (off_t)(STORE_HEADER + offset)) !=
       (ssize_t)length)
-    return fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
-  log_fault (t, kind, offset, length, detail);
+    return fm_fail (err, "%s: %s", s->store, fd_strerror (errno));
+  log_fault (s, kind, offset, length, detail);
   if (strcmp (kind, "misdirected-write") != 0)
     return 0;
   if (!down && offset + length + d > disk_size)
     down = true;
   at = down ? offset - d : offset + d;
   if (pwrite (fd, made, length, (off_t)(STORE_HEADER + at)) != (ssize_t)length)
-    return fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
+    return fm_fail (err, "%s: %s", s->store, fd_strerror (errno));
   snprintf (detail, sizeof detail,
             "harness: write %zu meant for byte %" PRIu64 " landed here",
             rec + 1, offset);
-  log_fault (t, kind, at, length, detail);
+  log_fault (s, kind, at, length, detail);
   return 0;
 }
 
 int
-fd_write_fault (const struct trial *t, const char *kind, uint64_t offset,
+fd_write_fault (const struct trial_spec *s, const char *kind, uint64_t offset,
                 uint64_t length, uint64_t seed, struct fm_err *err)
 {
   char log[PATH_MAX + 32];
@@ -156,7 +156,7 @@ fd_write_fault (const struct trial *t, const char *kind, uint64_t offset,
   size_t rec;
   int fd = -1, rc = -1;
 
-  snprintf (log, sizeof log, "%s/" FD_WRITELOG_NAME, t->dir);
+  snprintf (log, sizeof log, "%s/" FD_WRITELOG_NAME, s->dir);
   if (fd_wlog_load (log, &l, err) == -1)
     goto out;
   if (length == 0 || offset >= l.disk_size || length > l.disk_size - offset ||
@@ -174,11 +174,11 @@ fd_write_fault (const struct trial *t, const char *kind, uint64_t offset,
   if ((rec = last_write (&l, kind, offset, length, before, made, err)) ==
       SIZE_MAX)
     goto out;
-  if ((fd = open (t->store, O_RDWR | O_CLOEXEC)) == -1) {
-    fm_fail (err, "%s: %s", t->store, fd_strerror (errno));
+  if ((fd = open (s->store, O_RDWR | O_CLOEXEC)) == -1) {
+    fm_fail (err, "%s: %s", s->store, fd_strerror (errno));
     goto out;
   }
-  rc = put_fault (t, fd, kind, offset, length, l.disk_size, rec, before, made,
+  rc = put_fault (s, fd, kind, offset, length, l.disk_size, rec, before, made,
                   fm_hash (seed, FM_STREAM_WRITE, offset, 77), err);
 
 out:
@@ -196,7 +196,7 @@ out:
 #define SEGMENT (UINT64_C (8) << 40)
 
 static int
-open_segment (const struct trial *t, uint64_t k, uint64_t *bytes,
+open_segment (const struct trial_spec *s, uint64_t k, uint64_t *bytes,
               struct fm_err *err)
 {
   char path[PATH_MAX + 48];
@@ -204,9 +204,9 @@ open_segment (const struct trial *t, uint64_t k, uint64_t *bytes,
   int fd;
 
   if (k == 0)
-    snprintf (path, sizeof path, "%s", t->store);
+    snprintf (path, sizeof path, "%s", s->store);
   else
-    snprintf (path, sizeof path, "%s.%" PRIu64, t->store, k);
+    snprintf (path, sizeof path, "%s.%" PRIu64, s->store, k);
   if ((fd = open (path, O_RDWR | O_CLOEXEC)) == -1 || fstat (fd, &st) == -1) {
     if (fd != -1)
       close (fd);
@@ -222,7 +222,7 @@ open_segment (const struct trial *t, uint64_t k, uint64_t *bytes,
  * with err.
  */
 static int64_t
-disk_io (const struct trial *t, uint64_t offset, uint64_t length,
+disk_io (const struct trial_spec *s, uint64_t offset, uint64_t length,
          unsigned char *buf, bool write, struct fm_err *err)
 {
   uint64_t done = 0;
@@ -232,7 +232,7 @@ disk_io (const struct trial *t, uint64_t offset, uint64_t length,
   while (done < length) {
     uint64_t at = offset + done, k = at / SEGMENT, in = at % SEGMENT, have;
     uint64_t n = (k + 1) * SEGMENT - at;
-    int fd = open_segment (t, k, &have, err);
+    int fd = open_segment (s, k, &have, err);
     off_t pos = (off_t)((k == 0 ? STORE_HEADER : 0) + in);
     ssize_t r;
     if (fd == -1)
@@ -249,7 +249,7 @@ disk_io (const struct trial *t, uint64_t offset, uint64_t length,
               : pread (fd, buf + done, n, pos);
     close (fd);
     if (r != (ssize_t)n)
-      return fm_fail (err, "%s: %s", t->store,
+      return fm_fail (err, "%s: %s", s->store,
                       r == -1 ? fd_strerror (errno) : "short transfer");
     done += n;
   }
@@ -257,7 +257,7 @@ disk_io (const struct trial *t, uint64_t offset, uint64_t length,
 }
 
 int
-fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
+fd_garble (const struct trial_spec *s, uint64_t offset, uint64_t length,
            uint64_t seed, uint64_t from, const char *detail, struct fm_err *err)
 {
   uint64_t *words = malloc (length + 8), i;
@@ -267,17 +267,17 @@ fd_garble (const struct trial *t, uint64_t offset, uint64_t length,
   if (words == NULL)
     return fm_fail (err, "out of memory");
   if (from != FD_GARBLE_SEEDED)
-    done = disk_io (t, from, length, buf, false, err);
+    done = disk_io (s, from, length, buf, false, err);
   else
     for (i = 0, done = 0; i < (length + 7) / 8; i++)
       words[i] = fm_hash (seed, FM_STREAM_WRITE, offset + 8 * i, 78);
   if (done != -1)
-    done = disk_io (t, offset, length, buf, true, err);
+    done = disk_io (s, offset, length, buf, true, err);
   free (words);
   if (done == -1)
     return -1;
   if (done == 0)
     return fm_fail (err, "byte %" PRIu64 ": beyond the disk", offset);
-  log_fault (t, "stripe", offset, (uint64_t)done, detail);
+  log_fault (s, "stripe", offset, (uint64_t)done, detail);
   return 0;
 }

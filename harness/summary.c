@@ -13,71 +13,71 @@
 #include "trial-int.h"
 
 void
-fd_trial_summary (const struct trial *t)
+fd_trial_summary (const struct trial_spec *s, const struct trial_result *r)
 {
   size_t i;
 
   printf ("trial: %s on %s (%s), seed %" PRIu64 ", %zu entries, %" PRIu64
           " MiB%s%s\n",
-          t->fs->name, t->profile, t->size, t->seed, t->m.n, t->m.bytes >> 20,
-          t->attached ? ", attached by " : "", t->attached ? t->attached : "");
-  for (i = 0; i < t->nph; i++)
-    printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s\n", t->ph[i].name,
-            t->ph[i].virtual_s, t->ph[i].wall_s, t->ph[i].outcome ? "  " : "",
-            t->ph[i].outcome ? t->ph[i].outcome : "");
-  if (t->audited) {
+          s->fs->name, s->profile, s->size, s->seed, r->m.n, r->m.bytes >> 20,
+          r->attached ? ", attached by " : "", r->attached ? r->attached : "");
+  for (i = 0; i < r->nph; i++)
+    printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s\n", r->ph[i].name,
+            r->ph[i].virtual_s, r->ph[i].wall_s, r->ph[i].outcome ? "  " : "",
+            r->ph[i].outcome ? r->ph[i].outcome : "");
+  if (r->audited) {
     printf ("  audit:");
     for (i = 0; i < FD_AUDIT_NCLASSES; i++)
-      printf (" %s %" PRIu64, fd_audit_class_name (i), t->audit.count[i]);
-    printf ("; write probe %s\n", t->probe_ok ? "ok" : "FAILED");
+      printf (" %s %" PRIu64, fd_audit_class_name (i), r->audit.count[i]);
+    printf ("; write probe %s\n", r->probe_ok ? "ok" : "FAILED");
     printf ("  durability:");
     for (i = 0; i < FD_DURABILITY_NCLASSES; i++)
       printf (" %s %" PRIu64, fd_durability_class_name (i),
-              t->audit.durability[i]);
+              r->audit.durability[i]);
     printf ("\n");
-    for (i = 0; i < t->nviolations && i < 5; i++)
-      printf ("  violation: %s after %s: %s\n", t->violations[i].path,
-              t->violations[i].how, t->violations[i].found);
-    if (t->nviolations > 5)
-      printf ("  (%zu violations in all)\n", t->nviolations);
+    for (i = 0; i < r->nviolations && i < 5; i++)
+      printf ("  violation: %s after %s: %s\n", r->violations[i].path,
+              r->violations[i].how, r->violations[i].found);
+    if (r->nviolations > 5)
+      printf ("  (%zu violations in all)\n", r->nviolations);
   }
-  if (t->crash_points) {
+  if (s->crash_points) {
     size_t k, broke = 0, bad = 0;
     uint64_t files = 0;
-    for (k = 0; k < t->npoints; k++) {
-      broke += t->points[k].durability[FD_DURABLE_BROKEN] > 0;
-      files += t->points[k].durability[FD_DURABLE_BROKEN];
-      bad += t->points[k].error[0] != '\0';
+    for (k = 0; k < r->npoints; k++) {
+      broke += r->points[k].durability[FD_DURABLE_BROKEN] > 0;
+      files += r->points[k].durability[FD_DURABLE_BROKEN];
+      bad += r->points[k].error[0] != '\0';
     }
     printf ("  crash points: %zu of %" PRIu64 " flushes in %.1f s wall (%.0f "
             "a minute): %zu broke a durability promise (%" PRIu64
             " files), %zu ended in an error\n",
-            t->npoints, t->log_flushes, t->points_wall_s,
-            t->points_wall_s > 0 ? (double)t->npoints * 60 / t->points_wall_s
+            r->npoints, r->log_flushes, r->points_wall_s,
+            r->points_wall_s > 0 ? (double)r->npoints * 60 / r->points_wall_s
                                  : 0,
             broke, files, bad);
   }
-  if (t->detection)
-    printf ("  IRON: detection %s, recovery %s\n", t->detection, t->recovery);
-  if (t->repair_cut && t->cut_outcome) {
-    printf ("  repair cut after write %" PRIu64 ": %s", t->repair_cut,
-            t->cut_outcome);
-    if (t->cut_reference_intact >= 0 && t->audited)
+  if (r->detection)
+    printf ("  IRON: detection %s, recovery %s\n", r->detection, r->recovery);
+  if (s->repair_cut && r->cut_outcome) {
+    printf ("  repair cut after write %" PRIu64 ": %s", s->repair_cut,
+            r->cut_outcome);
+    if (s->cut_reference_intact >= 0 && r->audited)
       printf (", %" PRId64 " files lost against the uninterrupted repair",
-              t->cut_reference_intact -
-                  (int64_t)t->audit.count[FD_AUDIT_INTACT]);
+              s->cut_reference_intact -
+                  (int64_t)r->audit.count[FD_AUDIT_INTACT]);
     printf ("\n");
   }
-  if (t->restore_s >= 0)
+  if (r->restore_s >= 0)
     printf ("  fsck or restore: %s %.3f virtual s, a restore of %" PRIu64
             " MiB %.3f s (%s): %s is quicker\n",
-            t->check_only ? "check" : "check and repair",
-            fd_trial_fsck_seconds (t), t->m.bytes >> 20, t->restore_s,
-            t->restore_rate > 0 ? "at --restore-rate" : "at the disk's rate",
-            fd_trial_quicker (t));
-  if (t->mount && strcmp (t->mount, FD_MOUNT_MOUNTED) != 0)
-    printf ("  mount after the repair: %s%s%s\n", t->mount,
-            t->mount_reason[0] ? ": " : "", t->mount_reason);
-  if (t->error[0])
-    printf ("  error: %s\n", t->error);
+            s->check_only ? "check" : "check and repair",
+            fd_trial_fsck_seconds (r), r->m.bytes >> 20, r->restore_s,
+            s->restore_rate > 0 ? "at --restore-rate" : "at the disk's rate",
+            fd_trial_quicker (r));
+  if (r->mount && strcmp (r->mount, FD_MOUNT_MOUNTED) != 0)
+    printf ("  mount after the repair: %s%s%s\n", r->mount,
+            r->mount_reason[0] ? ": " : "", r->mount_reason);
+  if (r->error[0])
+    printf ("  error: %s\n", r->error);
 }

@@ -20,6 +20,12 @@
 #include "attach.h"
 #include "trial.h"
 
+/* A trial running: its inputs, read only, and its results. */
+struct trial {
+  const struct trial_spec *s;
+  struct trial_result *r;
+};
+
 /* A phase in progress: where its clocks and counters started. */
 struct fd_clocks {
   double wall, cpu;
@@ -48,12 +54,12 @@ extern int fd_trial_detach (struct fd_disk *d, struct fm_err *err);
 extern int fd_trial_checker (struct trial *t, struct fd_disk *d,
                              const char *name, bool repair, struct fm_err *err);
 
-/* --target: every part's places found, then faulted (t->targets). */
+/* --target: every part's places found, then faulted (t->r->targets). */
 extern int fd_trial_inject (struct trial *t, struct fd_disk *d,
                             struct fm_err *err);
 
-/* The audit phase on the mounted disk (t->audit, t->damaged,
- * t->violations); then, still mounted, where the damaged files' blocks
+/* The audit phase on the mounted disk (t->r->audit, damaged,
+ * violations); then, still mounted, where the damaged files' blocks
  * are; after the detach, which logged faults are behind each.
  */
 extern int fd_trial_audit (struct trial *t, struct fd_disk *d,
@@ -64,17 +70,17 @@ extern void fd_trial_explain_damaged (struct trial *t);
 /* How the trial's disk is attached (populate makes the file system). */
 extern struct fd_attach_opts fd_trial_attach_opts (struct trial *t);
 
-/* Steps 2-4 on the disk in t->store, attached with o. */
+/* Steps 2-4 on the disk in t->s->store, attached with o. */
 extern int fd_trial_broken_steps (struct trial *t, struct fd_attach_opts *o,
                                   struct fm_err *err);
 
-/* The IRON fingerprint's axes into t->detection and t->recovery. */
+/* The IRON fingerprint's axes into t->r->detection and recovery. */
 extern void fd_trial_iron (struct trial *t);
 
 /* The checker's virtual seconds (check and every repair), and a restore
- * from backup's into t->restore_s.
+ * from backup's into t->r->restore_s.
  */
-extern double fd_trial_fsck_seconds (const struct trial *t);
+extern double fd_trial_fsck_seconds (const struct trial_result *r);
 extern void fd_trial_restore_estimate (struct trial *t);
 
 #endif

@@ -61,8 +61,8 @@ allocate_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
   struct phase *p;
 
   if ((p = fd_phase_begin (t, d, "allocate", &c, err)) == NULL ||
-      t->fs->allocate (fd_disk_device (d), t->m.unallocated, t->m.nunallocated,
-                       err) == -1 ||
+      t->s->fs->allocate (fd_disk_device (d), t->r->m.unallocated,
+                          t->r->m.nunallocated, err) == -1 ||
       fd_phase_end (d, p, &c, err) == -1)
     return -1;
   return 0;
@@ -72,7 +72,7 @@ allocate_phase (struct trial *t, struct fd_disk *d, struct fm_err *err)
 static bool
 write_target (const struct trial *t)
 {
-  return t->target && fd_target_any (t->target, fd_write_fault_kind);
+  return t->s->target && fd_target_any (t->s->target, fd_write_fault_kind);
 }
 
 /* --crash-points: each promise marked in the write log as it is made. */
@@ -93,6 +93,7 @@ static int
 populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
 {
   char path[PATH_MAX + 32], wlog[PATH_MAX + 48];
+  struct fd_populate_opts po;
   struct fd_disk *d;
   struct fd_clocks c;
   struct phase *p;
@@ -105,18 +106,18 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
    * lost, misdirected and (at a power cut) torn writes strike the
    * populate; the rest is the disk coming back broken (attach_broken).
    */
-  if (t->faults_spec &&
-      fd_fault_spec_writes (t->faults_spec, wkeys, &nw, err) == -1)
+  if (t->s->faults_spec &&
+      fd_fault_spec_writes (t->s->faults_spec, wkeys, &nw, err) == -1)
     return -1;
   for (k = 0; k < nw; k++)
     wextra[k] = wkeys[k];
   /* A sweep of crash points rebuilds the disk from its write log, and a
    * write fault undoes a write it has.
    */
-  snprintf (wlog, sizeof wlog, "writelog=%s/" FD_WRITELOG_NAME, t->dir);
-  if (t->crash_points || write_target (t))
+  snprintf (wlog, sizeof wlog, "writelog=%s/" FD_WRITELOG_NAME, t->s->dir);
+  if (t->s->crash_points || write_target (t))
     wextra[nw++] = wlog;
-  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->dir);
+  snprintf (path, sizeof path, "%s/faults-populate.jsonl", t->s->dir);
   o->faultlog = path;
   o->extra = wextra;
   o->n_extra = nw;
@@ -126,19 +127,20 @@ populate_disk (struct trial *t, struct fd_attach_opts *o, struct fm_err *err)
   o->n_extra = 0;
   if (d == NULL)
     return -1;
-  t->attached = fd_disk_via (d);  /* static: outlives d */
-  t->populate.no_sync = t->crash; /* leave writes in flight */
-  t->populate.unallocated = t->fs->allocate != NULL;
-  t->populate.promised = t->crash_points ? mark_promise : NULL;
-  t->populate.opaque = d;
+  t->r->attached = fd_disk_via (d); /* static: outlives d */
+  po = t->s->populate;
+  po.no_sync = t->s->crash; /* leave writes in flight */
+  po.unallocated = t->s->fs->allocate != NULL;
+  po.promised = t->s->crash_points ? mark_promise : NULL;
+  po.opaque = d;
   if ((p = fd_phase_begin (t, d, "populate", &c, err)) == NULL ||
-      fd_populate (t->mnt, &t->populate, &t->m, err) == -1 ||
+      fd_populate (t->s->mnt, &po, &t->r->m, err) == -1 ||
       fd_phase_end (d, p, &c, err) == -1)
     goto fail;
-  snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
-  if (fd_manifest_write (&t->m, path, err) == -1 ||
-      (t->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1 ||
-      (t->m.nunallocated && allocate_phase (t, d, err) == -1))
+  snprintf (path, sizeof path, "%s/manifest.tsv", t->s->dir);
+  if (fd_manifest_write (&t->r->m, path, err) == -1 ||
+      (t->s->crash ? power_cut (t, d, err) : unmount_phase (t, d, err)) == -1 ||
+      (t->r->m.nunallocated && allocate_phase (t, d, err) == -1))
     goto fail;
   return fd_trial_detach (d, err);
 
@@ -146,36 +148,40 @@ fail:
   fd_disk_detach (d, &e);
   return -1;
 }
+
 static int
 trial_steps (struct trial *t, struct fm_err *err)
 {
   struct fd_attach_opts o = fd_trial_attach_opts (t);
   char base[PATH_MAX + 16];
 
-  if (t->base ? fd_base_clone (t, t->base, err) == -1
-              : populate_disk (t, &o, err) == -1 ||
-                    (t->base_out && fd_base_save (t, t->base_out, err) == -1))
+  if (t->s->base
+          ? fd_base_clone (t, t->s->base, err) == -1
+          : populate_disk (t, &o, err) == -1 ||
+                (t->s->base_out && fd_base_save (t, t->s->base_out, err) == -1))
     return -1;
-  if (t->crash_points)
+  if (t->s->crash_points)
     return fd_crash_points (t, err);
   /* The populated disk is in a base: break a clone of it. */
-  if (t->base || t->base_out) {
+  if (t->s->base || t->s->base_out) {
     snprintf (base, sizeof base, "%s/disk.store",
-              t->base ? t->base : t->base_out);
+              t->s->base ? t->s->base : t->s->base_out);
     o.base = base;
   }
   return fd_trial_broken_steps (t, &o, err);
 }
 
 int
-fd_trial_run (struct trial *t, struct fm_err *err)
+fd_trial_run (const struct trial_spec *s, struct trial_result *r,
+              struct fm_err *err)
 {
-  int r = trial_steps (t, err);
+  struct trial t = {s, r};
+  int rc = trial_steps (&t, err);
 
-  fd_trial_iron (t);
-  if (fd_trial_phase (t, "check"))
-    fd_trial_restore_estimate (t);
+  fd_trial_iron (&t);
+  if (fd_trial_phase (r, "check"))
+    fd_trial_restore_estimate (&t);
   else
-    t->restore_s = -1;
-  return r;
+    r->restore_s = -1;
+  return rc;
 }

@@ -79,11 +79,12 @@ struct fd_crash_point {
   char error[200];
 };
 
-/* A trial's inputs (set by the caller) and results (filled in). */
-struct trial {
-  /* inputs */
+/* A trial's inputs: set by the caller (a campaign's trial, `run`'s
+ * options), checked before, and only read by the engine.
+ */
+struct trial_spec {
   const struct fd_fs *fs;
-  const char *profile, *size, *faults_spec, *target, *json_path;
+  const char *profile, *size, *faults_spec, *target;
   const char *campaign, *run_id; /* the campaign night it belongs to */
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
@@ -128,7 +129,10 @@ struct trial {
    * disk kept in it instead of populating.  NULL: neither.
    */
   const char *base_out, *base;
-  /* results */
+};
+
+/* What a trial found: zeroed by the caller, filled in by the engine. */
+struct trial_result {
   bool cloned;          /* the disk was a clone of a base: no populate ran */
   const char *attached; /* how the disk was attached: "nbd" or "loop" */
   struct phase ph[MAX_PHASES];
@@ -172,29 +176,34 @@ struct trial {
   double points_wall_s;
 };
 
-/* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
- * what was measured up to the failure).
+/* Run the trial s in s->dir (which exists) into r (zeroed).  0, or -1
+ * with err (r holds what was measured up to the failure).
  */
-extern int fd_trial_run (struct trial *t, struct fm_err *err);
+extern int fd_trial_run (const struct trial_spec *s, struct trial_result *r,
+                         struct fm_err *err);
 
-/* The plugin's final stats into t->stats (after a run). */
-extern void fd_trial_read_stats (struct trial *t);
+/* The plugin's final stats into r->stats (after a run). */
+extern void fd_trial_read_stats (const struct trial_spec *s,
+                                 struct trial_result *r);
 
 /* The record as one JSON line; a one-screen summary on stdout. */
-extern void fd_trial_record (const struct trial *t, FILE *fp);
-extern void fd_trial_summary (const struct trial *t);
+extern void fd_trial_record (const struct trial_spec *s,
+                             const struct trial_result *r, FILE *fp);
+extern void fd_trial_summary (const struct trial_spec *s,
+                              const struct trial_result *r);
 
-/* Steps 2-4 alone on the disk already in t->store (a crash point): it
+/* Steps 2-4 alone on the disk already in s->store (a crash point): it
  * comes back with the fault keys, is checked, repaired, mounted and
- * audited against t->m.
+ * audited against r->m (set by the caller).
  */
-extern int fd_trial_run_disk (struct trial *t, struct fm_err *err);
+extern int fd_trial_run_disk (const struct trial_spec *s,
+                              struct trial_result *r, struct fm_err *err);
 
 /* Free what a run allocated (manifest, damaged files, violations). */
-extern void fd_trial_free (struct trial *t);
+extern void fd_trial_free (struct trial_result *r);
 
-/* Remove what the trial left in t->dir (and the directory, if asked). */
-extern void fd_trial_clean (const struct trial *t, bool remove_dir);
+/* Remove what the trial left in s->dir (and the directory, if asked). */
+extern void fd_trial_clean (const struct trial_spec *s, bool remove_dir);
 
 /* A mkdtemp template for a scratch directory of `what` ("run",
  * "campaign"): $TMPDIR/futuredisk-WHAT.XXXXXX, /var/tmp without TMPDIR
@@ -210,7 +219,7 @@ extern int fd_trial_parse_time (const char *s, struct fm_err *err);
 /* "fsck" or "restore": which gets the data back sooner (after a run
  * whose restore_s >= 0).
  */
-extern const char *fd_trial_quicker (const struct trial *t);
+extern const char *fd_trial_quicker (const struct trial_result *r);
 
 /* The IRON fingerprint's axes (Prabhakaran et al., SOSP'05), as a trial
  * with a --target sees them from outside the file system.  Detection:
@@ -239,7 +248,7 @@ extern const char *fd_trial_quicker (const struct trial *t);
   "unrecoverable" /* still not clean, the checker failed, or unmountable */
 
 /* The phase called name, or NULL. */
-extern const struct phase *fd_trial_phase (const struct trial *t,
+extern const struct phase *fd_trial_phase (const struct trial_result *r,
                                            const char *name);
 
 #endif
