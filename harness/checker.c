@@ -37,36 +37,6 @@ struct watch {
                             work done e2fsck does not report */
 };
 
-/* Does line l start a pass: e2fsck's and fsck.chunkfs's "Pass 2:
- * Checking ..." or "Pass 1B: ..." (not their timing lines, "Pass 2:
- * Memory used", "Pass 5: I/O read", "Pass 2: time"), xfs_repair's "Phase
- * 3 - ...", btrfs check's "[2/7] checking ..."?  Its number in *num and
- * a short name ("pass 1b", "phase 3", "step 2/7") in name.
- */
-static bool
-pass_heading (const char *l, int *num, char *name, size_t len)
-{
-  char id[16];
-  int n, a, b, k = 0;
-  size_t i;
-
-  if (sscanf (l, "Pass %15[0-9A-Za-z]: %n", id, &k) == 1 && k > 0 &&
-      sscanf (id, "%d", &n) == 1 && strncmp (l + k, "Memory used", 11) != 0 &&
-      strncmp (l + k, "I/O ", 4) != 0 && strncmp (l + k, "time ", 5) != 0) {
-    for (i = 0; id[i]; i++)
-      id[i] = (char)tolower ((unsigned char)id[i]);
-    snprintf (name, len, "pass %s", id);
-  } else if (sscanf (l, "Phase %d -%n", &n, &k) == 1 && k > 0) {
-    snprintf (name, len, "phase %d", n);
-  } else if (sscanf (l, "[%d/%d]", &a, &b) == 2 && (n = a) > 0) {
-    snprintf (name, len, "step %d/%d", a, b);
-  } else {
-    return false;
-  }
-  *num = n;
-  return true;
-}
-
 /* A pass called name begins with the disk's clock at vns: the pass
  * before it closes.
  */
@@ -108,6 +78,7 @@ virtual_now (struct fd_disk *d, uint64_t otherwise)
 static void
 last_pass (struct watch *w, const char *text, size_t *at)
 {
+  const struct fd_fs *fs = w->t->s->fs;
   const char *line = text + *at;
 
   while (*line) {
@@ -118,7 +89,7 @@ last_pass (struct watch *w, const char *text, size_t *at)
       break; /* not whole yet */
     /* sscanf measures its whole input: give it the line alone. */
     snprintf (l, sizeof l, "%.*s", (int)(end - line), line);
-    if ((*l == 'P' || *l == '[') && pass_heading (l, &n, name, sizeof name)) {
+    if (fs->pass_heading && fs->pass_heading (l, &n, name, sizeof name)) {
       snprintf (w->pass, sizeof w->pass, "%s", l);
       w->num = n;
       w->sub = strncmp (name, "pass ", 5) == 0 &&

@@ -17,31 +17,22 @@
 #include "trial-int.h"
 
 /* Does a checker's saved output (DIR/NAME.out) report a checksum that
- * failed?  (Not merely a pass that checks them: "[5/7] checking csums".)
- * The phrases of e2fsck, xfs_repair, btrfs check and fsck.chunkfs.
+ * failed, in the adapter's words for it?
  */
 static bool
 says_checksum (const struct trial *t, const char *name)
 {
-  static const char *const failed[] = {"checksum does not match",
-                                       "checksums are invalid",
-                                       "checksum is invalid",
-                                       "checksum verify failed",
-                                       "csum mismatch",
-                                       "csum failed",
-                                       "bad checksum",
-                                       "crc error",
-                                       "bad crc"};
+  const char *const *failed = t->s->fs->checksum_failed;
   char path[PATH_MAX + 32], line[1024];
   bool found = false;
   size_t k;
   FILE *fp;
 
   snprintf (path, sizeof path, "%s/%s.out", t->s->dir, name);
-  if ((fp = fopen (path, "r")) == NULL)
+  if (failed == NULL || (fp = fopen (path, "r")) == NULL)
     return false;
   while (!found && fgets (line, sizeof line, fp))
-    for (k = 0; k < sizeof failed / sizeof failed[0] && !found; k++)
+    for (k = 0; failed[k] && !found; k++)
       found = strcasestr (line, failed[k]) != NULL;
   fclose (fp);
   return found;
