@@ -11,6 +11,7 @@
 #include "campaign.h"
 #include "fsadapter.h"
 #include "load-profile.h"
+#include "target.h"
 #include "trial.h"
 
 /* The keys of a matrix; [campaign] gives defaults for all of them. */

@@ -68,11 +68,11 @@ predict_usage (FILE *fp)
 
 /* The trial's row of the table, when its check ran. */
 static void
-print_row (struct trial *t, const struct fm_profile *p, bool first,
+print_row (const struct trial_result *r, const struct fm_profile *p, bool first,
            double *first_fsck)
 {
   char cap[32], used[32], fr[32], fk[32], rs[32] = "-";
-  const struct phase *ck = fd_trial_phase (t, "check");
+  const struct phase *ck = fd_trial_phase (r, "check");
   double full_read;
 
   if (ck == NULL || ck->outcome == NULL)
@@ -81,15 +81,15 @@ print_row (struct trial *t, const struct fm_profile *p, bool first,
     *first_fsck = ck->virtual_s;
   full_read = (double)p->design_capacity / (double)p->bandwidth;
   fm_format_size (p->capacity, cap, sizeof cap);
-  fm_format_size (t->m.bytes, used, sizeof used);
+  fm_format_size (r->m.bytes, used, sizeof used);
   fm_format_duration (full_read, fr, sizeof fr);
   fm_format_duration (ck->virtual_s, fk, sizeof fk);
-  if (t->restore_s >= 0)
-    fm_format_duration (t->restore_s, rs, sizeof rs);
+  if (r->restore_s >= 0)
+    fm_format_duration (r->restore_s, rs, sizeof rs);
   printf ("%-17s %9s %8zu %9s %12s %12s %8.2fx %12s %s%s%s\n", p->name, cap,
-          t->m.n, used, fr, fk,
+          r->m.n, used, fr, fk,
           *first_fsck > 0 ? ck->virtual_s / *first_fsck : 0, rs,
-          t->restore_s >= 0 ? fd_trial_quicker (t) : "-",
+          r->restore_s >= 0 ? fd_trial_quicker (r) : "-",
           strcmp (ck->outcome, "CLEAN") ? "  " : "",
           strcmp (ck->outcome, "CLEAN") ? ck->outcome : "");
   fflush (stdout);
@@ -217,7 +217,8 @@ static int
 predict_one (const struct predict_opts *o, const char *profile, bool first,
              double *first_fsck)
 {
-  static struct trial t;
+  static struct trial_spec t;
+  static struct trial_result r;
   struct fm_profile p;
   struct fm_err err;
   char size[32];
@@ -225,6 +226,7 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
 
   fd_load_profile (profile, &p, &err);
   memset (&t, 0, sizeof t);
+  memset (&r, 0, sizeof r);
   t.fs = fd_fs_find (o->fs, &err);
   t.profile = profile;
   snprintf (size, sizeof size, "%" PRIu64, p.capacity);
@@ -252,8 +254,8 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   snprintf (t.store, sizeof t.store, "%s/disk.store", t.dir);
   mkdir (t.mnt, 0700);
   fprintf (stderr, "%s predict: %s (%s) ...\n", fd_progname, profile, o->fs);
-  if (fd_trial_run (&t, &err) == -1) {
-    snprintf (t.error, sizeof t.error, "%s", err.msg);
+  if (fd_trial_run (&t, &r, &err) == -1) {
+    snprintf (r.error, sizeof r.error, "%s", err.msg);
     fprintf (stderr, "%s predict: %s: %s\n", fd_progname, profile, err.msg);
     ret = 1;
   }
@@ -263,7 +265,7 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   if (o->json && !fd_interrupted) {
     FILE *fp = fd_json_open (o->json, "a");
     if (fp)
-      fd_trial_record (&t, fp);
+      fd_trial_record (&t, &r, fp);
     if (fp == NULL || fd_json_close (fp) == -1) {
       fprintf (stderr, "%s predict: %s: %s\n", fd_progname, o->json,
                fd_strerror (errno));
@@ -272,8 +274,8 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   }
   fd_trial_clean (&t, true);
   if (!fd_interrupted)
-    print_row (&t, &p, first, first_fsck);
-  fd_trial_free (&t);
+    print_row (&r, &p, first, first_fsck);
+  fd_trial_free (&r);
   return ret;
 }
 

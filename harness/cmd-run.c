@@ -23,6 +23,7 @@
 #include "crashpoints.h"
 #include "evidence.h"
 #include "reuse.h"
+#include "target.h"
 #include "trial.h"
 
 /* The options, after the usage line. */
@@ -153,9 +154,13 @@ run_usage (FILE *fp)
   fputs (run_help, fp);
 }
 
-/* The options go straight into the trial they describe. */
+/* The options go straight into the trial they describe; its results
+ * beside them.
+ */
 struct run_opts {
-  struct trial t;
+  struct trial_spec s;
+  struct trial_result r;
+  const char *json_path;
   uint64_t sweep; /* --repair-cut sweep:N */
   const char *fs, *dir, *db_path;
   char spec[4096], clock_args[2][80];
@@ -164,34 +169,34 @@ struct run_opts {
 static int
 run_set_faults (struct run_opts *o, const char *arg, struct fm_err *err)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
 
-  t->faults_spec = arg;
+  s->faults_spec = arg;
   if (fd_fault_spec_check (arg, err) == -1)
     return -1;
   snprintf (o->spec, sizeof o->spec, "%s", arg);
-  return fd_fault_spec (o->spec, t->extra, FD_FAULT_KEYS_MAX, &t->n_extra, err);
+  return fd_fault_spec (o->spec, s->extra, FD_FAULT_KEYS_MAX, &s->n_extra, err);
 }
 
 /* --crash-points and --repair-cut: where the power goes. */
 static int
 run_set_cut (struct run_opts *o, int c, const char *arg, struct fm_err *err)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
 
   if (c == 'P') {
-    t->crash = true; /* the points are states of one crash workload */
+    s->crash = true; /* the points are states of one crash workload */
     if (strcmp (arg, "all") == 0) {
-      t->crash_points = UINT64_MAX;
+      s->crash_points = UINT64_MAX;
       return 0;
     }
-    return fm_parse_uint ("--crash-points", arg, 1, 1000000, &t->crash_points,
+    return fm_parse_uint ("--crash-points", arg, 1, 1000000, &s->crash_points,
                           err);
   }
   if (strncmp (arg, "sweep:", 6) == 0)
     return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
                           err);
-  return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &t->repair_cut,
+  return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &s->repair_cut,
                         err);
 }
 
@@ -199,29 +204,29 @@ run_set_cut (struct run_opts *o, int c, const char *arg, struct fm_err *err)
 static const char **
 run_slot (struct run_opts *o, int c)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
 
   switch (c) {
     case 't':
       return &o->fs;
     case 'p':
-      return &t->profile;
+      return &s->profile;
     case 's':
-      return &t->size;
+      return &s->size;
     case 'T':
-      return &t->target;
+      return &s->target;
     case 'd':
       return &o->dir;
     case 'D':
       return &o->db_path;
     case 'c':
-      return &t->campaign;
+      return &s->campaign;
     case 'r':
-      return &t->run_id;
+      return &s->run_id;
     case 'U':
-      return &t->base_out;
+      return &s->base_out;
     case 'b':
-      return &t->base;
+      return &s->base;
   }
   return NULL;
 }
@@ -230,7 +235,7 @@ static int
 run_set (void *vo, int c, const char *arg, struct fm_err *err)
 {
   struct run_opts *o = vo;
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
   const char **slot = run_slot (o, c);
 
   if (slot) {
@@ -239,51 +244,51 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
   }
   switch (c) {
     case 'j':
-      return fd_json_option (arg, &t->json_path, err);
+      return fd_json_option (arg, &o->json_path, err);
     case 'S':
-      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &t->seed, err);
+      return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &s->seed, err);
     case 'f':
-      return fm_parse_double ("--fill", arg, 0, 95, &t->fill, err);
+      return fm_parse_double ("--fill", arg, 0, 95, &s->fill, err);
     case 'F':
       return run_set_faults (o, arg, err);
     case 'k':
-      t->keep = true;
+      s->keep = true;
       return 0;
     case 'o':
-      return fm_parse_double ("--timeout", arg, 1, 1e7, &t->timeout, err);
+      return fm_parse_double ("--timeout", arg, 1, 1e7, &s->timeout, err);
     case 'g':
-      return fm_parse_double ("--progress", arg, 0, 1e7, &t->progress_every,
+      return fm_parse_double ("--progress", arg, 0, 1e7, &s->progress_every,
                               err);
     case 'C':
-      t->crash = true;
+      s->crash = true;
       return 0;
     case 'E':
-      t->escalate = true;
+      s->escalate = true;
       return 0;
     case 'm':
-      t->time_mode = arg;
+      s->time_mode = arg;
       return fd_trial_parse_time (arg, err);
     case 'K':
       if (strcmp (arg, "real") && strcmp (arg, "zero"))
         return fm_fail (err, "--think: '%.64s' is not real or zero", arg);
-      t->think = arg;
+      s->think = arg;
       return 0;
     case 'R':
-      return fm_parse_uint ("--rep", arg, 0, 1000000, &t->rep, err);
+      return fm_parse_uint ("--rep", arg, 0, 1000000, &s->rep, err);
     case 'a':
-      t->via = arg;
+      s->via = arg;
       return fd_attach_via_check (arg, err);
     case 'B':
-      return fd_parse_rate ("--restore-rate", arg, &t->restore_rate, err);
+      return fd_parse_rate ("--restore-rate", arg, &s->restore_rate, err);
     case 'P':
     case 'X':
       return run_set_cut (o, c, arg, err);
     case 'W':
-      return fd_tree_parse ("--tree", arg, &t->populate.tree, err);
+      return fd_tree_parse ("--tree", arg, &s->populate.tree, err);
     case 'M':
-      t->populate.meta_only = true;
+      s->populate.meta_only = true;
       return fm_parse_uint ("--meta-only", arg, 1, 100000000,
-                            &t->populate.files, err);
+                            &s->populate.files, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -328,20 +333,20 @@ static const struct fd_cmd_opts run_cmd = {"run", run_options, run_usage,
  * the file system.
  */
 static int
-run_check_size (const struct trial *t, struct fm_err *err)
+run_check_size (const struct trial_spec *s, struct fm_err *err)
 {
   uint64_t bytes;
   struct fm_profile p;
 
-  if (strcmp (t->size, "full") == 0) {
-    if (fd_load_profile (t->profile, &p, err) == -1)
+  if (strcmp (s->size, "full") == 0) {
+    if (fd_load_profile (s->profile, &p, err) == -1)
       return -1;
     bytes = p.capacity;
-  } else if (fm_parse_size ("--size", t->size, &bytes, err) == -1)
+  } else if (fm_parse_size ("--size", s->size, &bytes, err) == -1)
     return -1;
-  if (bytes < t->fs->min_size)
+  if (bytes < s->fs->min_size)
     return fm_fail (err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
-                    t->fs->name, t->fs->min_size >> 20);
+                    s->fs->name, s->fs->min_size >> 20);
   return 0;
 }
 
@@ -349,18 +354,18 @@ run_check_size (const struct trial *t, struct fm_err *err)
 static int
 run_clock_args (struct run_opts *o, struct fm_err *err)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
   const char *const key[] = {"time", "think"},
-                    *val[] = {t->time_mode, t->think};
+                    *val[] = {s->time_mode, s->think};
   size_t k;
 
   for (k = 0; k < 2; k++)
     if (val[k]) {
-      if (t->n_extra == FD_FAULT_KEYS_MAX)
+      if (s->n_extra == FD_FAULT_KEYS_MAX)
         return fm_fail (err, "--faults: too many keys");
       snprintf (o->clock_args[k], sizeof o->clock_args[k], "%s=%s", key[k],
                 val[k]);
-      t->extra[t->n_extra++] = o->clock_args[k];
+      s->extra[s->n_extra++] = o->clock_args[k];
     }
   return 0;
 }
@@ -369,14 +374,14 @@ run_clock_args (struct run_opts *o, struct fm_err *err)
  * count and a kind the harness can inject.
  */
 static int
-run_check_target (const struct trial *t, struct fm_err *err)
+run_check_target (const struct trial_spec *s, struct fm_err *err)
 {
   char bad[64], msg[sizeof err->msg];
 
-  if (!fd_target_types_known (t->target, t->fs->target_types, bad, sizeof bad))
+  if (!fd_target_types_known (s->target, s->fs->target_types, bad, sizeof bad))
     return fm_fail (err, "--target: unknown type '%s' for %s (%s)", bad,
-                    t->fs->name, t->fs->target_types);
-  if (fd_target_check (t->target, err) == -1) {
+                    s->fs->name, s->fs->target_types);
+  if (fd_target_check (s->target, err) == -1) {
     snprintf (msg, sizeof msg, "%s", err->msg);
     return fm_fail (err, "--%s", msg);
   }
@@ -387,68 +392,68 @@ run_check_target (const struct trial *t, struct fm_err *err)
 static int
 run_parse (int argc, char **argv, struct run_opts *o)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
   struct fm_err err;
   int first, rc;
 
   memset (o, 0, sizeof *o);
-  t->profile = "roadmap-2006";
-  t->size = "1G";
-  t->seed = 1;
-  t->fill = 30;
-  t->timeout = 3600;
-  t->progress_every = 10;
-  t->cut_reference_intact = -1;
+  s->profile = "roadmap-2006";
+  s->size = "1G";
+  s->seed = 1;
+  s->fill = 30;
+  s->timeout = 3600;
+  s->progress_every = 10;
+  s->cut_reference_intact = -1;
   rc = fd_options_parse (&run_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
   if (first != argc || o->fs == NULL) {
     if (first != argc)
       fd_usage_error ("run", "unexpected argument '%s'%s", argv[first],
-                      fd_json_hint (t->json_path));
+                      fd_json_hint (o->json_path));
     else
       fd_usage_error ("run", "--fs TYPE is required");
     run_usage (stderr);
     return FD_OPTS_BAD;
   }
-  if ((t->fs = fd_fs_find (o->fs, &err)) == NULL ||
-      run_check_size (t, &err) == -1)
+  if ((s->fs = fd_fs_find (o->fs, &err)) == NULL ||
+      run_check_size (s, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
-  if ((t->campaign == NULL) != (t->run_id == NULL))
+  if ((s->campaign == NULL) != (s->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
-  if (t->crash_points && (t->repair_cut || o->sweep || t->target))
+  if (s->crash_points && (s->repair_cut || o->sweep || s->target))
     return fd_usage_error ("run", "--crash-points goes with neither "
                                   "--repair-cut nor --target");
-  if (t->crash && t->populate.tree != FD_TREE_MIXED)
+  if (s->crash && s->populate.tree != FD_TREE_MIXED)
     return fd_usage_error ("run",
                            "--tree %s has no crash workload (--crash, "
                            "--crash-points): only the mixed tree has one",
-                           fd_tree_name (t->populate.tree));
-  if (t->crash && t->populate.meta_only && t->fs->allocate)
+                           fd_tree_name (s->populate.tree));
+  if (s->crash && s->populate.meta_only && s->fs->allocate)
     return fd_usage_error ("run",
                            "--crash with --meta-only: %s's files get their "
                            "blocks after a clean unmount",
-                           t->fs->name);
-  if (t->crash_points && t->populate.meta_only)
+                           s->fs->name);
+  if (s->crash_points && s->populate.meta_only)
     return fd_usage_error ("run", "--crash-points needs written files, not "
                                   "--meta-only");
-  if (t->base && t->base_out)
+  if (s->base && s->base_out)
     return fd_usage_error ("run", "--base and --base-out: one or the other");
-  if (t->base && fd_base_check (t->base, &err) == -1)
+  if (s->base && fd_base_check (s->base, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
-  if ((t->base || t->base_out) &&
-      (t->crash_points || o->sweep ||
-       (t->target && fd_target_any (t->target, fd_target_edits_store))))
+  if ((s->base || s->base_out) &&
+      (s->crash_points || o->sweep ||
+       (s->target && fd_target_any (s->target, fd_target_edits_store))))
     return fd_usage_error ("run",
                            "--%s: a disk of its own for "
                            "--crash-points, --repair-cut sweep:, "
                            "a write fault or stripe --target",
-                           t->base ? "base" : "base-out");
-  if (o->sweep && t->keep)
+                           s->base ? "base" : "base-out");
+  if (o->sweep && s->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");
   if (run_clock_args (o, &err) == -1 ||
-      (t->target && run_check_target (t, &err) == -1))
+      (s->target && run_check_target (s, &err) == -1))
     return fd_usage_error ("run", "%s", err.msg);
   return FD_OPTS_RUN;
 }
@@ -459,7 +464,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
 static int
 run_make_dir (struct run_opts *o, bool *made)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
 
   *made = false;
   if (o->dir) {
@@ -468,18 +473,18 @@ run_make_dir (struct run_opts *o, bool *made)
                fd_strerror (errno));
       return -1;
     }
-    snprintf (t->dir, sizeof t->dir, "%s", o->dir);
+    snprintf (s->dir, sizeof s->dir, "%s", o->dir);
   } else {
-    fd_scratch_template ("run", t->dir, sizeof t->dir);
-    if (mkdtemp (t->dir) == NULL) {
+    fd_scratch_template ("run", s->dir, sizeof s->dir);
+    if (mkdtemp (s->dir) == NULL) {
       fprintf (stderr, "%s run: mkdtemp: %s\n", fd_progname,
                fd_strerror (errno));
       return -1;
     }
     *made = true;
   }
-  snprintf (t->mnt, sizeof t->mnt, "%s/mnt", t->dir);
-  snprintf (t->store, sizeof t->store, "%s/disk.store", t->dir);
+  snprintf (s->mnt, sizeof s->mnt, "%s/mnt", s->dir);
+  snprintf (s->store, sizeof s->store, "%s/disk.store", s->dir);
   return 0;
 }
 
@@ -488,47 +493,48 @@ run_make_dir (struct run_opts *o, bool *made)
  * the trial recorded without it.
  */
 static int
-record_db (const struct trial *t, const char *db_path)
+record_db (const struct trial_spec *s, const struct trial_result *r,
+           const char *db_path)
 {
   struct fd_evidence ev = {0};
   struct fm_err err;
   char *rec = NULL;
   size_t len = 0;
   FILE *mf = open_memstream (&rec, &len);
-  int r = -1;
+  int rc = -1;
 
   if (mf) {
-    fd_trial_record (t, mf);
+    fd_trial_record (s, r, mf);
     fclose (mf);
   }
-  if (fd_evidence_collect (t, &ev, stderr, &err) == -1)
+  if (fd_evidence_collect (s, r, &ev, stderr, &err) == -1)
     fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
-  if (rec && (r = fd_db_add (db_path, t, rec, &ev, &err)) != 0)
+  if (rec && (rc = fd_db_add (db_path, s, r, rec, &ev, &err)) != 0)
     fprintf (stderr, "%s run: %s%s\n", fd_progname,
-             r == 1 ? "recorded without its evidence: " : "", err.msg);
+             rc == 1 ? "recorded without its evidence: " : "", err.msg);
   else if (rec == NULL)
     fprintf (stderr, "%s run: out of memory\n", fd_progname);
   fd_evidence_free (&ev);
   free (rec);
-  return r == -1;
+  return rc == -1;
 }
 
 /* The record into the database and the JSON file; 0, or 1 if either
  * failed.
  */
 static int
-run_record (const struct trial *t, const char *db_path)
+run_record (const struct run_opts *o)
 {
   int ret = 0;
 
-  if (db_path)
-    ret = record_db (t, db_path);
-  if (t->json_path) {
-    FILE *fp = fd_json_open (t->json_path, "a");
+  if (o->db_path)
+    ret = record_db (&o->s, &o->r, o->db_path);
+  if (o->json_path) {
+    FILE *fp = fd_json_open (o->json_path, "a");
     if (fp)
-      fd_trial_record (t, fp);
+      fd_trial_record (&o->s, &o->r, fp);
     if (fp == NULL || fd_json_close (fp) == -1) {
-      fprintf (stderr, "%s run: %s: %s\n", fd_progname, t->json_path,
+      fprintf (stderr, "%s run: %s: %s\n", fd_progname, o->json_path,
                fd_strerror (errno));
       ret = 1;
     }
@@ -536,35 +542,37 @@ run_record (const struct trial *t, const char *db_path)
   return ret;
 }
 
-/* One trial in t->dir (made by the caller): run, summary, record.  0,
+/* One trial in s->dir (made by the caller): run, summary, record.  0,
  * 1 if it failed or was not recorded, 130 when interrupted.  The
- * results stay in t for the caller, who cleans up.
+ * results stay in o->r for the caller, who cleans up.
  */
 static int
 run_one (struct run_opts *o)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
+  struct trial_result *r = &o->r;
   struct fm_err err;
   int ret = 0;
 
-  mkdir (t->mnt, 0700);
-  unlink (t->store); /* a fresh disk every trial */
-  t->populate.seed = t->seed;
-  t->populate.fill_pct = t->fill;
-  t->populate.progress = stderr;
-  t->progress = stderr;
-  if (fd_trial_run (t, &err) == -1) {
-    snprintf (t->error, sizeof t->error, "%s", err.msg);
+  memset (r, 0, sizeof *r);
+  mkdir (s->mnt, 0700);
+  unlink (s->store); /* a fresh disk every trial */
+  s->populate.seed = s->seed;
+  s->populate.fill_pct = s->fill;
+  s->populate.progress = stderr;
+  s->progress = stderr;
+  if (fd_trial_run (s, r, &err) == -1) {
+    snprintf (r->error, sizeof r->error, "%s", err.msg);
     ret = 1;
   }
-  fd_trial_read_stats (t);
-  fd_trial_summary (t);
+  fd_trial_read_stats (s, r);
+  fd_trial_summary (s, r);
   /* An interrupted trial measured nothing whole: a campaign resumed
    * later runs it again, so it must not be found recorded.
    */
   if (fd_interrupted)
     return 130;
-  return ret | run_record (t, o->db_path);
+  return ret | run_record (o);
 }
 
 /* --repair-cut sweep:N: the repair uninterrupted first, then cut after
@@ -575,22 +583,21 @@ run_one (struct run_opts *o)
 static int
 run_sweep (struct run_opts *o, bool made_dir)
 {
-  static struct trial base;
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
+  struct trial_result *r = &o->r;
   const struct phase *rp;
   uint64_t writes, k, i, last = 0;
   int64_t ref_intact;
   int ret;
 
-  base = *t;
-  t->repair_cut = 0;
-  t->cut_reference_intact = -1;
+  s->repair_cut = 0;
+  s->cut_reference_intact = -1;
   ret = run_one (o);
-  rp = fd_trial_phase (t, "repair");
+  rp = fd_trial_phase (r, "repair");
   writes = rp ? rp->writes : 0;
-  ref_intact = t->audited ? (int64_t)t->audit.count[FD_AUDIT_INTACT] : -1;
-  fd_trial_clean (t, false);
-  fd_trial_free (t);
+  ref_intact = r->audited ? (int64_t)r->audit.count[FD_AUDIT_INTACT] : -1;
+  fd_trial_clean (s, false);
+  fd_trial_free (r);
   if (ret != 0 || writes == 0) {
     if (ret == 0)
       fprintf (stderr,
@@ -606,22 +613,21 @@ run_sweep (struct run_opts *o, bool made_dir)
     k = (writes * i + o->sweep) / (o->sweep + 1);
     if (k <= last)
       continue; /* fewer writes than points: each K once */
-    *t = base;
-    t->repair_cut = last = k;
-    t->cut_reference_intact = ref_intact;
+    s->repair_cut = last = k;
+    s->cut_reference_intact = ref_intact;
     ret |= run_one (o);
-    fd_trial_clean (t, false);
-    fd_trial_free (t);
+    fd_trial_clean (s, false);
+    fd_trial_free (r);
   }
   if (made_dir)
-    rmdir (t->dir);
+    rmdir (s->dir);
   return ret;
 }
 
 static int
 run_trial (struct run_opts *o)
 {
-  struct trial *t = &o->t;
+  struct trial_spec *s = &o->s;
   bool made_dir;
   int ret;
 
@@ -632,11 +638,11 @@ run_trial (struct run_opts *o)
     ret = run_sweep (o, made_dir);
   else {
     ret = run_one (o);
-    if (!t->keep)
-      fd_trial_clean (t, made_dir);
+    if (!s->keep)
+      fd_trial_clean (s, made_dir);
     else
-      printf ("  kept: %s\n", t->dir);
-    fd_trial_free (t);
+      printf ("  kept: %s\n", s->dir);
+    fd_trial_free (&o->r);
   }
   if (ret == 130) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);

@@ -263,8 +263,8 @@ env_id (sqlite3 *db, long long *id)
  * its id into *id.  -1 with SQLite's message.
  */
 static int
-add_trial (sqlite3 *db, const struct trial *t, const char *record,
-           long long *id)
+add_trial (sqlite3 *db, const struct trial_spec *s,
+           const struct trial_result *r, const char *record, long long *id)
 {
   long long env;
 
@@ -274,42 +274,42 @@ add_trial (sqlite3 *db, const struct trial *t, const char *record,
             " campaign, run_id, rep, crash, meta_only, time_mode, think,"
             " repair_cut, crash_points, tree)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            "tttidtttiitttttiiittiit", t->fs->name, t->profile, t->size,
-            (long long)t->seed, t->fill, t->faults_spec ? t->faults_spec : "",
-            t->target ? t->target : "", t->targets, (long long)t->m.n,
-            (long long)t->m.bytes, t->error, FUTUREDISK_VERSION, record,
-            t->campaign ? t->campaign : "", t->run_id ? t->run_id : "",
-            (long long)t->rep, (long long)t->crash,
-            (long long)(t->populate.meta_only ? t->populate.files : 0),
-            t->time_mode ? t->time_mode : "virtual",
-            t->think ? t->think : "real", (long long)t->repair_cut,
+            "tttidtttiitttttiiittiit", s->fs->name, s->profile, s->size,
+            (long long)s->seed, s->fill, s->faults_spec ? s->faults_spec : "",
+            s->target ? s->target : "", r->targets, (long long)r->m.n,
+            (long long)r->m.bytes, r->error, FUTUREDISK_VERSION, record,
+            s->campaign ? s->campaign : "", s->run_id ? s->run_id : "",
+            (long long)s->rep, (long long)s->crash,
+            (long long)(s->populate.meta_only ? s->populate.files : 0),
+            s->time_mode ? s->time_mode : "virtual",
+            s->think ? s->think : "real", (long long)s->repair_cut,
             /* all: -1 in SQLite's signed integers */
-            (long long)t->crash_points, fd_tree_name (t->populate.tree)) == -1)
+            (long long)s->crash_points, fd_tree_name (s->populate.tree)) == -1)
     return -1;
   *id = sqlite3_last_insert_rowid (db);
   if (env_id (db, &env) == -1 ||
       exec (db,
             "UPDATE trials SET mount = ?, mount_reason = ?, env_id = ?,"
             " escalate = ? WHERE id = ?",
-            "ttiii", t->mount ? t->mount : "", t->mount_reason, env,
-            (long long)t->escalate, *id) == -1 ||
+            "ttiii", r->mount ? r->mount : "", r->mount_reason, env,
+            (long long)s->escalate, *id) == -1 ||
       exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
             "i", *id) == -1)
     return -1;
-  if (t->audited && exec (db, "UPDATE trials SET write_probe = ? WHERE id = ?",
-                          "ii", (long long)t->probe_ok, *id) == -1)
+  if (r->audited && exec (db, "UPDATE trials SET write_probe = ? WHERE id = ?",
+                          "ii", (long long)r->probe_ok, *id) == -1)
     return -1;
   return 0;
 }
 
 /* The trial's phases and their passes. */
 static int
-add_phases (sqlite3 *db, const struct trial *t, long long id)
+add_phases (sqlite3 *db, const struct trial_result *r, long long id)
 {
   size_t i, j;
 
-  for (i = 0; i < t->nph; i++) {
-    const struct phase *p = &t->ph[i];
+  for (i = 0; i < r->nph; i++) {
+    const struct phase *p = &r->ph[i];
     /* exit, signal and outcome only for checkers (else NULL). */
     if (exec (db,
               "INSERT INTO phases (trial_id, seq, name, virtual_s, wall_s,"
@@ -331,28 +331,29 @@ add_phases (sqlite3 *db, const struct trial *t, long long id)
 
 /* What the audit found: its classes, durability and damaged files. */
 static int
-add_audit (sqlite3 *db, const struct trial *t, long long id)
+add_audit (sqlite3 *db, const struct trial_result *r, long long id)
 {
   size_t i;
 
-  for (i = 0; t->audited && i < FD_AUDIT_NCLASSES; i++)
+  for (i = 0; r->audited && i < FD_AUDIT_NCLASSES; i++)
     if (exec (db, "INSERT INTO audit VALUES (?,?,?)", "iti", id,
-              fd_audit_class_name (i), (long long)t->audit.count[i]) == -1)
+              fd_audit_class_name (i), (long long)r->audit.count[i]) == -1)
       return -1;
-  for (i = 0; t->audited && i < FD_DURABILITY_NCLASSES; i++)
+  for (i = 0; r->audited && i < FD_DURABILITY_NCLASSES; i++)
     if (exec (db, "INSERT INTO durability VALUES (?,?,?)", "iti", id,
               fd_durability_class_name (i),
-              (long long)t->audit.durability[i]) == -1)
+              (long long)r->audit.durability[i]) == -1)
       return -1;
-  for (i = 0; i < t->ndamaged; i++)
+  for (i = 0; i < r->ndamaged; i++)
     if (exec (db, "INSERT INTO damaged VALUES (?,?,?,?)", "ittt", id,
-              t->damaged[i].cls, t->damaged[i].path, t->damaged[i].cause) == -1)
+              r->damaged[i].cls, r->damaged[i].path, r->damaged[i].cause) == -1)
       return -1;
   return 0;
 }
 
 int
-fd_db_add (const char *path, const struct trial *t, const char *record,
+fd_db_add (const char *path, const struct trial_spec *s,
+           const struct trial_result *res, const char *record,
            const struct fd_evidence *ev, struct fm_err *err)
 {
   sqlite3 *db = fd_db_open (path, true, err);
@@ -362,8 +363,8 @@ fd_db_add (const char *path, const struct trial *t, const char *record,
   if (db == NULL)
     return -1;
   if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      add_trial (db, t, record, &id) == -1 || add_phases (db, t, id) == -1 ||
-      add_audit (db, t, id) == -1 ||
+      add_trial (db, s, res, record, &id) == -1 ||
+      add_phases (db, res, id) == -1 || add_audit (db, res, id) == -1 ||
       sqlite3_exec (db, "SAVEPOINT evidence", NULL, NULL, NULL) != SQLITE_OK)
     goto fail;
   /* Evidence that cannot be stored costs the trial nothing else. */

@@ -31,8 +31,8 @@ struct fd_evidence;
  * needed.  0; 1 with err when the trial is recorded but its evidence
  * could not be; -1 with err naming the file and SQLite's message.
  */
-extern int fd_db_add (const char *path, const struct trial *t,
-                      const char *record, const struct fd_evidence *ev,
-                      struct fm_err *err);
+extern int fd_db_add (const char *path, const struct trial_spec *s,
+                      const struct trial_result *r, const char *record,
+                      const struct fd_evidence *ev, struct fm_err *err);
 
 #endif

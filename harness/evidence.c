@@ -91,22 +91,22 @@ fail:
 }
 
 int
-fd_evidence_collect (const struct trial *t, struct fd_evidence *ev, FILE *note,
-                     struct fm_err *err)
+fd_evidence_collect (const struct trial_spec *s, const struct trial_result *r,
+                     struct fd_evidence *ev, FILE *note, struct fm_err *err)
 {
   char name[48];
   size_t i;
 
   ev->n = 0;
-  for (i = 0; i < t->nph; i++) {
-    if (t->ph[i].outcome == NULL || strcmp (t->ph[i].name, "replay-mount") == 0)
+  for (i = 0; i < r->nph; i++) {
+    if (r->ph[i].outcome == NULL || strcmp (r->ph[i].name, "replay-mount") == 0)
       continue;
-    snprintf (name, sizeof name, "%s.out", t->ph[i].name);
-    if (add_file (ev, t->dir, name, note, err) == -1)
+    snprintf (name, sizeof name, "%s.out", r->ph[i].name);
+    if (add_file (ev, s->dir, name, note, err) == -1)
       goto fail;
   }
   for (i = 0; logs[i]; i++)
-    if (add_file (ev, t->dir, logs[i], note, err) == -1)
+    if (add_file (ev, s->dir, logs[i], note, err) == -1)
       goto fail;
   return 0;
 

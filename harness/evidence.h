@@ -38,12 +38,14 @@ struct fd_evidence {
   size_t n;
 };
 
-/* Read the evidence a run of t left in t->dir into ev (what is not
- * there is left out); an item over the cap is cut, with a line saying
- * so on note (NULL: none).  -1 with err when a file cannot be read.
+/* Read the evidence a run of s left in s->dir (r: its phases) into ev (what is
+ * not there is left out); an item over the cap is cut, with a line saying so on
+ * note (NULL: none).  -1 with err when a file cannot be read.
  */
-extern int fd_evidence_collect (const struct trial *t, struct fd_evidence *ev,
-                                FILE *note, struct fm_err *err);
+extern int fd_evidence_collect (const struct trial_spec *s,
+                                const struct trial_result *r,
+                                struct fd_evidence *ev, FILE *note,
+                                struct fm_err *err);
 
 extern void fd_evidence_free (struct fd_evidence *ev);
 

@@ -22,6 +22,8 @@
 
 #include "attach.h"
 #include "crashpoints.h"
+#include "target.h"
+#include "trial-int.h"
 #include "errmsg.h"
 #include "fsadapter.h"
 #include "reuse.h"
@@ -78,9 +80,9 @@ save_phases (const struct trial *t, const char *path, struct fm_err *err)
 
   if (fp == NULL)
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
-  fprintf (fp, "attach\t%s\n", t->attached ? t->attached : "");
-  for (i = 0; i < t->nph; i++) {
-    const struct phase *p = &t->ph[i];
+  fprintf (fp, "attach\t%s\n", t->r->attached ? t->r->attached : "");
+  for (i = 0; i < t->r->nph; i++) {
+    const struct phase *p = &t->r->ph[i];
     fprintf (fp,
              "%s\t%a\t%a\t%a\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
              "\t%" PRIu64 "\n",
@@ -101,14 +103,14 @@ fd_base_save (struct trial *t, const char *dir, struct fm_err *err)
   if (mkdir (dir, 0700) == -1)
     return fm_fail (err, "%s: %s", dir, fd_strerror (errno));
   snprintf (path, sizeof path, "%s/" STORE_NAME, dir);
-  if (move_store (t->store, path, err) == -1)
+  if (move_store (t->s->store, path, err) == -1)
     return -1;
   snprintf (path, sizeof path, "%s/" MANIFEST, dir);
-  if (fd_manifest_save (&t->m, path, err) == -1)
+  if (fd_manifest_save (&t->r->m, path, err) == -1)
     return -1;
   snprintf (path, sizeof path, "%s/" PHASES, dir);
   if (save_phases (t, path, err) == -1 ||
-      link_if (t->dir, dir, POPULATE_LOG, err) == -1)
+      link_if (t->s->dir, dir, POPULATE_LOG, err) == -1)
     return -1;
   /* Last, and whole or not at all: the campaign starts clones on it. */
   snprintf (tmp, sizeof tmp, "%s/" READY ".tmp", dir);
@@ -162,18 +164,18 @@ load_phases (struct trial *t, const char *path, struct fm_err *err)
   else
     sscanf (line + 7, "%15s", via);
   /* static strings, as fd_disk_via gives them */
-  t->attached = strcmp (via, "nbd") == 0    ? "nbd"
-                : strcmp (via, "loop") == 0 ? "loop"
-                                            : NULL;
+  t->r->attached = strcmp (via, "nbd") == 0    ? "nbd"
+                   : strcmp (via, "loop") == 0 ? "loop"
+                                               : NULL;
   while (ret == 0 && fgets (line, sizeof line, fp)) {
-    struct phase *p = &t->ph[t->nph];
-    if (t->nph == MAX_PHASES || load_phase (line, p) == -1)
+    struct phase *p = &t->r->ph[t->r->nph];
+    if (t->r->nph == MAX_PHASES || load_phase (line, p) == -1)
       ret = fm_fail (err, "%s: a malformed phase: %s", path, line);
     /* Virtual time and I/O as the populate had them; this trial spent no
      * wall or CPU time on it.
      */
     p->wall_s = p->cpu_s = 0;
-    t->nph++;
+    t->r->nph++;
   }
   fclose (fp);
   return ret;
@@ -202,14 +204,14 @@ fd_base_clone (struct trial *t, const char *dir, struct fm_err *err)
   if (load_phases (t, path, err) == -1)
     return -1;
   snprintf (path, sizeof path, "%s/" MANIFEST, dir);
-  if (fd_manifest_load (path, &t->m, err) == -1 ||
-      link_if (dir, t->dir, POPULATE_LOG, err) == -1)
+  if (fd_manifest_load (path, &t->r->m, err) == -1 ||
+      link_if (dir, t->s->dir, POPULATE_LOG, err) == -1)
     return -1;
   /* What the populate leaves in the trial's directory, for a reader. */
-  snprintf (path, sizeof path, "%s/manifest.tsv", t->dir);
-  if (fd_manifest_write (&t->m, path, err) == -1)
+  snprintf (path, sizeof path, "%s/manifest.tsv", t->s->dir);
+  if (fd_manifest_write (&t->r->m, path, err) == -1)
     return -1;
-  t->cloned = true;
+  t->r->cloned = true;
   return 0;
 }
 

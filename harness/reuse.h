@@ -21,9 +21,11 @@
 
 #include "faultmodels/error.h"
 #include "campaign.h"
-#include "trial.h"
 
-/* After t populated its disk (t->store, detached): make dir (absolute)
+/* A trial running (trial-int.h): the engine calls these. */
+struct trial;
+
+/* After t populated its disk (its store, detached): make dir (absolute)
  * a base of it.  The store moves there; the trial goes on with a clone.
  */
 extern int fd_base_save (struct trial *t, const char *dir, struct fm_err *err);

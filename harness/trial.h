@@ -79,11 +79,12 @@ struct fd_crash_point {
   char error[200];
 };
 
-/* A trial's inputs (set by the caller) and results (filled in). */
-struct trial {
-  /* inputs */
+/* A trial's inputs: set by the caller (a campaign's trial, `run`'s
+ * options), checked before, and only read by the engine.
+ */
+struct trial_spec {
   const struct fd_fs *fs;
-  const char *profile, *size, *faults_spec, *target, *json_path;
+  const char *profile, *size, *faults_spec, *target;
   const char *campaign, *run_id; /* the campaign night it belongs to */
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
@@ -128,7 +129,10 @@ struct trial {
    * disk kept in it instead of populating.  NULL: neither.
    */
   const char *base_out, *base;
-  /* results */
+};
+
+/* What a trial found: zeroed by the caller, filled in by the engine. */
+struct trial_result {
   bool cloned;          /* the disk was a clone of a base: no populate ran */
   const char *attached; /* how the disk was attached: "nbd" or "loop" */
   struct phase ph[MAX_PHASES];
@@ -172,29 +176,34 @@ struct trial {
   double points_wall_s;
 };
 
-/* Run the trial in t->dir (which exists).  0, or -1 with err (t holds
- * what was measured up to the failure).
+/* Run the trial s in s->dir (which exists) into r (zeroed).  0, or -1
+ * with err (r holds what was measured up to the failure).
  */
-extern int fd_trial_run (struct trial *t, struct fm_err *err);
+extern int fd_trial_run (const struct trial_spec *s, struct trial_result *r,
+                         struct fm_err *err);
 
-/* The plugin's final stats into t->stats (after a run). */
-extern void fd_trial_read_stats (struct trial *t);
+/* The plugin's final stats into r->stats (after a run). */
+extern void fd_trial_read_stats (const struct trial_spec *s,
+                                 struct trial_result *r);
 
 /* The record as one JSON line; a one-screen summary on stdout. */
-extern void fd_trial_record (const struct trial *t, FILE *fp);
-extern void fd_trial_summary (const struct trial *t);
+extern void fd_trial_record (const struct trial_spec *s,
+                             const struct trial_result *r, FILE *fp);
+extern void fd_trial_summary (const struct trial_spec *s,
+                              const struct trial_result *r);
 
-/* Steps 2-4 alone on the disk already in t->store (a crash point): it
+/* Steps 2-4 alone on the disk already in s->store (a crash point): it
  * comes back with the fault keys, is checked, repaired, mounted and
- * audited against t->m.
+ * audited against r->m (set by the caller).
  */
-extern int fd_trial_run_disk (struct trial *t, struct fm_err *err);
+extern int fd_trial_run_disk (const struct trial_spec *s,
+                              struct trial_result *r, struct fm_err *err);
 
 /* Free what a run allocated (manifest, damaged files, violations). */
-extern void fd_trial_free (struct trial *t);
+extern void fd_trial_free (struct trial_result *r);
 
-/* Remove what the trial left in t->dir (and the directory, if asked). */
-extern void fd_trial_clean (const struct trial *t, bool remove_dir);
+/* Remove what the trial left in s->dir (and the directory, if asked). */
+extern void fd_trial_clean (const struct trial_spec *s, bool remove_dir);
 
 /* A mkdtemp template for a scratch directory of `what` ("run",
  * "campaign"): $TMPDIR/futuredisk-WHAT.XXXXXX, /var/tmp without TMPDIR
@@ -210,7 +219,7 @@ extern int fd_trial_parse_time (const char *s, struct fm_err *err);
 /* "fsck" or "restore": which gets the data back sooner (after a run
  * whose restore_s >= 0).
  */
-extern const char *fd_trial_quicker (const struct trial *t);
+extern const char *fd_trial_quicker (const struct trial_result *r);
 
 /* The IRON fingerprint's axes (Prabhakaran et al., SOSP'05), as a trial
  * with a --target sees them from outside the file system.  Detection:
@@ -238,64 +247,8 @@ extern const char *fd_trial_quicker (const struct trial *t);
 #define FD_CUT_UNRECOVERABLE                                                   \
   "unrecoverable" /* still not clean, the checker failed, or unmountable */
 
-/* A --target is one TYPE[:N[:KIND]] or several joined by '+' (at most
- * FD_TARGET_MAX), each hit in turn.  The next one from *s into item
- * (size bytes), moving *s past it; false when none is left.
- */
-#define FD_TARGET_MAX 4
-extern bool fd_target_next (const char **s, char *item, size_t size);
-
-/* Does any of target's parts carry a kind for which is() is true? */
-extern bool fd_target_any (const char *target, bool (*is) (const char *kind));
-
-/* Is target well formed: at most FD_TARGET_MAX parts, each with a
- * type, a count from 1 to 1000 and a kind fd_trial_target_kind takes?
- * -1 with err naming it; every such message begins with "target", so a
- * command may put "--" before it to name its option.
- */
-extern int fd_target_check (const char *target, struct fm_err *err);
-
-/* Is the type of each part of target one of types (space-separated, an
- * adapter's target_types)?  If not, the first that is not in bad (size
- * bytes).
- */
-extern bool fd_target_types_known (const char *target, const char *types,
-                                   char *bad, size_t size);
-
-/* The KIND of a --target TYPE[:N[:KIND]] ("ure" when there is none). */
-extern const char *fd_target_kind_of (const char *target);
-
-/* Is kind a fault a --target can carry: ure, lse, rot (the disk's),
- * lost-write, misdirected-write, torn-write (undone from the write log),
- * stripe[=SIZE] (RAID-level corruption: the whole stripe around the
- * block garbled), stripe-copy[=SIZE] (the stripe overwritten with the
- * one before it), stripe-ure[=SIZE] (the stripe unreadable: a degraded
- * array that cannot rebuild it)?  -1 with err naming it.
- */
-extern int fd_trial_target_kind (const char *kind, struct fm_err *err);
-
-/* A stripe's bytes when no size is given: a RAID 5 of four data disks
- * with 64 KiB chunks (mdadm's default chunk is 512 KiB; hardware
- * controllers of the kernel.org era used 64 KiB).
- */
-#define FD_STRIPE_DEFAULT (256 << 10)
-
-/* What a stripe kind does to the stripe. */
-enum fd_stripe_fault {
-  FD_STRIPE_GARBLE, /* stripe: seeded bytes */
-  FD_STRIPE_COPY,   /* stripe-copy: the stripe before it */
-  FD_STRIPE_URE,    /* stripe-ure: unreadable until rewritten */
-};
-
-/* The stripe of a --target KIND stripe[=SIZE], stripe-copy[=SIZE] or
- * stripe-ure[=SIZE] into *bytes (0: kind is none of them), and what
- * it does into *how.  -1 with err naming a bad size.
- */
-extern int fd_target_stripe (const char *kind, uint64_t *bytes,
-                             enum fd_stripe_fault *how, struct fm_err *err);
-
 /* The phase called name, or NULL. */
-extern const struct phase *fd_trial_phase (const struct trial *t,
+extern const struct phase *fd_trial_phase (const struct trial_result *r,
                                            const char *name);
 
 #endif

@@ -260,6 +260,19 @@ btrfs_locate (const char *dev, const char *type, const char *path,
                   fd_fs_btrfs.target_types);
 }
 
+/* btrfs check's "[2/7] checking extents" */
+static bool
+btrfs_pass_heading (const char *l, int *num, char *name, size_t len)
+{
+  int a, b;
+
+  if (*l != '[' || sscanf (l, "[%d/%d]", &a, &b) != 2 || a <= 0)
+    return false;
+  snprintf (name, len, "step %d/%d", a, b);
+  *num = a;
+  return true;
+}
+
 const struct fd_fs fd_fs_btrfs = {
     .name = "btrfs",
     .mount_type = "btrfs",
@@ -283,6 +296,13 @@ const struct fd_fs fd_fs_btrfs = {
                  {"btrfs", "rescue", "zero-log", "{dev}"}},
     .outcome = btrfs_outcome,
     .passes = btrfs_passes,
+    .pass_heading = btrfs_pass_heading,
+    /* "checksum verify failed on N wanted ... found ...", and its data
+     * checks' words.
+     */
+    .checksum_failed =
+        (const char *const[]){"checksum verify failed", "csum mismatch",
+                              "csum failed", NULL},
     .locate = btrfs_locate,
     .fiemap_to_device = map_logical,
     .target_types = "data inode dir superblock root-tree chunk-tree "

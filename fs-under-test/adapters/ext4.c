@@ -34,6 +34,11 @@ ext4_passes (const char *out, struct fd_pass *p, size_t max)
   return fd_pass_lines (out, ext4_pass, p, max);
 }
 
+/* e2fsck's words for a checksum that failed (its problem table). */
+static const char *const e2fsck_checksum_failed[] = {
+    "checksum does not match", "checksums are invalid", "checksum is invalid",
+    NULL};
+
 /* Run debugfs -c -R REQUEST on dev; its stdout in buf.  -c: the
  * requests need no bitmaps, and reading them all is a random read per
  * block group (32,768 on a 2 TB ext3, seconds per call).
@@ -159,7 +164,8 @@ ext4_locate (const char *dev, const char *type, const char *path,
   .check = {"e2fsck", "-fn", "-tt", "{dev}"},                                  \
   .repair = {"e2fsck", "-fy", "-tt", "{dev}"}, .progress_opt = "-C3",          \
   .outcome = fd_outcome_e2fsck, .passes = ext4_passes, .locate = ext4_locate,  \
-  E2FSCK_BACKUP_SUPERBLOCK,                                                    \
+  .pass_heading = fd_pass_heading_e2fsck,                                      \
+  .checksum_failed = e2fsck_checksum_failed, E2FSCK_BACKUP_SUPERBLOCK,         \
   .target_types = "data inode dir journal superblock gdt block-bitmap "        \
                   "inode-bitmap"
 

@@ -1,6 +1,7 @@
 /* futuredisk — fs-under-test: the adapter table and what the adapters
  * share (see fsadapter.h).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,6 +78,25 @@ fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
             char *argv[FD_ARGV_MAX + 1])
 {
   fd_fs_argv_at (tmpl, dev, NULL, argv);
+}
+
+bool
+fd_pass_heading_e2fsck (const char *l, int *num, char *name, size_t len)
+{
+  char id[16];
+  int n, k = 0;
+  size_t i;
+
+  if (*l != 'P' || sscanf (l, "Pass %15[0-9A-Za-z]: %n", id, &k) != 1 ||
+      k == 0 || sscanf (id, "%d", &n) != 1 ||
+      strncmp (l + k, "Memory used", 11) == 0 ||
+      strncmp (l + k, "I/O ", 4) == 0 || strncmp (l + k, "time ", 5) == 0)
+    return false;
+  for (i = 0; id[i]; i++)
+    id[i] = (char)tolower ((unsigned char)id[i]);
+  snprintf (name, len, "pass %s", id);
+  *num = n;
+  return true;
 }
 
 bool

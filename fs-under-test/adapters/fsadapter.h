@@ -95,6 +95,17 @@ struct fd_fs {
   enum fd_outcome (*outcome) (int status, int signal, bool repair);
   /* Per-pass times from the checker's output; returns how many. */
   size_t (*passes) (const char *out, struct fd_pass *p, size_t max);
+  /* Does line l (one whole line of the checker's output) begin a pass:
+   * its number in *num and a short name in name (len bytes), such as
+   * "pass 1b", "phase 3", "step 2/7"?  The harness times the passes on
+   * the disk's clock from these and names the pass in progress lines.
+   */
+  bool (*pass_heading) (const char *l, int *num, char *name, size_t len);
+  /* The phrases (NULL-ended, any case) with which the checker reports a
+   * checksum that failed, not merely a pass that checks them: the IRON
+   * fingerprint's detection by checksum.
+   */
+  const char *const *checksum_failed;
   /* Where metadata or data of one kind lives, for targeted injection:
    * the byte range of the block of `type` belonging to `path` (a file
    * relative to the root) on the unmounted device.  Every adapter knows
@@ -169,6 +180,13 @@ typedef bool fd_pass_line (const char *line, const char *end,
  * keeps of an output too long to hold.
  */
 extern bool fd_checker_line_kept (const char *line, const char *end);
+
+/* pass_heading for e2fsck's and fsck.chunkfs's "Pass 2: Checking ..."
+ * and "Pass 1B: ..." (not their timing lines, "Pass 2: Memory used",
+ * "Pass 5: I/O read", "Pass 2: time").
+ */
+extern bool fd_pass_heading_e2fsck (const char *l, int *num, char *name,
+                                    size_t len);
 
 /* The passes `one` finds in the lines of out (none when out is NULL), at
  * most max: how many.

@@ -71,6 +71,19 @@ xfs_passes (const char *out, struct fd_pass *p, size_t max)
 }
 
 /* xfs_db -r -c CMD... on dev; stdout in *out. */
+/* xfs_repair's "Phase 3 - for each AG..." */
+static bool
+xfs_pass_heading (const char *l, int *num, char *name, size_t len)
+{
+  int n, k = 0;
+
+  if (*l != 'P' || sscanf (l, "Phase %d -%n", &n, &k) != 1 || k == 0)
+    return false;
+  snprintf (name, len, "phase %d", n);
+  *num = n;
+  return true;
+}
+
 static int
 xfs_db (const char *dev, const char *c1, const char *c2, char **out,
         struct fm_err *err)
@@ -265,6 +278,9 @@ const struct fd_fs fd_fs_xfs = {
     .escalate = {{"xfs_repair", "-L", "-e", "-v", "{dev}"}},
     .outcome = xfs_outcome,
     .passes = xfs_passes,
+    .pass_heading = xfs_pass_heading,
+    /* "Metadata CRC error detected at ...", "bad CRC for inode ..." */
+    .checksum_failed = (const char *const[]){"crc error", "bad crc", NULL},
     .locate = xfs_locate,
     .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
                     "refcountbt inobt finobt",

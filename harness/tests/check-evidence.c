@@ -30,14 +30,15 @@ write_file (const char *dir, const char *name, const char *text, size_t n)
 
 /* A trial whose check and repair ran in dir. */
 static void
-trial_in (struct trial *t, const char *dir)
+trial_in (struct trial_spec *t, struct trial_result *r, const char *dir)
 {
   memset (t, 0, sizeof *t);
+  memset (r, 0, sizeof *r);
   snprintf (t->dir, sizeof t->dir, "%s", dir);
-  t->ph[0] = (struct phase){.name = "populate"};
-  t->ph[1] = (struct phase){.name = "check", .outcome = "UNFIXED"};
-  t->ph[2] = (struct phase){.name = "repair", .outcome = "FIXED"};
-  t->nph = 3;
+  r->ph[0] = (struct phase){.name = "populate"};
+  r->ph[1] = (struct phase){.name = "check", .outcome = "UNFIXED"};
+  r->ph[2] = (struct phase){.name = "repair", .outcome = "FIXED"};
+  r->nph = 3;
 }
 
 static void
@@ -59,16 +60,17 @@ remove_dir (const char *dir)
 START_TEST (test_collect)
 {
   struct fd_evidence ev = {0};
-  struct trial t;
+  struct trial_spec t;
+  struct trial_result r;
   struct fm_err err;
   char dir[64];
 
   fd_check_tmpdir ("evidence", dir, sizeof dir);
-  trial_in (&t, dir);
+  trial_in (&t, &r, dir);
   write_file (dir, "check.out", "$ e2fsck -fn\nPass 1\n", 20);
   write_file (dir, "kernel.log", "EXT4-fs (loop1): unable\n", 24);
   write_file (dir, "nbdkit.log", "", 0); /* said nothing: not kept */
-  ck_assert_int_eq (fd_evidence_collect (&t, &ev, NULL, &err), 0);
+  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, NULL, &err), 0);
   /* repair.out is not there: left out; the populate is no checker. */
   ck_assert_uint_eq (ev.n, 2);
   ck_assert_str_eq (ev.item[0].name, "check.out");
@@ -97,7 +99,8 @@ numbered (size_t n)
 START_TEST (test_cap)
 {
   struct fd_evidence ev = {0};
-  struct trial t;
+  struct trial_spec t;
+  struct trial_result r;
   struct fm_err err;
   char dir[64], note[512] = "", want[96];
   size_t n = 3 * FD_EVIDENCE_CAP, tail = FD_EVIDENCE_CAP - FD_EVIDENCE_HEAD;
@@ -106,9 +109,9 @@ START_TEST (test_cap)
   const char *text;
 
   fd_check_tmpdir ("evidence", dir, sizeof dir);
-  trial_in (&t, dir);
+  trial_in (&t, &r, dir);
   write_file (dir, "repair.out", big, n);
-  ck_assert_int_eq (fd_evidence_collect (&t, &ev, fp, &err), 0);
+  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, fp, &err), 0);
   fclose (fp);
   ck_assert_uint_eq (ev.n, 1);
   ck_assert_uint_eq (ev.item[0].bytes, n);
@@ -181,7 +184,8 @@ START_TEST (test_roundtrip)
 {
   struct fd_evidence ev = {0};
   char names[128];
-  struct trial t;
+  struct trial_spec t;
+  struct trial_result r;
   struct fm_err err;
   char dir[64], path[128], *text;
   size_t n = 2 * FD_EVIDENCE_CAP, len;
@@ -190,10 +194,10 @@ START_TEST (test_roundtrip)
   sqlite3 *db;
 
   fd_check_tmpdir ("evidence", dir, sizeof dir);
-  trial_in (&t, dir);
+  trial_in (&t, &r, dir);
   write_file (dir, "check.out", big, n);
   write_file (dir, "faults.jsonl", "{\"kind\": \"ure\"}\n", 16);
-  ck_assert_int_eq (fd_evidence_collect (&t, &ev, NULL, &err), 0);
+  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, NULL, &err), 0);
   db = db_with_trial (dir, path, sizeof path);
   ck_assert_msg (fd_evidence_store (db, 1, &ev, &err) == 0, "%s", err.msg);
   ck_assert_int_eq (

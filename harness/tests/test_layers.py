@@ -39,10 +39,6 @@ KNOWN = {
      "fs-under-test/chunkfs/src/check-special.c",
      "fs-under-test/chunkfs/src/check-xattr.c",
      "fs-under-test/chunkfs/src/check.c"),
-    # harness: trial.c calls crash points and image reuse, which (and
-    # the campaign) call trial.c back.
-    ("harness/campaign.c", "harness/crashpoints.c", "harness/reuse.c",
-     "harness/trial.c"),
 }
 
 

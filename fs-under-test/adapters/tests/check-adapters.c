@@ -1,0 +1,101 @@
+/* futuredisk — fs-under-test: unit tests for what each adapter reads in
+ * its checker's output: the lines that begin a pass, and the words for a
+ * checksum that failed.
+ */
+#include <string.h>
+
+#include "check-main.h"
+#include "fsadapter.h"
+
+/* The adapter called name. */
+static const struct fd_fs *
+fs (const char *name)
+{
+  struct fm_err err;
+  const struct fd_fs *f = fd_fs_find (name, &err);
+
+  ck_assert_msg (f != NULL, "%s", err.msg);
+  return f;
+}
+
+/* The pass line l begins for fs, "" when none. */
+static const char *
+heading (const struct fd_fs *f, const char *l, int *num)
+{
+  static char name[32];
+
+  *num = -1;
+  if (!f->pass_heading (l, num, name, sizeof name))
+    return "";
+  return name;
+}
+
+START_TEST (test_headings)
+{
+  int n;
+
+  ck_assert_str_eq (heading (fs ("ext4"), "Pass 1: Checking inodes", &n),
+                    "pass 1");
+  ck_assert_int_eq (n, 1);
+  ck_assert_str_eq (heading (fs ("ext4"), "Pass 1B: Rescanning", &n),
+                    "pass 1b");
+  ck_assert_int_eq (n, 1);
+  /* e2fsck -tt's timing lines close a pass, they begin none. */
+  ck_assert_str_eq (heading (fs ("ext4"), "Pass 2: Memory used: 1k", &n), "");
+  ck_assert_str_eq (heading (fs ("ext3"), "Pass 5: I/O read: 1MB", &n), "");
+  ck_assert_str_eq (heading (fs ("chunkfs"), "Pass 3: time 0.1", &n), "");
+  ck_assert_str_eq (heading (fs ("chunkfs"), "Pass 4: Checking", &n), "pass 4");
+  ck_assert_str_eq (heading (fs ("xfs"), "Phase 3 - for each AG...", &n),
+                    "phase 3");
+  ck_assert_int_eq (n, 3);
+  ck_assert_str_eq (heading (fs ("btrfs"), "[2/7] checking extents", &n),
+                    "step 2/7");
+  ck_assert_int_eq (n, 2);
+  /* Each checker's headings are its own. */
+  ck_assert_str_eq (heading (fs ("ext4"), "Phase 3 - for each AG...", &n), "");
+  ck_assert_str_eq (heading (fs ("xfs"), "Pass 1: Checking inodes", &n), "");
+  ck_assert_str_eq (heading (fs ("btrfs"), "Pass 1: Checking inodes", &n), "");
+  ck_assert_str_eq (heading (fs ("btrfs"), "[0/7] nothing", &n), "");
+}
+END_TEST
+
+/* Does one of fs's phrases occur in line, in any case? */
+static bool
+says (const struct fd_fs *f, const char *line)
+{
+  size_t k;
+
+  for (k = 0; f->checksum_failed[k]; k++)
+    if (strcasestr (line, f->checksum_failed[k]))
+      return true;
+  return false;
+}
+
+START_TEST (test_checksum_words)
+{
+  ck_assert (says (fs ("ext4"), "Inode 12 passes checks, but checksum does "
+                                "not match inode.  Fix? no"));
+  ck_assert (says (fs ("ext3"), "One or more block group descriptor "
+                                "checksums are invalid.  Fix? no"));
+  ck_assert (says (fs ("xfs"), "Metadata CRC error detected at 0x4d5a3"));
+  ck_assert (says (fs ("xfs"), "bad CRC for inode 131"));
+  ck_assert (says (fs ("btrfs"), "checksum verify failed on 30408704 wanted "
+                                 "0x1 found 0x2 level 0"));
+  ck_assert (says (fs ("chunkfs"), "inode 12: bad checksum"));
+  /* A pass that checks checksums found none failed. */
+  ck_assert (!says (fs ("btrfs"), "[5/7] checking csums against data"));
+  ck_assert (!says (fs ("ext4"), "Pass 1: Checking inodes, blocks, and "
+                                 "sizes"));
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct fd_check_case cases[] = {
+      {"headings", test_headings},
+      {"checksum-words", test_checksum_words},
+  };
+
+  return fd_check_main ("adapters", cases, sizeof cases / sizeof cases[0]);
+}
