@@ -24,6 +24,8 @@
 #include "evidence.h"
 #include "reuse.h"
 #include "trial.h"
+#include "hostrun.h"
+#include "cgroup.h"
 
 /* The options, after the usage line. */
 static const char run_help[] =
@@ -69,10 +71,17 @@ static const char run_help[] =
     "  --time MODE      the disk's clock: virtual (default), real "
     "(requests\n"
     "                   take their modelled time), scale:F\n"
-    "  --think real|zero  does the checker's own time between requests "
-    "count\n"
-    "                   on the virtual clock (default real; zero: "
-    "device-bound)\n"
+    "  --think real|zero|cpu  the checker's own time between requests "
+    "on the\n"
+    "                   virtual clock: wall time (default), none "
+    "(device-bound),\n"
+    "                   or its CPU time in a cgroup (needs root, cgroup "
+    "v2)\n"
+    "  --host NAME      the machine the checker runs on: its speed "
+    "(think=cpu)\n"
+    "                   and RAM (a memory limit): native (default), "
+    "server-2024,\n"
+    "                   server-2006, nas-2010\n"
     "  --json[=FILE|-]  the trial record as one JSON line, appended to "
     "FILE, or on\n"
     "                   stdout (--json, --json=-; the summary goes to "
@@ -140,7 +149,8 @@ run_usage (FILE *fp)
       "              [--fill PCT] [--meta-only N] [--tree KIND] [--crash] "
       "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--time MODE] [--think real|zero] [--json[=FILE|-]] [--db "
+      "              [--time MODE] [--think real|zero|cpu] [--host NAME] "
+      "[--json[=FILE|-]] [--db "
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] [--progress "
       "SECONDS] "
@@ -159,6 +169,8 @@ struct run_opts {
   uint64_t sweep; /* --repair-cut sweep:N */
   const char *fs, *dir, *db_path;
   char spec[4096], clock_args[2][80];
+  char host_args[2][FD_HOSTRUN_ARG_MAX];
+  struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
 };
 
 static int
@@ -264,10 +276,11 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       t->time_mode = arg;
       return fd_trial_parse_time (arg, err);
     case 'K':
-      if (strcmp (arg, "real") && strcmp (arg, "zero"))
-        return fm_fail (err, "--think: '%.64s' is not real or zero", arg);
       t->think = arg;
-      return 0;
+      return fd_hostrun_check ("--think", arg, "--host", NULL, err);
+    case 'H':
+      t->host = arg;
+      return fd_hostrun_check ("--think", NULL, "--host", arg, err);
     case 'R':
       return fm_parse_uint ("--rep", arg, 0, 1000000, &t->rep, err);
     case 'a':
@@ -309,6 +322,7 @@ static const struct option run_options[] = {
     {"escalate", no_argument, NULL, 'E'},
     {"time", required_argument, NULL, 'm'},
     {"think", required_argument, NULL, 'K'},
+    {"host", required_argument, NULL, 'H'},
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
@@ -622,11 +636,22 @@ static int
 run_trial (struct run_opts *o)
 {
   struct trial *t = &o->t;
+  struct fm_err err;
   bool made_dir;
   int ret;
 
-  if (run_make_dir (o, &made_dir) == -1)
+  /* The checkers' cgroup first: without one, nothing is started. */
+  if (fd_hostrun_open ("--think", t->think, t->host, &o->cgroup, &err) == -1 ||
+      fd_hostrun_args (t->think, t->host, o->cgroup, o->host_args, t->extra,
+                       &t->n_extra, FD_FAULT_KEYS_MAX, &err) == -1) {
+    fd_cgroup_free (o->cgroup);
+    return fd_usage_error ("run", "%s", err.msg);
+  }
+  t->cgroup = o->cgroup;
+  if (run_make_dir (o, &made_dir) == -1) {
+    fd_cgroup_free (o->cgroup);
     return 1;
+  }
   fd_catch_signals ();
   if (o->sweep)
     ret = run_sweep (o, made_dir);
@@ -638,6 +663,7 @@ run_trial (struct run_opts *o)
       printf ("  kept: %s\n", t->dir);
     fd_trial_free (t);
   }
+  fd_cgroup_free (o->cgroup);
   if (ret == 130) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;

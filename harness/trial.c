@@ -27,6 +27,8 @@
 #include "attribute.h"
 #include "trial.h"
 #include "proc.h"
+#include "cgroup.h"
+#include "hostrun.h"
 
 static double
 self_cpu (void)
@@ -257,6 +259,37 @@ check_tick (void *opaque, const char *progress, const struct fd_proc *pr)
   fflush (w->t->progress);
 }
 
+/* A checker phase's cgroup counters at its start (think=cpu, --host). */
+struct host_counts {
+  uint64_t oom, cpu_us;
+};
+
+static void
+fd_host_begin (const struct trial *t, struct host_counts *hc)
+{
+  hc->oom = t->cgroup ? fd_cgroup_oom_kills (t->cgroup) : 0;
+  hc->cpu_us = t->cgroup ? fd_cgroup_cpu_usec (t->cgroup) : 0;
+}
+
+/* Did the host's memory limit kill a process of the checker?  That is
+ * a finding (the checker does not fit on that host), not the rig's
+ * failure.
+ */
+static bool
+fd_host_oom (const struct trial *t, const struct host_counts *hc)
+{
+  return t->cgroup && fd_cgroup_oom_kills (t->cgroup) > hc->oom;
+}
+
+static double
+fd_host_charged (const struct trial *t, const struct host_counts *hc)
+{
+  if (t->cgroup == NULL)
+    return -1;
+  return (double)(fd_cgroup_cpu_usec (t->cgroup) - hc->cpu_us) / 1e6 /
+         fd_hostrun_speed (t->host);
+}
+
 /* The checker's command line: the template's, with the progress option
  * after the program name when progress is shown.
  */
@@ -298,7 +331,8 @@ checker_cmd (struct trial *t, struct fd_disk *d, const char *const *tmpl,
                             w,
                             fp,
                             fd_checker_line_kept,
-                            t->fs->loop_lines};
+                            t->fs->loop_lines,
+                            t->cgroup};
   if (fd_run_watched (argv, t->timeout, &watch, pr, err) == -1)
     return -1;
   fputs (pr->err, fp);
@@ -341,6 +375,7 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   FILE *fp;
   struct phase *p;
   enum fd_outcome o = FD_CLEAN;
+  struct host_counts hc;
 
   /* Cold caches, as after a reboot: the checker's reads reach the disk. */
   if ((fp = fopen ("/proc/sys/vm/drop_caches", "w")) != NULL) {
@@ -353,17 +388,20 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
-  for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING; k++) {
+  fd_host_begin (t, &hc);
+  for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING && o != FD_OOM; k++) {
     if (k)
       fd_proc_free (&pr);
     if (checker_cmd (t, d, tmpls[k], &w, fp, &pr, err) == -1) {
       fclose (fp);
       return -1;
     }
-    o = pr.timed_out   ? FD_TIMEOUT
-        : pr.repeating ? FD_LOOPING
-                       : t->fs->outcome (pr.status, pr.signal, repair);
+    o = pr.timed_out           ? FD_TIMEOUT
+        : pr.repeating         ? FD_LOOPING
+        : fd_host_oom (t, &hc) ? FD_OOM
+                               : t->fs->outcome (pr.status, pr.signal, repair);
   }
+  p->charged_s = fd_host_charged (t, &hc);
   if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
@@ -1086,7 +1124,7 @@ checker_failed (const struct trial *t)
 
   return o && (strcmp (o, "CHECKER_ERROR") == 0 ||
                strcmp (o, "CHECKER_CRASH") == 0 || strcmp (o, "TIMEOUT") == 0 ||
-               strcmp (o, "LOOPING") == 0);
+               strcmp (o, "LOOPING") == 0 || strcmp (o, "OOM") == 0);
 }
 
 static bool
@@ -1528,6 +1566,8 @@ record_inputs (const struct trial *t, FILE *fp)
   fd_json_string (fp, t->time_mode ? t->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
   fd_json_string (fp, t->think ? t->think : "real");
+  fprintf (fp, ", \"host\": ");
+  fd_json_string (fp, t->host ? t->host : "native");
   fprintf (fp, ", \"attach\": ");
   fd_json_string (fp, t->attached ? t->attached : "");
   fprintf (fp, ", \"cloned\": %s", t->cloned ? "true" : "false");
@@ -1557,10 +1597,11 @@ record_phase (const struct phase *p, FILE *fp)
            p->name, p->virtual_s, p->wall_s, p->cpu_s, p->reads, p->writes,
            p->bytes_read, p->bytes_written, p->read_errors);
   if (p->outcome) {
-    fprintf (fp,
-             ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", "
-             "\"passes\": {",
+    fprintf (fp, ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", ",
              p->status, p->signal, p->outcome);
+    if (p->charged_s >= 0)
+      fprintf (fp, "\"charged_s\": %.6f, ", p->charged_s);
+    fprintf (fp, "\"passes\": {");
     for (j = 0; j < p->npasses; j++)
       fprintf (fp, "%s\"%s\": %.2f", j ? ", " : "", p->passes[j].name,
                p->passes[j].seconds);
