@@ -327,7 +327,7 @@ cmd_predict (int argc, char **argv)
   if (rc != FD_OPTS_RUN)
     return rc;
   /* The checkers' cgroup first: without one, nothing is started. */
-  if (fd_hostrun_open ("--think", o.think, o.host, &h.cgroup, &err) == -1)
+  if (fd_hostrun_open ("--think", o.think, o.host, 0, &h.cgroup, &err) == -1)
     return fd_usage_error ("predict", "%s", err.msg);
   fd_catch_signals ();
   printf ("%-17s %9s %8s %9s %12s %12s %9s %12s %s\n", "profile", "capacity",

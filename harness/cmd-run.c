@@ -82,6 +82,7 @@ static const char run_help[] =
     "                   and RAM (a memory limit): native (default), "
     "server-2024,\n"
     "                   server-2006, nas-2010\n"
+    "  --host-ram SIZE  the host's RAM instead of its own (e.g. 2G)\n"
     "  --json[=FILE|-]  the trial record as one JSON line, appended to "
     "FILE, or on\n"
     "                   stdout (--json, --json=-; the summary goes to "
@@ -150,6 +151,7 @@ run_usage (FILE *fp)
       "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
       "              [--time MODE] [--think real|zero|cpu] [--host NAME] "
+      "[--host-ram SIZE] "
       "[--json[=FILE|-]] [--db "
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] [--progress "
@@ -171,6 +173,7 @@ struct run_opts {
   char spec[4096], clock_args[2][80];
   char host_args[2][FD_HOSTRUN_ARG_MAX];
   struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
+  uint64_t host_ram;        /* --host-ram; 0: the host's */
 };
 
 static int
@@ -281,6 +284,12 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'H':
       t->host = arg;
       return fd_hostrun_check ("--think", NULL, "--host", arg, err);
+    case 'Q':
+      return fm_parse_size ("--host-ram", arg, &o->host_ram, err) == -1 ||
+                     o->host_ram == 0
+                 ? fm_fail (err, "--host-ram: '%.64s' is not a positive size",
+                            arg)
+                 : 0;
     case 'R':
       return fm_parse_uint ("--rep", arg, 0, 1000000, &t->rep, err);
     case 'a':
@@ -323,6 +332,7 @@ static const struct option run_options[] = {
     {"time", required_argument, NULL, 'm'},
     {"think", required_argument, NULL, 'K'},
     {"host", required_argument, NULL, 'H'},
+    {"host-ram", required_argument, NULL, 'Q'},
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
@@ -641,7 +651,8 @@ run_trial (struct run_opts *o)
   int ret;
 
   /* The checkers' cgroup first: without one, nothing is started. */
-  if (fd_hostrun_open ("--think", t->think, t->host, &o->cgroup, &err) == -1 ||
+  if (fd_hostrun_open ("--think", t->think, t->host, o->host_ram, &o->cgroup,
+                       &err) == -1 ||
       fd_hostrun_args (t->think, t->host, o->cgroup, o->host_args, t->extra,
                        &t->n_extra, FD_FAULT_KEYS_MAX, &err) == -1) {
     fd_cgroup_free (o->cgroup);

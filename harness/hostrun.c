@@ -21,7 +21,7 @@ fd_hostrun_check (const char *think_key, const char *think,
 
 int
 fd_hostrun_open (const char *key, const char *think, const char *host,
-                 struct fd_cgroup **cg, struct fm_err *err)
+                 uint64_t ram, struct fd_cgroup **cg, struct fm_err *err)
 {
   const struct fd_host *h = NULL;
   bool cpu = think && strcmp (think, "cpu") == 0;
@@ -29,9 +29,11 @@ fd_hostrun_open (const char *key, const char *think, const char *host,
   *cg = NULL;
   if (host && (h = fd_host_find ("--host", host, err)) == NULL)
     return -1;
-  if (!cpu && (h == NULL || h->ram_bytes == 0))
+  if (ram == 0 && h)
+    ram = h->ram_bytes;
+  if (!cpu && ram == 0)
     return 0;
-  if ((*cg = fd_cgroup_new (key, h ? h->ram_bytes : 0, err)) == NULL) {
+  if ((*cg = fd_cgroup_new (key, ram, err)) == NULL) {
     char msg[sizeof err->msg];
     snprintf (msg, sizeof msg, "%s", err->msg);
     return fm_fail (err, "%s%s", msg,

@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "faultmodels/error.h"
 
@@ -24,12 +25,12 @@ extern int fd_hostrun_check (const char *think_key, const char *think,
                              struct fm_err *err);
 
 /* The checkers' cgroup, made when think is cpu or the host has a RAM
- * size: 0 with *cg (NULL when none is needed), or -1 with err naming
- * key.
+ * size (ram, --host-ram, when not 0; else the host's): 0 with *cg (NULL
+ * when none is needed), or -1 with err naming key.
  */
 extern int fd_hostrun_open (const char *key, const char *think,
-                            const char *host, struct fd_cgroup **cg,
-                            struct fm_err *err);
+                            const char *host, uint64_t ram,
+                            struct fd_cgroup **cg, struct fm_err *err);
 
 /* With think=cpu, the plugin's cgroup=DIR and host=NAME (when host is
  * not NULL) into args (two buffers), appended to extra[*n] (at most max).
