@@ -118,10 +118,12 @@ struct predict_opts {
   const char *think, *host; /* --think, --host; NULL: not given */
 };
 
-/* What the trials share: the checkers' cgroup and the plugin parameters
- * that name it.
+/* A disk's checker host (--host, else the profile's host key), its
+ * cgroup and the plugin parameters that name them.
  */
 struct predict_host {
+  const char *host; /* NULL: native */
+  char name[32];
   struct fd_cgroup *cgroup;
   char think_arg[32], args[2][FD_HOSTRUN_ARG_MAX];
 };
@@ -270,13 +272,13 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
   t.progress = stderr;
   t.progress_every = 10;
   t.think = o->think;
-  t.host = o->host;
+  t.host = h->host;
   t.cgroup = h->cgroup;
   if (o->think) {
     snprintf (h->think_arg, sizeof h->think_arg, "think=%s", o->think);
     t.extra[t.n_extra++] = h->think_arg;
   }
-  fd_hostrun_args (o->think, o->host, h->cgroup, h->args, t.extra, &t.n_extra,
+  fd_hostrun_args (o->think, h->host, h->cgroup, h->args, t.extra, &t.n_extra,
                    FD_FAULT_KEYS_MAX, &err);
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
   if (mkdtemp (t.dir) == NULL) {
@@ -313,11 +315,46 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
   return ret;
 }
 
+static void
+free_hosts (struct predict_host *h, size_t n)
+{
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    fd_cgroup_free (h[i].cgroup);
+}
+
+/* Every disk's checker cgroup, before anything starts: -1 with err if
+ * one cannot be made (none is left then).
+ */
+static int
+open_hosts (const struct predict_opts *o, struct predict_host *h,
+            struct fm_err *err)
+{
+  struct fm_profile p;
+  size_t i;
+
+  for (i = 0; i < o->np; i++) {
+    h[i].host = o->host;
+    if (h[i].host == NULL && fd_load_profile (o->profiles[i], &p, err) == 0 &&
+        p.host[0]) {
+      snprintf (h[i].name, sizeof h[i].name, "%s", p.host);
+      h[i].host = h[i].name;
+    }
+    if (fd_hostrun_open ("--think", o->think, h[i].host, 0, &h[i].cgroup,
+                         err) == -1) {
+      free_hosts (h, i);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int
 cmd_predict (int argc, char **argv)
 {
   struct predict_opts o;
-  struct predict_host h = {0};
+  static struct predict_host h[16];
   struct fm_err err;
   double t0 = fd_now_s (), first_fsck = 0;
   int ret = 0, rc;
@@ -327,21 +364,21 @@ cmd_predict (int argc, char **argv)
   if (rc != FD_OPTS_RUN)
     return rc;
   /* The checkers' cgroup first: without one, nothing is started. */
-  if (fd_hostrun_open ("--think", o.think, o.host, 0, &h.cgroup, &err) == -1)
+  if (open_hosts (&o, h, &err) == -1)
     return fd_usage_error ("predict", "%s", err.msg);
   fd_catch_signals ();
   printf ("%-17s %9s %8s %9s %12s %12s %9s %12s %s\n", "profile", "capacity",
           "files", "used", "full read", "fsck -n", "vs first", "restore",
           "quicker");
   for (i = 0; i < o.np && !fd_interrupted; i++) {
-    rc = predict_one (&o, &h, o.profiles[i], i == 0, &first_fsck);
+    rc = predict_one (&o, &h[i], o.profiles[i], i == 0, &first_fsck);
     if (rc == -1) {
-      fd_cgroup_free (h.cgroup);
+      free_hosts (h, o.np);
       return 1;
     }
     ret |= rc;
   }
-  fd_cgroup_free (h.cgroup);
+  free_hosts (h, o.np);
   printf ("(%s, %.0f%% full, %s tree, metadata only; took %.0f s wall)\n", o.fs,
           o.fill, fd_tree_name (o.tree), fd_now_s () - t0);
   if (fd_interrupted)

@@ -174,6 +174,7 @@ struct run_opts {
   char host_args[2][FD_HOSTRUN_ARG_MAX];
   struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
   uint64_t host_ram;        /* --host-ram; 0: the host's */
+  char profile_host[32];    /* the profile's host key, without --host */
 };
 
 static int
@@ -369,6 +370,23 @@ run_check_size (const struct trial *t, struct fm_err *err)
   return 0;
 }
 
+/* Without --host, the profile's host key (loading it checks the name:
+ * a bad one is refused before anything starts).
+ */
+static int
+run_profile_host (struct run_opts *o, struct fm_err *err)
+{
+  struct fm_profile p;
+
+  if (fd_load_profile (o->t.profile, &p, err) == -1)
+    return -1;
+  if (o->t.host == NULL && p.host[0]) {
+    snprintf (o->profile_host, sizeof o->profile_host, "%s", p.host);
+    o->t.host = o->profile_host;
+  }
+  return 0;
+}
+
 /* The plugin's clock parameters, after the fault keys. */
 static int
 run_clock_args (struct run_opts *o, struct fm_err *err)
@@ -436,7 +454,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return FD_OPTS_BAD;
   }
   if ((t->fs = fd_fs_find (o->fs, &err)) == NULL ||
-      run_check_size (t, &err) == -1)
+      run_check_size (t, &err) == -1 || run_profile_host (o, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
   if ((t->campaign == NULL) != (t->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");

@@ -313,6 +313,12 @@ futuredisk_config_complete (void)
                   "client runs in");
     return -1;
   }
+  /* Else the profile's host (checked when it was loaded). */
+  if (host == NULL && profile.host[0] &&
+      (host = fd_host_find ("host", profile.host, &err)) == NULL) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
   if (base_path && store_path == NULL) {
     nbdkit_error ("base=%s needs store=FILE: the overlay its writes go to",
                   base_path);

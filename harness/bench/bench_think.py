@@ -12,7 +12,14 @@ Then one `futuredisk run --fs ext4 --think cpu --keep` to set e2fsck's
 own CPU figure (-tt's last "time: real/ user/ sys" line, in check.out)
 beside the CPU seconds think=cpu charged the check (charged_s).
 
-Usage: bench_think.py BUILD_DIR [ROUNDS] [PROFILE] [FILES]   (as root)"""
+With --client instead: the mechanism alone, without the kernel's block
+layer and page cache in the way: a client that reads, burns CPU and
+reads again (through libnbd, in a cgroup of its own), ROUNDS times idle
+and beside the hogs, per think mode; its virtual seconds and their
+spread.
+
+Usage: bench_think.py BUILD_DIR [ROUNDS] [PROFILE] [FILES]   (as root)
+       bench_think.py --client BUILD_DIR [ROUNDS]"""
 import json
 import os
 import re
@@ -30,7 +37,8 @@ def predict(fd, think, profile, files, out):
     with open(out) as f:
         rec = json.loads(f.readlines()[-1])
     ck = next(p for p in rec["phases"] if p["name"] == "check")
-    return ck["virtual_s"], ck.get("charged_s"), ck["cpu_s"]
+    return ck["virtual_s"], ck.get("charged_s"), ck["reads"], \
+        ck["bytes_read"]
 
 
 def hogs(n):
@@ -59,7 +67,80 @@ def e2fsck_vs_charged(fd, profile, files, d):
     return user + sys_, ck["charged_s"], ck["virtual_s"]
 
 
+CLIENT = r"""
+import sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+h.pread(4096, 1 << 20)
+x = 0
+for i in range(3000000):
+    x += i * i
+h.pread(4096, 100 << 20)
+h.shutdown()
+"""
+
+
+def cgroup2_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, post = line.split(" - ")
+            if post.split()[0] == "cgroup2":
+                return pre.split()[4]
+    sys.exit("no cgroup v2 mount")
+
+
+def client_once(build, think, d):
+    sys.path.insert(0, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "..", "..", "common", "tests"))
+    import nbdkit_server
+    cg = f"{cgroup2_root()}/fd-bench-think-{os.getpid()}"
+    os.mkdir(cg)
+    fd = f"{build}/harness/futuredisk"
+    ctl = f"{d}/ctl.sock"
+
+    def mark(name):
+        p = subprocess.run([fd, "ctl", "--json", ctl, "mark", name],
+                           capture_output=True, text=True, check=True)
+        return json.loads(p.stdout)["virtual_ns"]
+
+    def join():
+        with open(f"{cg}/cgroup.procs", "w") as f:
+            f.write("0")
+    try:
+        with nbdkit_server.Nbdkit(
+                [f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so",
+                 "roadmap-2006", "size=256M", f"think={think}",
+                 f"cgroup={cg}", f"control={ctl}"]) as s:
+            v0 = mark("a")
+            subprocess.run(["/usr/bin/python3", "-c", CLIENT, s.sock],
+                           check=True, preexec_fn=join)
+            return (mark("b") - v0) / 1e9
+    finally:
+        os.rmdir(cg)
+
+
+def client_main(build, rounds):
+    with tempfile.TemporaryDirectory() as d:
+        for think in ("cpu", "real"):
+            for load in (0, 2):
+                hs = hogs(load)
+                try:
+                    v = [client_once(build, think, d) for _ in range(rounds)]
+                finally:
+                    for h in hs:
+                        h.kill()
+                        h.wait()
+                print(f"client think={think:<4} hogs={load}: "
+                      + " ".join(f"{x:.3f}" for x in v)
+                      + f" virtual s; median {statistics.median(v):.3f}, "
+                      f"spread {100 * spread(v):.2f} %", flush=True)
+
+
 def main():
+    if sys.argv[1] == "--client":
+        client_main(os.path.abspath(sys.argv[2]),
+                    int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+        return
     build = os.path.abspath(sys.argv[1])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     profile = sys.argv[3] if len(sys.argv) > 3 else "roadmap-2006"
@@ -87,6 +168,17 @@ def main():
                       + " ".join(f"{x:.3f}" for x in v)
                       + f" s; median {statistics.median(v):.3f} s, spread "
                       f"{100 * spread(v):.2f} %", flush=True)
+                # What the checker asked of the disk: the kernel's block
+                # layer and page cache shape it, in either mode.
+                r = [g[2] for g in got]
+                mib = [g[3] / 2**20 for g in got]
+                print("    reads " + " ".join(str(x) for x in r)
+                      + f" (spread {100 * spread(r):.2f} %); MiB "
+                      + " ".join(f"{x:.0f}" for x in mib)
+                      + (f"; charged CPU s " + " ".join(
+                          f"{g[1]:.3f}" for g in got)
+                         + f" (spread {100 * spread([g[1] for g in got]):.2f}"
+                         " %)" if think == "cpu" else ""), flush=True)
         for think in ("cpu", "real"):
             idle = [r[2] for r in rows if r[0] == think and r[1] == 0][0]
             busy = [r[2] for r in rows if r[0] == think and r[1] == 2][0]

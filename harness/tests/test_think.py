@@ -168,3 +168,21 @@ def test_no_cgroup_no_start(futuredisk, tmp_path):
     assert "--think: a checker's cgroup needs root; --think real" in \
         p.stderr, p.stderr
     assert not d.exists()
+
+
+def test_profile_host_key(futuredisk, run, tmp_path):
+    """A profile file's host key is the default --host; an unknown one
+    is refused when the profile loads, before anything starts."""
+    good = tmp_path / "old.profile"
+    good.write_text("base = roadmap-2006\nname = old-box\nhost = server-2006\n")
+    bad = tmp_path / "bad.profile"
+    bad.write_text("base = roadmap-2006\nname = bad-box\nhost = cray-1\n")
+    p = run("run", "--fs", "ext4", "--profile", str(bad), "--dir",
+            str(tmp_path / "never"))
+    assert p.returncode != 0
+    assert f"profile file {bad}: host: unknown host 'cray-1'" in p.stderr
+    assert not (tmp_path / "never").exists()
+    rec, left = trial(futuredisk, tmp_path, "old", "--profile", str(good),
+                      "--think", "cpu")
+    assert rec["host"] == "server-2006" and left == []
+    assert phase(rec, "check")["charged_s"] > 0
