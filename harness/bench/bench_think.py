@@ -29,7 +29,17 @@ import sys
 import tempfile
 
 
+def drops():
+    """Page-cache drops machine-wide so far (every trial drops the caches
+    before its checkers: on a shared machine another's drop makes this
+    checker read again)."""
+    with open("/proc/vmstat") as f:
+        return next(int(x.split()[1]) for x in f
+                    if x.startswith("drop_pagecache "))
+
+
 def predict(fd, think, profile, files, out):
+    d0 = drops()
     cmd = [fd, "predict", "--fs", "ext4", "--profile", profile,
            "--files", str(files), "--think", think, f"--json={out}"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
@@ -38,7 +48,7 @@ def predict(fd, think, profile, files, out):
         rec = json.loads(f.readlines()[-1])
     ck = next(p for p in rec["phases"] if p["name"] == "check")
     return ck["virtual_s"], ck.get("charged_s"), ck["reads"], \
-        ck["bytes_read"]
+        ck["bytes_read"], drops() - d0
 
 
 def hogs(n):
@@ -175,6 +185,7 @@ def main():
                 print("    reads " + " ".join(str(x) for x in r)
                       + f" (spread {100 * spread(r):.2f} %); MiB "
                       + " ".join(f"{x:.0f}" for x in mib)
+                      + "; cache drops " + " ".join(str(g[4]) for g in got)
                       + (f"; charged CPU s " + " ".join(
                           f"{g[1]:.3f}" for g in got)
                          + f" (spread {100 * spread([g[1] for g in got]):.2f}"
