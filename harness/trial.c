@@ -265,7 +265,7 @@ struct host_counts {
 };
 
 static void
-fd_host_begin (const struct trial *t, struct host_counts *hc)
+host_begin (const struct trial *t, struct host_counts *hc)
 {
   hc->oom = t->cgroup ? fd_cgroup_oom_kills (t->cgroup) : 0;
   hc->cpu_us = t->cgroup ? fd_cgroup_cpu_usec (t->cgroup) : 0;
@@ -276,13 +276,13 @@ fd_host_begin (const struct trial *t, struct host_counts *hc)
  * failure.
  */
 static bool
-fd_host_oom (const struct trial *t, const struct host_counts *hc)
+host_oom (const struct trial *t, const struct host_counts *hc)
 {
   return t->cgroup && fd_cgroup_oom_kills (t->cgroup) > hc->oom;
 }
 
 static double
-fd_host_charged (const struct trial *t, const struct host_counts *hc)
+host_charged (const struct trial *t, const struct host_counts *hc)
 {
   if (t->cgroup == NULL)
     return -1;
@@ -388,7 +388,7 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
-  fd_host_begin (t, &hc);
+  host_begin (t, &hc);
   for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING && o != FD_OOM; k++) {
     if (k)
       fd_proc_free (&pr);
@@ -396,12 +396,12 @@ checker (struct trial *t, struct fd_disk *d, const char *name, bool repair,
       fclose (fp);
       return -1;
     }
-    o = pr.timed_out           ? FD_TIMEOUT
-        : pr.repeating         ? FD_LOOPING
-        : fd_host_oom (t, &hc) ? FD_OOM
-                               : t->fs->outcome (pr.status, pr.signal, repair);
+    o = pr.timed_out        ? FD_TIMEOUT
+        : pr.repeating      ? FD_LOOPING
+        : host_oom (t, &hc) ? FD_OOM
+                            : t->fs->outcome (pr.status, pr.signal, repair);
   }
-  p->charged_s = fd_host_charged (t, &hc);
+  p->charged_s = host_charged (t, &hc);
   if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
