@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "host.h"
 #include "load-profile.h"
 
 /* Profile files are a few hundred bytes; anything this big is a mistake. */
@@ -13,7 +14,7 @@
 int
 fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
 {
-  struct fm_err builtin_err;
+  struct fm_err builtin_err, host_err;
   FILE *fp;
   char *text;
   size_t len;
@@ -47,5 +48,9 @@ fd_load_profile (const char *arg, struct fm_profile *out, struct fm_err *err)
   fclose (fp);
   r = fm_profile_parse (arg, text, len, out, err);
   free (text);
+  /* The models know no hosts: the name is checked here, once loaded. */
+  if (r == 0 && out->host[0] &&
+      fd_host_find ("host", out->host, &host_err) == NULL)
+    return fm_fail (err, "profile file %s: %s", arg, host_err.msg);
   return r;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "errmsg.h"
 #include "proc.h"
 
@@ -216,10 +217,13 @@ drain (struct sink *s)
  * the progress pipe if there is one (-1: none).
  */
 static void __attribute__ ((noreturn))
-exec_child (char *const argv[], int out, int errp, int prog)
+exec_child (char *const argv[], int out, int errp, int prog,
+            const struct fd_cgroup *cg)
 {
   int null = open ("/dev/null", O_RDONLY);
 
+  if (cg)
+    fd_cgroup_enter (cg);
   setpgid (0, 0);
   dup2 (null, 0);
   dup2 (out, 1);
@@ -398,7 +402,7 @@ fd_run_watched (char *const argv[], double timeout_s, const struct fd_watch *w,
     return -1;
   }
   if (pid == 0)
-    exec_child (argv, fds[0][1], fds[1][1], fds[2][1]);
+    exec_child (argv, fds[0][1], fds[1][1], fds[2][1], w ? w->cgroup : NULL);
   setpgid (pid, pid);
   for (i = 0; i < 3; i++)
     if (fds[i][1] != -1)

@@ -16,6 +16,8 @@
 
 #include "faultmodels/error.h"
 
+struct fd_cgroup;
+
 struct fd_proc {
   int status;     /* exit code; -1 if killed by a signal */
   int signal;     /* the signal that killed it, or 0 */
@@ -60,6 +62,10 @@ struct fd_watch {
    * catch it only hours later.
    */
   unsigned repeat_limit;
+  /* Or NULL: the cgroup the command runs in (cgroup.h), joined before
+   * exec, so that all its CPU and memory are counted there.
+   */
+  const struct fd_cgroup *cgroup;
 };
 
 /* fd_run, watched by w (NULL: as fd_run). */

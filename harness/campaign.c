@@ -9,6 +9,7 @@
 #include "append.h"
 #include "attach.h"
 #include "campaign.h"
+#include "hostrun.h"
 #include "fsadapter.h"
 #include "load-profile.h"
 #include "target.h"
@@ -551,7 +552,7 @@ check_time (struct expansion *x, size_t i, struct fm_err *err)
 static int
 check_think (struct expansion *x, size_t i, struct fm_err *err)
 {
-  return one_of ("think", x->v[K_THINK]->v[i], "real", "zero", err);
+  return fd_hostrun_check ("think", x->v[K_THINK]->v[i], "host", NULL, err);
 }
 
 /* The checks in the order they run (the first failure is reported):

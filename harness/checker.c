@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cgroup.h"
 #include "commands.h" /* fd_progname */
 #include "ctlclient.h"
 #include "errmsg.h"
 #include "faultmodels/units.h"
 #include "fsadapter.h"
+#include "hostrun.h"
 #include "json.h"
 #include "proc.h"
 #include "trial-int.h"
@@ -155,6 +157,39 @@ checker_argv (const struct trial *t, const char *const *tmpl, struct fd_disk *d,
   fd_fs_argv (with, fd_disk_device (d), argv);
 }
 
+/* A checker phase's cgroup counters at its start (think=cpu, --host). */
+struct host_counts {
+  uint64_t oom, cpu_us;
+};
+
+static void
+host_begin (const struct trial *t, struct host_counts *hc)
+{
+  const struct fd_cgroup *cg = t->s->cgroup;
+
+  hc->oom = cg ? fd_cgroup_oom_kills (cg) : 0;
+  hc->cpu_us = cg ? fd_cgroup_cpu_usec (cg) : 0;
+}
+
+/* Did the host's memory limit kill a process of the checker?  That is
+ * a finding (the checker does not fit on that host), not the rig's
+ * failure.
+ */
+static bool
+host_oom (const struct trial *t, const struct host_counts *hc)
+{
+  return t->s->cgroup && fd_cgroup_oom_kills (t->s->cgroup) > hc->oom;
+}
+
+static double
+host_charged (const struct trial *t, const struct host_counts *hc)
+{
+  if (t->s->cgroup == NULL)
+    return -1;
+  return (double)(fd_cgroup_cpu_usec (t->s->cgroup) - hc->cpu_us) / 1e6 /
+         fd_hostrun_speed (t->s->host);
+}
+
 /* One command of a checker phase, its stdout and then its stderr
  * appended to fp after the command line (the evidence says what ran).
  */
@@ -178,7 +213,8 @@ checker_cmd (struct trial *t, struct fd_disk *d, const char *const *tmpl,
                             w,
                             fp,
                             fd_checker_line_kept,
-                            t->s->fs->loop_lines};
+                            t->s->fs->loop_lines,
+                            t->s->cgroup};
   if (fd_run_watched (argv, t->s->timeout, &watch, pr, err) == -1)
     return -1;
   fputs (pr->err, fp);
@@ -221,6 +257,7 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
   FILE *fp;
   struct phase *p;
   enum fd_outcome o = FD_CLEAN;
+  struct host_counts hc;
 
   /* Cold caches, as after a reboot: the checker's reads reach the disk. */
   if ((fp = fopen ("/proc/sys/vm/drop_caches", "w")) != NULL) {
@@ -233,17 +270,20 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};
-  for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING; k++) {
+  host_begin (t, &hc);
+  for (k = 0; k < n && o != FD_TIMEOUT && o != FD_LOOPING && o != FD_OOM; k++) {
     if (k)
       fd_proc_free (&pr);
     if (checker_cmd (t, d, tmpls[k], &w, fp, &pr, err) == -1) {
       fclose (fp);
       return -1;
     }
-    o = pr.timed_out   ? FD_TIMEOUT
-        : pr.repeating ? FD_LOOPING
-                       : t->s->fs->outcome (pr.status, pr.signal, repair);
+    o = pr.timed_out        ? FD_TIMEOUT
+        : pr.repeating      ? FD_LOOPING
+        : host_oom (t, &hc) ? FD_OOM
+                            : t->s->fs->outcome (pr.status, pr.signal, repair);
   }
+  p->charged_s = host_charged (t, &hc);
   if ((ferror (fp) | fclose (fp)) != 0) {
     fd_proc_free (&pr);
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));

@@ -25,6 +25,8 @@
 #include "options.h"
 #include "proc.h"
 #include "trial.h"
+#include "hostrun.h"
+#include "cgroup.h"
 
 static void
 predict_usage (FILE *fp)
@@ -57,6 +59,14 @@ predict_usage (FILE *fp)
       "                125MB); default: the used bytes written back "
       "through the\n"
       "                drive model, sequentially\n"
+      "  --think real|zero|cpu  the checker's own time on the clock: "
+      "wall (default),\n"
+      "                none, or its CPU time in a cgroup (root, cgroup "
+      "v2)\n"
+      "  --host NAME   the checker's machine: speed (think=cpu) and RAM "
+      "limit;\n"
+      "                native (default), server-2024, server-2006, "
+      "nas-2010\n"
       "  --json[=FILE|-]  each disk's trial record, one JSON line: "
       "appended to FILE,\n"
       "                or on stdout (--json, --json=-; the table goes to "
@@ -104,7 +114,18 @@ struct predict_opts {
   uint64_t files, per_tb, seed;
   double fill, restore_rate;
   enum fd_tree tree;
-  bool per_tb_set; /* --files-per-tb given */
+  bool per_tb_set;          /* --files-per-tb given */
+  const char *think, *host; /* --think, --host; NULL: not given */
+};
+
+/* A disk's checker host (--host, else the profile's host key), its
+ * cgroup and the plugin parameters that name them.
+ */
+struct predict_host {
+  const char *host; /* NULL: native */
+  char name[32];
+  struct fd_cgroup *cgroup;
+  char think_arg[32], args[2][FD_HOSTRUN_ARG_MAX];
 };
 
 /* The files on a disk of `capacity` bytes: --files, else per TB; but
@@ -157,6 +178,12 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_parse_rate ("--restore-rate", arg, &o->restore_rate, err);
     case 'W':
       return fd_tree_parse ("--tree", arg, &o->tree, err);
+    case 'K':
+      o->think = arg;
+      return fd_hostrun_check ("--think", arg, "--host", NULL, err);
+    case 'H':
+      o->host = arg;
+      return fd_hostrun_check ("--think", NULL, "--host", arg, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -172,6 +199,8 @@ static const struct option predict_options[] = {
     {"json", optional_argument, NULL, 'j'},
     {"restore-rate", required_argument, NULL, 'B'},
     {"tree", required_argument, NULL, 'W'},
+    {"think", required_argument, NULL, 'K'},
+    {"host", required_argument, NULL, 'H'},
     {NULL, 0, NULL, 0},
 };
 
@@ -214,8 +243,8 @@ predict_parse (int argc, char **argv, struct predict_opts *o)
  * printed when the check ran).  *first_fsck: the first disk's check time.
  */
 static int
-predict_one (const struct predict_opts *o, const char *profile, bool first,
-             double *first_fsck)
+predict_one (const struct predict_opts *o, struct predict_host *h,
+             const char *profile, bool first, double *first_fsck)
 {
   static struct trial_spec t;
   static struct trial_result r;
@@ -244,6 +273,15 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
                                          .progress = stderr};
   t.progress = stderr;
   t.progress_every = 10;
+  t.think = o->think;
+  t.host = h->host;
+  t.cgroup = h->cgroup;
+  if (o->think) {
+    snprintf (h->think_arg, sizeof h->think_arg, "think=%s", o->think);
+    t.extra[t.n_extra++] = h->think_arg;
+  }
+  fd_hostrun_args (o->think, h->host, h->cgroup, h->args, t.extra, &t.n_extra,
+                   FD_FAULT_KEYS_MAX, &err);
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
   if (mkdtemp (t.dir) == NULL) {
     fprintf (stderr, "%s predict: mkdtemp: %s\n", fd_progname,
@@ -279,10 +317,47 @@ predict_one (const struct predict_opts *o, const char *profile, bool first,
   return ret;
 }
 
+static void
+free_hosts (struct predict_host *h, size_t n)
+{
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    fd_cgroup_free (h[i].cgroup);
+}
+
+/* Every disk's checker cgroup, before anything starts: -1 with err if
+ * one cannot be made (none is left then).
+ */
+static int
+open_hosts (const struct predict_opts *o, struct predict_host *h,
+            struct fm_err *err)
+{
+  struct fm_profile p;
+  size_t i;
+
+  for (i = 0; i < o->np; i++) {
+    h[i].host = o->host;
+    if (h[i].host == NULL && fd_load_profile (o->profiles[i], &p, err) == 0 &&
+        p.host[0]) {
+      snprintf (h[i].name, sizeof h[i].name, "%s", p.host);
+      h[i].host = h[i].name;
+    }
+    if (fd_hostrun_open ("--think", o->think, h[i].host, 0, &h[i].cgroup,
+                         err) == -1) {
+      free_hosts (h, i);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int
 cmd_predict (int argc, char **argv)
 {
   struct predict_opts o;
+  static struct predict_host h[16];
+  struct fm_err err;
   double t0 = fd_now_s (), first_fsck = 0;
   int ret = 0, rc;
   size_t i;
@@ -290,16 +365,22 @@ cmd_predict (int argc, char **argv)
   rc = predict_parse (argc, argv, &o);
   if (rc != FD_OPTS_RUN)
     return rc;
+  /* The checkers' cgroup first: without one, nothing is started. */
+  if (open_hosts (&o, h, &err) == -1)
+    return fd_usage_error ("predict", "%s", err.msg);
   fd_catch_signals ();
   printf ("%-17s %9s %8s %9s %12s %12s %9s %12s %s\n", "profile", "capacity",
           "files", "used", "full read", "fsck -n", "vs first", "restore",
           "quicker");
   for (i = 0; i < o.np && !fd_interrupted; i++) {
-    rc = predict_one (&o, o.profiles[i], i == 0, &first_fsck);
-    if (rc == -1)
+    rc = predict_one (&o, &h[i], o.profiles[i], i == 0, &first_fsck);
+    if (rc == -1) {
+      free_hosts (h, o.np);
       return 1;
+    }
     ret |= rc;
   }
+  free_hosts (h, o.np);
   printf ("(%s, %.0f%% full, %s tree, metadata only; took %.0f s wall)\n", o.fs,
           o.fill, fd_tree_name (o.tree), fd_now_s () - t0);
   if (fd_interrupted)

@@ -25,6 +25,8 @@
 #include "reuse.h"
 #include "target.h"
 #include "trial.h"
+#include "hostrun.h"
+#include "cgroup.h"
 
 /* The options, after the usage line. */
 static const char run_help[] =
@@ -70,10 +72,18 @@ static const char run_help[] =
     "  --time MODE      the disk's clock: virtual (default), real "
     "(requests\n"
     "                   take their modelled time), scale:F\n"
-    "  --think real|zero  does the checker's own time between requests "
-    "count\n"
-    "                   on the virtual clock (default real; zero: "
-    "device-bound)\n"
+    "  --think real|zero|cpu  the checker's own time between requests "
+    "on the\n"
+    "                   virtual clock: wall time (default), none "
+    "(device-bound),\n"
+    "                   or its CPU time in a cgroup (needs root, cgroup "
+    "v2)\n"
+    "  --host NAME      the machine the checker runs on: its speed "
+    "(think=cpu)\n"
+    "                   and RAM (a memory limit): native (default), "
+    "server-2024,\n"
+    "                   server-2006, nas-2010\n"
+    "  --host-ram SIZE  the host's RAM instead of its own (e.g. 2G)\n"
     "  --json[=FILE|-]  the trial record as one JSON line, appended to "
     "FILE, or on\n"
     "                   stdout (--json, --json=-; the summary goes to "
@@ -141,7 +151,9 @@ run_usage (FILE *fp)
       "              [--fill PCT] [--meta-only N] [--tree KIND] [--crash] "
       "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--time MODE] [--think real|zero] [--json[=FILE|-]] [--db "
+      "              [--time MODE] [--think real|zero|cpu] [--host NAME] "
+      "[--host-ram SIZE] "
+      "[--json[=FILE|-]] [--db "
       "FILE]\n"
       "              [--dir DIR] [--keep] [--timeout SECONDS] [--progress "
       "SECONDS] "
@@ -164,6 +176,10 @@ struct run_opts {
   uint64_t sweep; /* --repair-cut sweep:N */
   const char *fs, *dir, *db_path;
   char spec[4096], clock_args[2][80];
+  char host_args[2][FD_HOSTRUN_ARG_MAX];
+  struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
+  uint64_t host_ram;        /* --host-ram; 0: the host's */
+  char profile_host[32];    /* the profile's host key, without --host */
 };
 
 static int
@@ -269,10 +285,17 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       s->time_mode = arg;
       return fd_trial_parse_time (arg, err);
     case 'K':
-      if (strcmp (arg, "real") && strcmp (arg, "zero"))
-        return fm_fail (err, "--think: '%.64s' is not real or zero", arg);
       s->think = arg;
-      return 0;
+      return fd_hostrun_check ("--think", arg, "--host", NULL, err);
+    case 'H':
+      s->host = arg;
+      return fd_hostrun_check ("--think", NULL, "--host", arg, err);
+    case 'Q':
+      return fm_parse_size ("--host-ram", arg, &o->host_ram, err) == -1 ||
+                     o->host_ram == 0
+                 ? fm_fail (err, "--host-ram: '%.64s' is not a positive size",
+                            arg)
+                 : 0;
     case 'R':
       return fm_parse_uint ("--rep", arg, 0, 1000000, &s->rep, err);
     case 'a':
@@ -314,6 +337,8 @@ static const struct option run_options[] = {
     {"escalate", no_argument, NULL, 'E'},
     {"time", required_argument, NULL, 'm'},
     {"think", required_argument, NULL, 'K'},
+    {"host", required_argument, NULL, 'H'},
+    {"host-ram", required_argument, NULL, 'Q'},
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
@@ -347,6 +372,23 @@ run_check_size (const struct trial_spec *s, struct fm_err *err)
   if (bytes < s->fs->min_size)
     return fm_fail (err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
                     s->fs->name, s->fs->min_size >> 20);
+  return 0;
+}
+
+/* Without --host, the profile's host key (loading it checks the name:
+ * a bad one is refused before anything starts).
+ */
+static int
+run_profile_host (struct run_opts *o, struct fm_err *err)
+{
+  struct fm_profile p;
+
+  if (fd_load_profile (o->s.profile, &p, err) == -1)
+    return -1;
+  if (o->s.host == NULL && p.host[0]) {
+    snprintf (o->profile_host, sizeof o->profile_host, "%s", p.host);
+    o->s.host = o->profile_host;
+  }
   return 0;
 }
 
@@ -417,7 +459,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     return FD_OPTS_BAD;
   }
   if ((s->fs = fd_fs_find (o->fs, &err)) == NULL ||
-      run_check_size (s, &err) == -1)
+      run_check_size (s, &err) == -1 || run_profile_host (o, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
   if ((s->campaign == NULL) != (s->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
@@ -628,11 +670,23 @@ static int
 run_trial (struct run_opts *o)
 {
   struct trial_spec *s = &o->s;
+  struct fm_err err;
   bool made_dir;
   int ret;
 
-  if (run_make_dir (o, &made_dir) == -1)
+  /* The checkers' cgroup first: without one, nothing is started. */
+  if (fd_hostrun_open ("--think", s->think, s->host, o->host_ram, &o->cgroup,
+                       &err) == -1 ||
+      fd_hostrun_args (s->think, s->host, o->cgroup, o->host_args, s->extra,
+                       &s->n_extra, FD_FAULT_KEYS_MAX, &err) == -1) {
+    fd_cgroup_free (o->cgroup);
+    return fd_usage_error ("run", "%s", err.msg);
+  }
+  s->cgroup = o->cgroup;
+  if (run_make_dir (o, &made_dir) == -1) {
+    fd_cgroup_free (o->cgroup);
     return 1;
+  }
   fd_catch_signals ();
   if (o->sweep)
     ret = run_sweep (o, made_dir);
@@ -644,6 +698,7 @@ run_trial (struct run_opts *o)
       printf ("  kept: %s\n", s->dir);
     fd_trial_free (&o->r);
   }
+  fd_cgroup_free (o->cgroup);
   if (ret == 130) {
     fprintf (stderr, "%s run: interrupted; everything detached\n", fd_progname);
     return 130;

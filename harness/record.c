@@ -32,6 +32,8 @@ record_inputs (const struct trial_spec *s, const struct trial_result *r,
   fd_json_string (fp, s->time_mode ? s->time_mode : "virtual");
   fprintf (fp, ", \"think\": ");
   fd_json_string (fp, s->think ? s->think : "real");
+  fprintf (fp, ", \"host\": ");
+  fd_json_string (fp, s->host ? s->host : "native");
   fprintf (fp, ", \"attach\": ");
   fd_json_string (fp, r->attached ? r->attached : "");
   fprintf (fp, ", \"cloned\": %s", r->cloned ? "true" : "false");
@@ -61,10 +63,11 @@ record_phase (const struct phase *p, FILE *fp)
            p->name, p->virtual_s, p->wall_s, p->cpu_s, p->reads, p->writes,
            p->bytes_read, p->bytes_written, p->read_errors);
   if (p->outcome) {
-    fprintf (fp,
-             ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", "
-             "\"passes\": {",
+    fprintf (fp, ", \"exit\": %d, \"signal\": %d, \"outcome\": \"%s\", ",
              p->status, p->signal, p->outcome);
+    if (p->charged_s >= 0)
+      fprintf (fp, "\"charged_s\": %.6f, ", p->charged_s);
+    fprintf (fp, "\"passes\": {");
     for (j = 0; j < p->npasses; j++)
       fprintf (fp, "%s\"%s\": %.2f", j ? ", " : "", p->passes[j].name,
                p->passes[j].seconds);

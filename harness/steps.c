@@ -117,7 +117,7 @@ checker_failed (const struct trial *t)
 
   return o && (strcmp (o, "CHECKER_ERROR") == 0 ||
                strcmp (o, "CHECKER_CRASH") == 0 || strcmp (o, "TIMEOUT") == 0 ||
-               strcmp (o, "LOOPING") == 0);
+               strcmp (o, "LOOPING") == 0 || strcmp (o, "OOM") == 0);
 }
 
 static bool

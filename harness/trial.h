@@ -25,13 +25,19 @@
 
 #define MAX_PHASES 16
 
+struct fd_cgroup;
+
 struct phase {
   const char *name;
   double virtual_s, wall_s, cpu_s;
   uint64_t reads, writes, bytes_read, bytes_written;
   uint64_t read_errors; /* reads the disk failed (ure, lse) */
   int status, signal;   /* checkers: raw exit, signal; else 0 */
-  const char *outcome;  /* checkers: normalized outcome; else NULL */
+  /* Checkers in a cgroup: its CPU seconds over the host's speed (what
+   * think=cpu charged); < 0: no cgroup.
+   */
+  double charged_s;
+  const char *outcome; /* checkers: normalized outcome; else NULL */
   struct fd_pass passes[12];
   size_t npasses;
   /* Checkers: the disk's virtual seconds from each pass heading the
@@ -89,7 +95,10 @@ struct trial_spec {
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
   const char *think;             /* the plugin's think=, or NULL */
-  const char *via;               /* --attach: auto, nbd, loop; NULL: auto */
+  const char *host;              /* --host NAME (host.h), or NULL */
+  /* The checkers' cgroup (hostrun.h; think=cpu, the host's RAM), or NULL */
+  const struct fd_cgroup *cgroup;
+  const char *via; /* --attach: auto, nbd, loop; NULL: auto */
   const char *extra[FD_FAULT_KEYS_MAX];
   size_t n_extra;
   uint64_t seed;

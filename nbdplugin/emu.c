@@ -3,7 +3,9 @@
  * The virtual clock.  In virtual mode (time_scale 0) the drive never
  * sleeps: a request arrives at the virtual time of the latest completion
  * replied so far plus the wall time the client spent since that reply (its
- * think time; none with think=zero), and the model says when it completes.
+ * think time; none with think=zero; with think=cpu the CPU time its cgroup
+ * used since, over the host's speed), and the model says when it
+ * completes.
  * Requests sent together (before the replies they could wait for) arrive
  * together and share the drive's queue.  So mark
  * differences predict the wall time the workload would take on the
@@ -28,6 +30,7 @@
  * queue gets the drive's whole window at every pick.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -38,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "errmsg.h"
 #include "emu.h"
 #include "writelog.h"
@@ -69,7 +73,14 @@ struct emu {
   struct dfaults *faults;
 
   double scale;
-  bool think_zero;
+  enum emu_think think;
+  /* think=cpu: the checker cgroup's cpu.stat (or -1), the host's speed,
+   * and the last host time read (a failed read repeats it: no time
+   * passes rather than a jump); atomic.
+   */
+  int cpu_fd;
+  double host_speed;
+  uint64_t host_last;
   uint64_t v0, w0; /* scaled modes: v = v0 + (W - w0) / scale */
   /* Virtual mode: the latest completion and the wall time of its reply.
    * w_anchor is also stored without the lock when a reply goes (replied),
@@ -156,16 +167,68 @@ emu_parse_time (const char *value, double *scale, struct fm_err *err)
 }
 
 int
-emu_parse_think (const char *value, bool *zero, struct fm_err *err)
+emu_parse_think (const char *value, enum emu_think *think, struct fm_err *err)
 {
   if (strcmp (value, "real") == 0)
-    *zero = false;
+    *think = EMU_THINK_REAL;
   else if (strcmp (value, "zero") == 0)
-    *zero = true;
+    *think = EMU_THINK_ZERO;
+  else if (strcmp (value, "cpu") == 0)
+    *think = EMU_THINK_CPU;
   else {
-    return fm_fail (err, "think: '%s' is not real or zero", value);
+    return fm_fail (err, "think: '%s' is not real, zero or cpu", value);
   }
   return 0;
+}
+
+/* think=cpu: the checker's cgroup's cpu.stat, opened once (read afresh
+ * at every arrival and reply).
+ */
+static int
+open_cpu_stat (struct emu *e, const struct emu_config *cfg, struct fm_err *err)
+{
+  char path[4096];
+  uint64_t us;
+
+  e->host_speed = cfg->host_speed > 0 ? cfg->host_speed : 1;
+  if (cfg->cgroup == NULL) {
+    if (cfg->think_cpu)
+      return fm_fail (err, "think=cpu needs cgroup=DIR: the checker's cgroup");
+    return 0;
+  }
+  snprintf (path, sizeof path, "%s/cpu.stat", cfg->cgroup);
+  if ((e->cpu_fd = open (path, O_RDONLY | O_CLOEXEC)) == -1)
+    return fm_fail (err, "cgroup: %s: %s", path, fd_strerror (errno));
+  if (fd_cpu_stat_read (e->cpu_fd, &us, err) == -1)
+    return fm_fail (err, "cgroup: %s: %s", path, err->msg);
+  return 0;
+}
+
+/* The host's clock the client's think time is read on (w_anchor is its
+ * reading at the latest reply): the wall clock (think=real), or the CPU
+ * time of the checker's cgroup over the host's speed (think=cpu).  With
+ * think=cpu the clock moves only while a process of the checker runs on
+ * a CPU: nbdkit's, nbdfuse's and the loop device's threads, and other
+ * load on the machine, are not in the cgroup.  Several requests in
+ * flight: the think time runs from the reply of the latest completion,
+ * as with think=real, so CPU the checker spent while a request it sent
+ * was still in the drive overlapped that request and is not charged
+ * again; a synchronous checker (e2fsck's passes) uses no CPU while it
+ * waits, so what it is charged does not depend on when the replies go.
+ */
+static uint64_t
+host_now (struct emu *e, uint64_t wall)
+{
+  struct fm_err err;
+  uint64_t us, h;
+
+  if (e->think != EMU_THINK_CPU || e->cpu_fd == -1)
+    return wall;
+  if (fd_cpu_stat_read (e->cpu_fd, &us, &err) == -1)
+    return __atomic_load_n (&e->host_last, __ATOMIC_RELAXED);
+  h = (uint64_t)((double)us * 1000.0 / e->host_speed);
+  __atomic_store_n (&e->host_last, h, __ATOMIC_RELAXED);
+  return h;
 }
 
 /* The model wrote cached data to the media: so do we. */
@@ -200,10 +263,15 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                 cfg->profile.queue_depth > 1 &&
                 cfg->caches.queue == FM_QUEUE_SPTF;
   e->scale = cfg->time_scale;
-  e->think_zero = cfg->think_zero;
+  e->think = cfg->think_zero  ? EMU_THINK_ZERO
+             : cfg->think_cpu ? EMU_THINK_CPU
+                              : EMU_THINK_REAL;
+  e->cpu_fd = -1;
   e->torn = cfg->faults.torn;
   e->powercut_after = cfg->powercut_after;
   pthread_mutex_init (&e->lock, NULL);
+  if (open_cpu_stat (e, cfg, err) == -1)
+    goto fail;
   e->disk = fm_disk_new (&cfg->profile, cfg->seed, &cfg->caches, err);
   if (e->disk == NULL)
     goto fail;
@@ -253,7 +321,8 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
     goto fail;
   }
   fm_disk_on_destage (e->disk, destaged, e);
-  e->w0 = e->w_anchor = e->wall_ns ();
+  e->w0 = e->wall_ns ();
+  e->w_anchor = host_now (e, e->w0);
   return e;
 
 fail:
@@ -282,6 +351,8 @@ emu_free (struct emu *e)
     if (fd_wlog_close (e->wlog, &err) == -1)
       fprintf (stderr, "futuredisk: %s\n", err.msg);
   }
+  if (e->cpu_fd != -1)
+    close (e->cpu_fd);
   pthread_mutex_destroy (&e->lock);
   free (e);
 }
@@ -289,17 +360,18 @@ emu_free (struct emu *e)
 /* ---- the clock (call with the lock held) ---- */
 
 static uint64_t
-clock_now (const struct emu *e, uint64_t wall)
+clock_now (struct emu *e, uint64_t wall)
 {
   uint64_t v;
 
   if (e->scale > 0)
     v = e->v0 + (uint64_t)((double)(wall - e->w0) / e->scale);
-  else if (e->think_zero)
+  else if (e->think == EMU_THINK_ZERO)
     v = e->v_anchor;
   else {
     uint64_t w = __atomic_load_n (&e->w_anchor, __ATOMIC_RELAXED);
-    v = e->v_anchor + (wall > w ? wall - w : 0);
+    uint64_t h = host_now (e, wall);
+    v = e->v_anchor + (h > w ? h - w : 0);
   }
   return v > e->last_arrival ? v : e->last_arrival;
 }
@@ -313,7 +385,7 @@ clock_rebase (struct emu *e, uint64_t wall)
   e->v0 = e->last_arrival = v;
   __atomic_store_n (&e->v_anchor, v, __ATOMIC_RELAXED);
   e->w0 = wall;
-  __atomic_store_n (&e->w_anchor, wall, __ATOMIC_RELAXED);
+  __atomic_store_n (&e->w_anchor, host_now (e, wall), __ATOMIC_RELAXED);
 }
 
 const char *
@@ -982,7 +1054,8 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
   while (r->done_ns >= v)
     if (__atomic_compare_exchange_n (&e->v_anchor, &v, r->done_ns, false,
                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      __atomic_store_n (&e->w_anchor, e->wall_ns (), __ATOMIC_RELAXED);
+      __atomic_store_n (&e->w_anchor, host_now (e, e->wall_ns ()),
+                        __ATOMIC_RELAXED);
       break;
     }
   return ret;
@@ -1468,7 +1541,7 @@ int
 emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
 {
   double scale = 1;
-  bool zero = false;
+  enum emu_think think = EMU_THINK_REAL;
 
   if (strcmp (key, "time") == 0) {
     if (emu_parse_time (value, &scale, err) == -1)
@@ -1480,11 +1553,17 @@ emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
     return 0;
   }
   if (strcmp (key, "think") == 0) {
-    if (emu_parse_think (value, &zero, err) == -1)
+    if (emu_parse_think (value, &think, err) == -1)
       return -1;
+    if (think == EMU_THINK_CPU && e->cpu_fd == -1)
+      return fm_fail (err, "think: 'cpu' needs the plugin started with "
+                           "cgroup=DIR");
     pthread_mutex_lock (&e->lock);
     clock_rebase (e, e->wall_ns ());
-    e->think_zero = zero;
+    e->think = think;
+    /* The anchor on the new mode's host clock. */
+    __atomic_store_n (&e->w_anchor, host_now (e, e->wall_ns ()),
+                      __ATOMIC_RELAXED);
     pthread_mutex_unlock (&e->lock);
     return 0;
   }

@@ -36,8 +36,14 @@ struct emu;
 struct emu_config {
   struct fm_profile profile; /* already rescaled to the disk's size */
   uint64_t seed;
-  double time_scale;      /* 0: virtual, 1: real, F: scale:F */
-  bool think_zero;        /* think=zero: ignore the client's time */
+  double time_scale; /* 0: virtual, 1: real, F: scale:F */
+  bool think_zero;   /* think=zero: ignore the client's time */
+  /* think=cpu: the client's time is the CPU time of the processes in the
+   * cgroup v2 directory `cgroup` (its cpu.stat), divided by host_speed.
+   */
+  bool think_cpu;
+  const char *cgroup;     /* NULL: none (think=cpu cannot be set) */
+  double host_speed;      /* 0: 1 */
   const char *store_path; /* NULL: RAM */
   struct fm_disk_options caches;
   uint64_t (*wall_ns) (void); /* monotonic clock; NULL: CLOCK_MONOTONIC */
@@ -140,7 +146,7 @@ extern int emu_write_stats (struct emu *e, const char *path,
 /* Zero the counters (the clock and the disk's contents stay). */
 extern void emu_stats_clear (struct emu *e);
 
-/* Runtime settings: think=real|zero, time=virtual|real|scale:F.
+/* Runtime settings: think=real|zero|cpu, time=virtual|real|scale:F.
  * Returns 0 or -1 with err naming the key or value.
  */
 extern int emu_set (struct emu *e, const char *key, const char *value,
@@ -160,6 +166,12 @@ extern size_t emu_early_decisions (size_t queued, size_t window, bool reorders,
 /* Parse time= and think= values; shared by the plugin's config and set. */
 extern int emu_parse_time (const char *value, double *scale,
                            struct fm_err *err);
-extern int emu_parse_think (const char *value, bool *zero, struct fm_err *err);
+enum emu_think {
+  EMU_THINK_REAL,
+  EMU_THINK_ZERO,
+  EMU_THINK_CPU
+};
+extern int emu_parse_think (const char *value, enum emu_think *think,
+                            struct fm_err *err);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "control.h"
 #include "emu.h"
+#include "host.h"
 #include "faultmodels/faultset.h"
 #include "faultmodels/units.h"
 #include "load-profile.h"
@@ -37,9 +38,11 @@ static bool profile_loaded;
 static uint64_t size;        /* size=; 0 = the profile's capacity */
 static uint64_t seed = 1;    /* seed= */
 static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
-static bool think_zero;      /* think=zero */
-static int read_ahead = -1;  /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1; /* write-cache=on|off; -1 = profile */
+static enum emu_think think; /* think=real|zero|cpu */
+static const char *cgroup;   /* cgroup=DIR: think=cpu's CPU; NULL = none */
+static const struct fd_host *host;        /* host=NAME; NULL = not given */
+static int read_ahead = -1;               /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1;              /* write-cache=on|off; -1 = profile */
 static enum fm_queue_policy queue_policy; /* queue=sptf|fifo */
 static char *stats_path;                  /* stats=FILE, absolute */
 static char *control_path;                /* control=SOCKET, absolute */
@@ -225,7 +228,14 @@ futuredisk_config (const char *key, const char *value)
       return -1;
     }
   } else if (strcmp (key, "think") == 0) {
-    if (emu_parse_think (value, &think_zero, &err) == -1) {
+    if (emu_parse_think (value, &think, &err) == -1) {
+      nbdkit_error ("%s", err.msg);
+      return -1;
+    }
+  } else if (strcmp (key, "cgroup") == 0) {
+    cgroup = value;
+  } else if (strcmp (key, "host") == 0) {
+    if ((host = fd_host_find ("host", value, &err)) == NULL) {
       nbdkit_error ("%s", err.msg);
       return -1;
     }
@@ -293,6 +303,22 @@ futuredisk_config_complete (void)
   }
   if (apply_drive_args (&profile) == -1)
     return -1;
+  /* The host's speed scales the checker's CPU time alone. */
+  if (host && think != EMU_THINK_CPU) {
+    nbdkit_error ("host=%s applies to think=cpu only", host->name);
+    return -1;
+  }
+  if (think == EMU_THINK_CPU && cgroup == NULL) {
+    nbdkit_error ("think=cpu needs cgroup=DIR: the cgroup v2 directory the "
+                  "client runs in");
+    return -1;
+  }
+  /* Else the profile's host (checked when it was loaded). */
+  if (host == NULL && profile.host[0] &&
+      (host = fd_host_find ("host", profile.host, &err)) == NULL) {
+    nbdkit_error ("%s", err.msg);
+    return -1;
+  }
   if (base_path && store_path == NULL) {
     nbdkit_error ("base=%s needs store=FILE: the overlay its writes go to",
                   base_path);
@@ -307,7 +333,10 @@ futuredisk_config_complete (void)
   "size=SIZE            Rescale the disk (default: the profile's).\n"          \
   "seed=N               Seed for every random choice (default 1).\n"           \
   "time=virtual|real|scale:F  Sleep never / to modelled time / F times it.\n"  \
-  "think=real|zero      Count the client's time between requests or not.\n"    \
+  "think=real|zero|cpu  The client's time between requests: wall, none,\n"     \
+  "                     or its cgroup's CPU time (cpu, with cgroup=).\n"       \
+  "cgroup=DIR           The cgroup v2 directory the client runs in.\n"         \
+  "host=NAME            think=cpu: the host's speed (server-2006, ...).\n"     \
   "read-ahead=on|off    The drive's read-ahead (default: the profile's).\n"    \
   "write-cache=on|off   The drive's volatile write cache (default: "           \
   "profile's).\n"                                                              \
@@ -367,7 +396,10 @@ futuredisk_get_ready (void)
       .profile = profile,
       .seed = seed,
       .time_scale = time_scale,
-      .think_zero = think_zero,
+      .think_zero = think == EMU_THINK_ZERO,
+      .think_cpu = think == EMU_THINK_CPU,
+      .cgroup = cgroup,
+      .host_speed = host ? host->speed : 1,
       .store_path = store_path,
       .bad_path = bad_path,
       .faultlog_path = faultlog_path,

@@ -130,7 +130,7 @@ START_TEST (test_watched)
                   "echo '2 7 10 dev' >&3; printf '3 1' >&3; echo done";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {true, tick, &s, NULL, NULL, 0};
+  struct fd_watch w = {true, tick, &s, NULL, NULL, 0, NULL};
   struct fm_err err;
   struct fd_proc p;
 
@@ -150,7 +150,7 @@ START_TEST (test_no_progress_pipe)
   char script[] = "echo '1 2 3 dev'";
   char *argv[] = {sh, dash_c, script, NULL};
   struct seen s = {0};
-  struct fd_watch w = {false, tick, &s, NULL, NULL, 0};
+  struct fd_watch w = {false, tick, &s, NULL, NULL, 0, NULL};
   struct fm_err err;
   struct fd_proc p;
 
@@ -179,7 +179,7 @@ run_logged (char *script, bool (*keep) (const char *, const char *),
 {
   char *argv[] = {sh, dash_c, script, NULL};
   FILE *fp = open_memstream (log, loglen);
-  struct fd_watch w = {false, NULL, NULL, fp, keep, repeat_limit};
+  struct fd_watch w = {false, NULL, NULL, fp, keep, repeat_limit, NULL};
   struct fm_err err;
 
   ck_assert_ptr_nonnull (fp);

@@ -50,6 +50,7 @@ static const struct profile_key profile_keys[] = {
      false},
     {"sourced", K_STR, F (sourced), SZ (sourced), 0, 0, false, false},
     {"estimated", K_STR, F (estimated), SZ (estimated), 0, 0, false, false},
+    {"host", K_STR, F (host), SZ (host), 0, 0, false, false},
     {"kind", K_KIND, F (kind), 0, 0, 0, false, false},
     {"capacity", K_SIZE, F (capacity), 0, 1, 1e18, false, false},
     {"sector", K_U32, F (sector), 0, 512, 65536, false, false},

@@ -26,7 +26,8 @@
   X (CHECKER_ERROR, "CHECKER_ERROR")                                           \
   X (CHECKER_CRASH, "CHECKER_CRASH")                                           \
   X (TIMEOUT, "TIMEOUT")                                                       \
-  X (LOOPING, "LOOPING")
+  X (LOOPING, "LOOPING")                                                       \
+  X (OOM, "OOM")
 
 enum fd_outcome {
 #define FD_OUTCOME_ENUM(id, name) FD_##id,

@@ -74,6 +74,7 @@ fill_phases (struct trial_result *r)
                              .status = 4,
                              .signal = 0,
                              .outcome = "UNFIXED",
+                             .charged_s = 1.25,
                              .npasses = 2,
                              .nvpasses = 2};
   R (ph[1].passes[0]) = (struct fd_pass){"pass 1", 0.015};
@@ -146,14 +147,21 @@ START_TEST (test_bytes)
   static struct trial_spec s;
   static struct trial_result r;
   char *text = NULL;
-  size_t len = 0;
+  size_t len = 0, i;
   FILE *fp = open_memstream (&text, &len);
 
   ck_assert_ptr_nonnull (fp);
   fill (&s, &r);
   fd_trial_record (&s, &r, fp);
   ck_assert_int_eq (fclose (fp), 0);
-  ck_assert_str_eq (text, expected);
+  /* The first difference, with a little of each side: the whole record
+   * is too long for one of Check's messages.
+   */
+  for (i = 0; text[i] && text[i] == expected[i]; i++)
+    ;
+  ck_assert_msg (text[i] == '\0' && expected[i] == '\0',
+                 "differs at byte %zu: got \"%.60s\", want \"%.60s\"", i,
+                 text + i, expected + i);
   free (text);
 }
 END_TEST

@@ -113,7 +113,7 @@ START_TEST (test_malformed)
       {"set think", "usage: set KEY=VALUE"},
       {"set =zero", "usage: set KEY=VALUE"},
       {"set think=zero extra", "usage: set KEY=VALUE"},
-      {"set think=maybe", "think: 'maybe' is not real or zero"},
+      {"set think=maybe", "think: 'maybe' is not real, zero or cpu"},
       {"set time=", "time: '' is not virtual, real or scale:F"},
       {"set time=scale:-1", "time: 'scale:-1'"},
       {"set time=scale:nan", "time: 'scale:nan'"},

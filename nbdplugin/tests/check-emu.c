@@ -314,11 +314,76 @@ START_TEST (test_stats)
   ck_assert_str_eq (err.msg, "time: 'warp' is not virtual, real or scale:F");
   ck_assert_int_eq (emu_set (e, "time", "scale:0", &err), -1);
   ck_assert_int_eq (emu_set (e, "think", "hard", &err), -1);
-  ck_assert_str_eq (err.msg, "think: 'hard' is not real or zero");
+  ck_assert_str_eq (err.msg, "think: 'hard' is not real, zero or cpu");
+  /* think=cpu reads a cgroup the disk was started with. */
+  ck_assert_int_eq (emu_set (e, "think", "cpu", &err), -1);
+  ck_assert_str_eq (err.msg,
+                    "think: 'cpu' needs the plugin started with cgroup=DIR");
   ck_assert_int_eq (emu_set (e, "colour", "blue", &err), -1);
   ck_assert_str_eq (err.msg,
                     "unknown setting 'colour' (settable: time, think)");
   emu_free (e);
+}
+END_TEST
+
+/* Set the fake cgroup's CPU microseconds (its cpu.stat). */
+static void
+set_cpu (const char *dir, uint64_t usec)
+{
+  char path[128];
+  FILE *fp;
+
+  snprintf (path, sizeof path, "%s/cpu.stat", dir);
+  ck_assert_ptr_nonnull (fp = fopen (path, "w"));
+  fprintf (fp, "usage_usec %llu\nuser_usec 0\nsystem_usec 0\n",
+           (unsigned long long)usec);
+  fclose (fp);
+}
+
+/* think=cpu: the cgroup's CPU time between a reply and the next request,
+ * over the host's speed, is the think time; wall time is not.
+ */
+START_TEST (test_think_cpu)
+{
+  struct emu_config cfg = {.seed = 1, .think_cpu = true, .wall_ns = wall};
+  struct emu_result r1, r2;
+  struct fm_err err;
+  char dir[64], buf[4096], path[128];
+  struct emu *e;
+
+  ck_assert_int_eq (fm_profile_builtin ("roadmap-2006", &cfg.profile, &err), 0);
+  ck_assert_int_eq (fm_profile_resize (&cfg.profile, SIZE, &err), 0);
+  fm_disk_default_options (&cfg.profile, &cfg.caches);
+  /* Without a cgroup there is no CPU to read. */
+  ck_assert_ptr_null (emu_new (&cfg, &err));
+  ck_assert_str_eq (err.msg,
+                    "think=cpu needs cgroup=DIR: the checker's cgroup");
+  fd_check_tmpdir ("think", dir, sizeof dir);
+  set_cpu (dir, 7000);
+  cfg.cgroup = dir;
+  cfg.host_speed = 0.25; /* a host four times slower */
+  fake_wall = 1000000000;
+  ck_assert_ptr_nonnull (e = emu_new (&cfg, &err));
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 30 << 20, &r1, &err), 0);
+  ck_assert_uint_eq (r1.arrival_ns, 0);
+  fake_wall += 5000000000; /* wall time passes: it does not count */
+  set_cpu (dir, 9000);     /* 2 ms of the checker's CPU */
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 10 << 20, &r2, &err), 0);
+  ck_assert_uint_eq (r2.arrival_ns, r1.done_ns + 4 * 2000000);
+  /* Back to wall time and on again: each counts from the switch. */
+  ck_assert_int_eq (emu_set (e, "think", "real", &err), 0);
+  fake_wall += 3000000;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 50 << 20, &r1, &err), 0);
+  ck_assert_uint_eq (r1.arrival_ns, r2.done_ns + 3000000);
+  ck_assert_int_eq (emu_set (e, "think", "cpu", &err), 0);
+  set_cpu (dir, 9500);
+  fake_wall += 3000000;
+  ck_assert_int_eq (emu_pread (e, buf, 4096, 20 << 20, &r2, &err), 0);
+  ck_assert_uint_eq (r2.arrival_ns, r1.done_ns + 4 * 500000);
+  emu_free (e);
+  snprintf (path, sizeof path, "%s/cpu.stat", dir);
+  unlink (path);
+  rmdir (dir);
 }
 END_TEST
 
@@ -1239,6 +1304,7 @@ main (void)
       {"shadow", test_shadow},
       {"volatile_cache", test_volatile_cache},
       {"clock", test_clock},
+      {"think_cpu", test_think_cpu},
       {"extents", test_extents},
       {"stats", test_stats},
       {"partial_blocks", test_partial_blocks},

@@ -27,6 +27,10 @@ struct fm_profile {
   char description[160];
   char sourced[640];   /* which numbers come from a source, and which */
   char estimated[640]; /* which numbers are our estimates */
+  /* The host a checker of this disk is taken to run on (a name of the
+   * harness's host table, common/host.c); "": none said.
+   */
+  char host[32];
 
   enum fm_kind kind;
   uint64_t capacity;        /* bytes the disk exposes (may be rescaled) */

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""How steady `futuredisk predict` is under load, per think mode.
+
+Runs `predict --fs ext4` on one disk ROUNDS times with the machine as it
+is and ROUNDS times beside two CPU hogs (`yes >/dev/null` x2), for
+--think cpu and --think real, and prints per mode and load the fsck
+times and their spread, (max - min) / median.  think=cpu puts the
+checker's cgroup CPU time on the clock, so load should barely move it;
+think=real puts wall time on it, so load shows.
+
+Then one `futuredisk run --fs ext4 --think cpu --keep` to set e2fsck's
+own CPU figure (-tt's last "time: real/ user/ sys" line, in check.out)
+beside the CPU seconds think=cpu charged the check (charged_s).
+
+With --client instead: the mechanism alone, without the kernel's block
+layer and page cache in the way: a client that reads, burns CPU and
+reads again (through libnbd, in a cgroup of its own), ROUNDS times idle
+and beside the hogs, per think mode; its virtual seconds and their
+spread.
+
+Usage: bench_think.py BUILD_DIR [ROUNDS] [PROFILE] [FILES]   (as root)
+       bench_think.py --client BUILD_DIR [ROUNDS]"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def drops():
+    """Page-cache drops machine-wide so far (every trial drops the caches
+    before its checkers: on a shared machine another's drop makes this
+    checker read again)."""
+    with open("/proc/vmstat") as f:
+        return next(int(x.split()[1]) for x in f
+                    if x.startswith("drop_pagecache "))
+
+
+def predict(fd, think, profile, files, out):
+    d0 = drops()
+    cmd = [fd, "predict", "--fs", "ext4", "--profile", profile,
+           "--files", str(files), "--think", think, f"--json={out}"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        rec = json.loads(f.readlines()[-1])
+    ck = next(p for p in rec["phases"] if p["name"] == "check")
+    return ck["virtual_s"], ck.get("charged_s"), ck["reads"], \
+        ck["bytes_read"], drops() - d0
+
+
+def hogs(n):
+    return [subprocess.Popen(["sh", "-c", "exec yes >/dev/null"])
+            for _ in range(n)]
+
+
+def spread(xs):
+    return (max(xs) - min(xs)) / statistics.median(xs)
+
+
+def e2fsck_vs_charged(fd, profile, files, d):
+    cmd = [fd, "run", "--fs", "ext4", "--profile", profile, "--size",
+           "full", "--meta-only", str(files), "--think", "cpu", "--keep",
+           "--dir", f"{d}/run", f"--json={d}/run.json"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(f"{d}/run.json") as f:
+        rec = json.loads(f.readlines()[-1])
+    ck = next(p for p in rec["phases"] if p["name"] == "check")
+    with open(f"{d}/run/check.out") as f:
+        # The last timing line is e2fsck's whole run.
+        times = re.findall(r"time:\s*([\d.]+)/\s*([\d.]+)/\s*([\d.]+)",
+                           f.read())
+    real, user, sys_ = map(float, times[-1])
+    return user + sys_, ck["charged_s"], ck["virtual_s"]
+
+
+CLIENT = r"""
+import sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+h.pread(4096, 1 << 20)
+x = 0
+for i in range(3000000):
+    x += i * i
+h.pread(4096, 100 << 20)
+h.shutdown()
+"""
+
+
+def cgroup2_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, post = line.split(" - ")
+            if post.split()[0] == "cgroup2":
+                return pre.split()[4]
+    sys.exit("no cgroup v2 mount")
+
+
+def client_once(build, think, d):
+    sys.path.insert(0, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "..", "..", "common", "tests"))
+    import nbdkit_server
+    cg = f"{cgroup2_root()}/fd-bench-think-{os.getpid()}"
+    os.mkdir(cg)
+    fd = f"{build}/harness/futuredisk"
+    ctl = f"{d}/ctl.sock"
+
+    def mark(name):
+        p = subprocess.run([fd, "ctl", "--json", ctl, "mark", name],
+                           capture_output=True, text=True, check=True)
+        return json.loads(p.stdout)["virtual_ns"]
+
+    def join():
+        with open(f"{cg}/cgroup.procs", "w") as f:
+            f.write("0")
+    try:
+        with nbdkit_server.Nbdkit(
+                [f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so",
+                 "roadmap-2006", "size=256M", f"think={think}",
+                 f"cgroup={cg}", f"control={ctl}"]) as s:
+            v0 = mark("a")
+            subprocess.run(["/usr/bin/python3", "-c", CLIENT, s.sock],
+                           check=True, preexec_fn=join)
+            return (mark("b") - v0) / 1e9
+    finally:
+        os.rmdir(cg)
+
+
+def client_main(build, rounds):
+    with tempfile.TemporaryDirectory() as d:
+        for think in ("cpu", "real"):
+            for load in (0, 2):
+                hs = hogs(load)
+                try:
+                    v = [client_once(build, think, d) for _ in range(rounds)]
+                finally:
+                    for h in hs:
+                        h.kill()
+                        h.wait()
+                print(f"client think={think:<4} hogs={load}: "
+                      + " ".join(f"{x:.3f}" for x in v)
+                      + f" virtual s; median {statistics.median(v):.3f}, "
+                      f"spread {100 * spread(v):.2f} %", flush=True)
+
+
+def main():
+    if sys.argv[1] == "--client":
+        client_main(os.path.abspath(sys.argv[2]),
+                    int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+        return
+    build = os.path.abspath(sys.argv[1])
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    profile = sys.argv[3] if len(sys.argv) > 3 else "roadmap-2006"
+    files = int(sys.argv[4]) if len(sys.argv) > 4 else 200000
+    fd = f"{build}/harness/futuredisk"
+    # The plugin of the same build, whatever the binary was built with.
+    os.environ.setdefault("FUTUREDISK_PLUGIN",
+                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for think in ("cpu", "real"):
+            for load in (0, 2):
+                hs = hogs(load)
+                try:
+                    got = [predict(fd, think, profile, files,
+                                   f"{d}/{think}-{load}-{i}.json")
+                           for i in range(rounds)]
+                finally:
+                    for h in hs:
+                        h.kill()
+                        h.wait()
+                v = [g[0] for g in got]
+                rows.append((think, load, v, got))
+                print(f"think={think:<4} hogs={load}: fsck "
+                      + " ".join(f"{x:.3f}" for x in v)
+                      + f" s; median {statistics.median(v):.3f} s, spread "
+                      f"{100 * spread(v):.2f} %", flush=True)
+                # What the checker asked of the disk: the kernel's block
+                # layer and page cache shape it, in either mode.
+                r = [g[2] for g in got]
+                mib = [g[3] / 2**20 for g in got]
+                print("    reads " + " ".join(str(x) for x in r)
+                      + f" (spread {100 * spread(r):.2f} %); MiB "
+                      + " ".join(f"{x:.0f}" for x in mib)
+                      + "; cache drops " + " ".join(str(g[4]) for g in got)
+                      + (f"; charged CPU s " + " ".join(
+                          f"{g[1]:.3f}" for g in got)
+                         + f" (spread {100 * spread([g[1] for g in got]):.2f}"
+                         " %)" if think == "cpu" else ""), flush=True)
+        for think in ("cpu", "real"):
+            idle = [r[2] for r in rows if r[0] == think and r[1] == 0][0]
+            busy = [r[2] for r in rows if r[0] == think and r[1] == 2][0]
+            print(f"think={think}: median under load / idle "
+                  f"{statistics.median(busy) / statistics.median(idle):.3f}")
+        own, charged, virt = e2fsck_vs_charged(fd, profile, files, d)
+        print(f"e2fsck -tt user+sys {own:.3f} s; think=cpu charged "
+              f"{charged:.3f} s (ratio {charged / own:.3f}); check "
+              f"{virt:.3f} virtual s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+/* futuredisk — harness: the checkers' host (see hostrun.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "host.h"
+#include "hostrun.h"
+
+int
+fd_hostrun_check (const char *think_key, const char *think,
+                  const char *host_key, const char *host, struct fm_err *err)
+{
+  if (think && strcmp (think, "real") && strcmp (think, "zero") &&
+      strcmp (think, "cpu"))
+    return fm_fail (err, "%s: '%.64s' is not real, zero or cpu", think_key,
+                    think);
+  if (host && fd_host_find (host_key, host, err) == NULL)
+    return -1;
+  return 0;
+}
+
+int
+fd_hostrun_open (const char *key, const char *think, const char *host,
+                 uint64_t ram, struct fd_cgroup **cg, struct fm_err *err)
+{
+  const struct fd_host *h = NULL;
+  bool cpu = think && strcmp (think, "cpu") == 0;
+
+  *cg = NULL;
+  if (host && (h = fd_host_find ("--host", host, err)) == NULL)
+    return -1;
+  if (ram == 0 && h)
+    ram = h->ram_bytes;
+  if (!cpu && ram == 0)
+    return 0;
+  if ((*cg = fd_cgroup_new (key, ram, err)) == NULL) {
+    char msg[sizeof err->msg];
+    snprintf (msg, sizeof msg, "%s", err->msg);
+    return fm_fail (err, "%s%s", msg,
+                    cpu ? "; --think real puts wall time on the clock "
+                          "instead, without a cgroup"
+                        : "");
+  }
+  return 0;
+}
+
+int
+fd_hostrun_args (const char *think, const char *host,
+                 const struct fd_cgroup *cg, char args[2][FD_HOSTRUN_ARG_MAX],
+                 const char **extra, size_t *n, size_t max, struct fm_err *err)
+{
+  if (think == NULL || strcmp (think, "cpu") || cg == NULL)
+    return 0;
+  if (*n + (host ? 2 : 1) > max)
+    return fm_fail (err, "--faults: too many keys");
+  snprintf (args[0], FD_HOSTRUN_ARG_MAX, "cgroup=%s", fd_cgroup_dir (cg));
+  extra[(*n)++] = args[0];
+  if (host) {
+    snprintf (args[1], FD_HOSTRUN_ARG_MAX, "host=%s", host);
+    extra[(*n)++] = args[1];
+  }
+  return 0;
+}
+
+double
+fd_hostrun_speed (const char *host)
+{
+  struct fm_err err;
+  const struct fd_host *h = host ? fd_host_find ("host", host, &err) : NULL;
+
+  return h ? h->speed : 1;
+}

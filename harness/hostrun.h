@@ -1,0 +1,48 @@
+/* futuredisk — harness: the host a command's checkers run as (--think,
+ * --host; campaign keys think and host).
+ *
+ * think=cpu and a host with a RAM size need a cgroup for the checkers
+ * (common/cgroup.h): made before any other work, so that a machine
+ * without one (no root, cgroup v1 alone) fails at once with nothing
+ * started, and removed at the end, also after a signal.
+ */
+#ifndef FUTUREDISK_HOSTRUN_H
+#define FUTUREDISK_HOSTRUN_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faultmodels/error.h"
+
+struct fd_cgroup;
+
+/* Is think one of real, zero, cpu and host (NULL: none) a known host?
+ * -1 with err naming the option (`think_key`, `host_key`).
+ */
+extern int fd_hostrun_check (const char *think_key, const char *think,
+                             const char *host_key, const char *host,
+                             struct fm_err *err);
+
+/* The checkers' cgroup, made when think is cpu or the host has a RAM
+ * size (ram, --host-ram, when not 0; else the host's): 0 with *cg (NULL
+ * when none is needed), or -1 with err naming key.
+ */
+extern int fd_hostrun_open (const char *key, const char *think,
+                            const char *host, uint64_t ram,
+                            struct fd_cgroup **cg, struct fm_err *err);
+
+/* With think=cpu, the plugin's cgroup=DIR and host=NAME (when host is
+ * not NULL) into args (two buffers), appended to extra[*n] (at most max).
+ */
+#define FD_HOSTRUN_ARG_MAX (PATH_MAX + 16)
+extern int fd_hostrun_args (const char *think, const char *host,
+                            const struct fd_cgroup *cg,
+                            char args[2][FD_HOSTRUN_ARG_MAX],
+                            const char **extra, size_t *n, size_t max,
+                            struct fm_err *err);
+
+/* The host's speed (1 for NULL or an unknown name). */
+extern double fd_hostrun_speed (const char *host);
+
+#endif
