@@ -22,10 +22,6 @@ KNOWN = {
     ("faultmodels/src/disk.c", "faultmodels/src/dual.c",
      "faultmodels/src/queue.c", "faultmodels/src/readcache.c",
      "faultmodels/src/smr.c"),
-    # chunkfs: fs.c calls every part, and each part calls fs.c back.
-    ("fs-under-test/chunkfs/src/cache.c", "fs-under-test/chunkfs/src/chunk.c",
-     "fs-under-test/chunkfs/src/dir.c", "fs-under-test/chunkfs/src/fs.c",
-     "fs-under-test/chunkfs/src/inode.c", "fs-under-test/chunkfs/src/xattr.c"),
     # chunkfs's checker: check.c runs the passes (through check-chunk.c),
     # and the passes call check.c's helpers and each other.
     ("fs-under-test/chunkfs/src/check-chunk.c",
