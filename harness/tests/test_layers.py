@@ -22,18 +22,6 @@ KNOWN = {
     ("faultmodels/src/disk.c", "faultmodels/src/dual.c",
      "faultmodels/src/queue.c", "faultmodels/src/readcache.c",
      "faultmodels/src/smr.c"),
-    # chunkfs's checker: check.c runs the passes (through check-chunk.c),
-    # and the passes call check.c's helpers and each other.
-    ("fs-under-test/chunkfs/src/check-chunk.c",
-     "fs-under-test/chunkfs/src/check-pass1.c",
-     "fs-under-test/chunkfs/src/check-pass2.c",
-     "fs-under-test/chunkfs/src/check-pass3.c",
-     "fs-under-test/chunkfs/src/check-pass4.c",
-     "fs-under-test/chunkfs/src/check-pass5.c",
-     "fs-under-test/chunkfs/src/check-preload.c",
-     "fs-under-test/chunkfs/src/check-special.c",
-     "fs-under-test/chunkfs/src/check-xattr.c",
-     "fs-under-test/chunkfs/src/check.c"),
     # harness: trial.c calls crash points and image reuse, which (and
     # the campaign) call trial.c back.
     ("harness/campaign.c", "harness/crashpoints.c", "harness/reuse.c",
