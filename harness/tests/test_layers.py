@@ -23,22 +23,6 @@ KNOWN = {
      "faultmodels/src/dual.c",
      "faultmodels/src/queue.c", "faultmodels/src/readcache.c",
      "faultmodels/src/smr.c"),
-    # chunkfs: fs.c calls every part, and each part calls fs.c back.
-    ("fs-under-test/chunkfs/src/cache.c", "fs-under-test/chunkfs/src/chunk.c",
-     "fs-under-test/chunkfs/src/dir.c", "fs-under-test/chunkfs/src/fs.c",
-     "fs-under-test/chunkfs/src/inode.c", "fs-under-test/chunkfs/src/xattr.c"),
-    # chunkfs's checker: check.c runs the passes (through check-chunk.c),
-    # and the passes call check.c's helpers and each other.
-    ("fs-under-test/chunkfs/src/check-chunk.c",
-     "fs-under-test/chunkfs/src/check-pass1.c",
-     "fs-under-test/chunkfs/src/check-pass2.c",
-     "fs-under-test/chunkfs/src/check-pass3.c",
-     "fs-under-test/chunkfs/src/check-pass4.c",
-     "fs-under-test/chunkfs/src/check-pass5.c",
-     "fs-under-test/chunkfs/src/check-preload.c",
-     "fs-under-test/chunkfs/src/check-special.c",
-     "fs-under-test/chunkfs/src/check-xattr.c",
-     "fs-under-test/chunkfs/src/check.c"),
 }
 
 

@@ -1,6 +1,7 @@
 /* chunkfs — the checker over one chunk (check-passes.h): its header,
  * read or rebuilt, then passes 1 to 5 in order over the chunk's inodes,
- * inode table and rebuilt block bitmap, and what the passes share.
+ * inode table and rebuilt block bitmap (check-core.c holds what the
+ * passes share).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,44 +9,6 @@
 
 #include "check-passes.h"
 #include "problem.h"
-
-void
-ck_inode_changed (struct ck *k, uint32_t i)
-{
-  cfs_inode_encode (k->sb.uuid, &k->ino[i].in,
-                    k->itab + (size_t)i * CFS_INODE_SIZE);
-  k->itab_dirty[i / CFS_INODES_PER_BLOCK] = 1;
-}
-
-void
-ck_free_slot (struct ck *k, uint32_t i)
-{
-  uint32_t gen = k->ino[i].in.generation;
-
-  memset (&k->ino[i].in, 0, sizeof k->ino[i].in);
-  k->ino[i].in.generation = gen;
-  k->ino[i].in.chunk = k->c;
-  k->ino[i].used = false;
-  ck_inode_changed (k, i);
-}
-
-/* The back-reference table is gone: which entries in other chunks name
- * this chunk's inodes is known only by reading every directory.  Every
- * chunk is checked (each entry naming an inode here brings its back-
- * reference back), then this one again; until then no file here is
- * called an orphan.
- */
-void
-ck_lose_backrefs (struct ck *k)
-{
-  uint32_t c;
-
-  k->incomplete = true;
-  for (c = 0; c < k->sb.chunks; c++)
-    if (c != k->c)
-      ck_queue (k, c);
-  ck_queue (k, k->c);
-}
 
 /* The header: read, or rebuilt from the bitmaps' block headers.  0 to go
  * on, -1 if the chunk is not in use (or lost).

@@ -1,7 +1,19 @@
-/* chunkfs — the checker's insides, shared by check.c (the driver, pass 0,
- * raw block access, repairs in other chunks) and the check of one chunk
- * (check-chunk.c and one file a pass, check-pass1.c to check-pass5.c;
- * check-passes.h).
+/* chunkfs — the checker's insides, in layers, each calling only those
+ * below it (the shape of e2fsck):
+ *
+ *   check.c          the entry point, cfs_check: pass 0, the work list
+ *   check-chunk.c    the check of one chunk: the passes in order
+ *   check-pass1.c .. check-pass5.c, with check-special.c and
+ *   check-xattr.c under pass 1 (check-passes.h)
+ *   check-preload.c  -f's read of every chunk's metadata in disk order
+ *   check-core.c     what the driver and the passes share: maps, remote
+ *                    headers, inodes and entries, back-references,
+ *                    lost+found
+ *   check-io.c       block access (as e2fsck's io_channel)
+ *   problem.c        the problem table and ck_fix (e2fsck's fix_problem)
+ *
+ * The device itself is reached through struct cfs_io (io.h), a table of
+ * functions as e2fsprogs' io_manager is.
  */
 #ifndef CHUNKFS_CHECK_INTERNAL_H
 #define CHUNKFS_CHECK_INTERNAL_H
@@ -132,9 +144,13 @@ struct ck {
                     * counts until it is checked again */
 };
 
-/* ---- check.c ---- */
+/* ---- problem.c ---- */
+/* Problem `code` reported (its message formatted with the arguments)
+ * and answered as the mode says: true to fix it.
+ */
 extern bool ck_fix (struct ck *k, uint32_t code, ...);
-extern void ck_pass (struct ck *k, int pass);
+
+/* ---- check-io.c: block access ---- */
 extern int ck_read (struct ck *k, uint64_t abs, void *buf);
 /* Read blocks [abs, abs + n) in one request, for ck_read to serve; if
  * the request fails, ck_read reads them one by one (so one bad block
@@ -156,6 +172,12 @@ extern bool ck_cache_full (const struct ck *k);
 /* Is block abs one that could not be read? */
 extern bool ck_is_bad (const struct ck *k, uint64_t abs);
 extern int ck_write (struct ck *k, uint64_t abs, const void *buf);
+/* The blocks kept, the bad-block list and the prefetch freed, at the end. */
+extern void ck_io_release (struct ck *k);
+
+/* ---- check-core.c ---- */
+/* Pass `pass` begins (-1: none): the time of the one before counted. */
+extern void ck_pass (struct ck *k, int pass);
 extern void ck_queue (struct ck *k, uint32_t c);
 extern void ck_map_set (struct ck *k, uint32_t c, bool on);
 /* Chunk c is in use: its bit in the initialised-chunks map must be set
@@ -197,6 +219,27 @@ extern int ck_add_backref (struct ck *k, const struct backref *b);
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 /* Does chunk c's table hold back-reference b (or a pending one)? */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
+
+/* Chunk c's bit in the dirty map. */
+static inline bool
+ck_map_bit (const struct ck *k, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return k->map[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >> bit % 8 &
+         1;
+}
+
+/* Chunk c's bit in the initialised-chunks map. */
+static inline bool
+ck_imap_bit (const struct ck *k, uint32_t c)
+{
+  uint32_t bit = c % CFS_BITS_PER_BITMAP;
+
+  return k->imap[c / CFS_BITS_PER_BITMAP][CFS_HEADER_SIZE + bit / 8] >>
+             bit % 8 &
+         1;
+}
 
 /* ---- check-preload.c ---- */
 /* -f: every queued chunk's metadata (header, bitmaps, inode table up to

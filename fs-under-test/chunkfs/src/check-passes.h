@@ -82,7 +82,7 @@ ck_abs (const struct ck *k, uint32_t local)
   return cfs_block (&k->sb, k->c, local);
 }
 
-/* ---- check-chunk.c ---- */
+/* ---- check-core.c: the slots of the chunk being checked ---- */
 /* Inode i's table slot re-encoded from k->ino[i], its block dirty. */
 extern void ck_inode_changed (struct ck *k, uint32_t i);
 /* Inode i freed; its generation stays, so old names of it stay stale. */

@@ -1,9 +1,17 @@
-/* chunkfs — the mounted file system's insides, shared by its parts:
- * cache.c (metadata blocks), chunk.c (headers, dirtying, the dirty and
- * initialised-chunks maps, bitmaps, allocation), extent.c (extent maps),
- * inode.c (inodes, a file's blocks, continuation chains), dir.c
- * (directory entries, back-references), xattr.c (extended attributes)
- * and fs.c (mount, sync, the operations of fs.h).
+/* chunkfs — the mounted file system's insides, shared by its parts, in
+ * layers, each calling only those below it:
+ *
+ *   fs.c      mount, sync, the operations of fs.h: the entry points
+ *   dir.c     directory entries, back-references
+ *   xattr.c   extended attributes and ACLs (their operations of fs.h
+ *             too, and what fs.c's chmod and unlink need of them)
+ *   inode.c   inodes, a file's blocks, continuation chains, attributes
+ *   chunk.c   a chunk going dirty, bitmaps, allocation
+ *   cache.c   metadata blocks
+ *   core.c    the error note, chunk headers, the dirty and
+ *             initialised-chunks maps
+ *
+ * extent.c (extent maps in memory) calls nothing of these.
  */
 #ifndef CHUNKFS_FS_INTERNAL_H
 #define CHUNKFS_FS_INTERNAL_H
@@ -214,9 +222,25 @@ ref_ino (uint64_t ref)
   return (uint32_t)ref;
 }
 
+/* ---- core.c: the bottom layer (calls only io.c and format.c) ---- */
 /* Note what went wrong (for cfs_fs_error) and return -EIO. */
 extern int cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+/* The dirty map and the initialised-chunks map read, the headers read
+ * into fs->chunks (a map block that does not check rebuilt from them).
+ */
+extern int cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err);
+/* Chunk c's header written (with the superblock's copy); -EIO. */
+extern int cfs_header_write (struct cfs_fs *fs, uint32_t c, bool fua);
+/* The dirty-map bits of chunks [c, c + n) set (and their bits in the
+ * initialised-chunks map, with imap), the map blocks that changed
+ * written durably; -EIO.
+ */
+extern int cfs_maps_mark (struct cfs_fs *fs, uint32_t c, uint32_t n, bool imap);
+/* Mark chunk c damaged (best effort). */
+extern void cfs_damaged (struct cfs_fs *fs, uint32_t c);
+/* Sync's last steps: headers clean, map bits cleared. */
+extern int cfs_chunks_clean (struct cfs_fs *fs);
 
 /* ---- extent.c ---- */
 /* An inode's extents, sorted by lblk, not overlapping. */
@@ -262,13 +286,10 @@ extern int cfs_cache_trim (struct cfs_fs *fs);
 extern void cfs_cache_free (struct cfs_fs *fs);
 
 /* ---- chunk.c ---- */
-extern int cfs_chunks_load (struct cfs_fs *fs, struct cfs_err *err);
 /* Make chunk c dirty on disk before its first change (initialising an
  * uninitialised chunk); -EIO or -EROFS.
  */
 extern int cfs_touch (struct cfs_fs *fs, uint32_t c);
-/* Mark chunk c damaged (best effort). */
-extern void cfs_damaged (struct cfs_fs *fs, uint32_t c);
 /* Does chunk c have room for a new inode (and some blocks)? */
 extern bool cfs_has_room (struct cfs_fs *fs, uint32_t c, bool dir);
 /* A chunk with room: `near` if it has, else the next one that has. */
@@ -297,8 +318,6 @@ extern int cfs_alloc_inode (struct cfs_fs *fs, uint32_t c, uint32_t *i);
 extern int cfs_free_inode (struct cfs_fs *fs, uint32_t c, uint32_t i);
 /* The blocks freed since the last sync become free (sync calls it). */
 extern int cfs_release_freed (struct cfs_fs *fs);
-/* Sync's last steps: headers clean, map bits cleared. */
-extern int cfs_chunks_clean (struct cfs_fs *fs);
 
 /* ---- inode.c ---- */
 extern int cfs_iget (struct cfs_fs *fs, uint64_t ref, struct ino *n);
@@ -307,6 +326,14 @@ extern int cfs_iput (struct cfs_fs *fs, struct ino *n);
  * -ESTALE: a handle naming a freed or reused slot).
  */
 extern int cfs_iget_file (struct cfs_fs *fs, uint64_t ref, struct ino *n);
+/* n's attributes, as cfs_getattr returns them. */
+extern int cfs_inode_attr (struct cfs_fs *fs, struct ino *n,
+                           struct cfs_attr *a);
+/* n's atime waiting for the next sync (fs->lazy), or NULL. */
+extern struct lazy_atime *cfs_lazy_find (struct cfs_fs *fs,
+                                         const struct ino *n);
+/* n's atime, one waiting for the sync included. */
+extern uint64_t cfs_atime (struct cfs_fs *fs, const struct ino *n);
 /* The chunk-local block at index idx of n's own range (0: a hole); with
  * alloc, allocated (*fresh: just now; ENOSPC when the chunk is full:
  * *full set).

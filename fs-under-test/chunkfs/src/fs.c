@@ -12,17 +12,6 @@
 
 static int lazy_flush (struct cfs_fs *fs);
 
-int
-cfs_fs_eio (struct cfs_fs *fs, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (fs->errmsg, sizeof fs->errmsg, fmt, ap);
-  va_end (ap);
-  return -EIO;
-}
-
 const char *
 cfs_fs_error (const struct cfs_fs *fs)
 {
@@ -154,27 +143,6 @@ cfs_fs_close (struct cfs_fs *fs, struct cfs_err *err)
 
 #define LAZY_MAX 4096 /* atimes kept for the next sync at most */
 
-static struct lazy_atime *
-lazy_find (struct cfs_fs *fs, const struct ino *n)
-{
-  uint64_t ino = cfs_ref (n->c, n->i);
-  size_t i;
-
-  for (i = 0; i < fs->nlazy; i++)
-    if (fs->lazy[i].ino == ino && fs->lazy[i].generation == n->in.generation)
-      return &fs->lazy[i];
-  return NULL;
-}
-
-/* n's atime, one waiting for the sync included. */
-static uint64_t
-atime_of (struct cfs_fs *fs, const struct ino *n)
-{
-  const struct lazy_atime *l = lazy_find (fs, n);
-
-  return l && l->atime > n->in.atime ? l->atime : n->in.atime;
-}
-
 /* The waiting atimes written (sync's first step); a file freed since is
  * skipped (its generation changed).
  */
@@ -201,41 +169,6 @@ static uint32_t
 chunk_of (const struct cfs_fs *fs, uint64_t abs)
 {
   return (uint32_t)((abs - CFS_FIRST_CHUNK) / fs->sb.chunk_blocks);
-}
-
-static int
-attr_of (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
-{
-  int r;
-
-  memset (a, 0, sizeof *a);
-  a->ino = cfs_ref (n->c, n->i);
-  a->generation = n->in.generation;
-  a->mode = n->in.mode;
-  a->links = n->in.links;
-  a->uid = n->in.uid;
-  a->gid = n->in.gid;
-  a->size = n->in.size;
-  a->atime = atime_of (fs, n);
-  a->mtime = n->in.mtime;
-  a->ctime = n->in.ctime;
-  a->rdev = n->in.rdev;
-  if ((r = cfs_count_blocks (fs, n, &a->blocks)) < 0)
-    return r;
-  a->blocks += n->in.xattr_block != 0;
-  return 0;
-}
-
-int
-cfs_iget_file (struct cfs_fs *fs, uint64_t ref, struct ino *n)
-{
-  int r;
-
-  if ((r = cfs_iget (fs, ref, n)) < 0)
-    return r;
-  if (n->in.mode == 0 || (n->in.flags & CFS_INODE_CONT))
-    return -ESTALE;
-  return 0;
 }
 
 static int
@@ -320,7 +253,7 @@ drop_link (struct cfs_fs *fs, struct ino *n)
 static int
 touch_atime (struct cfs_fs *fs, struct ino *n)
 {
-  uint64_t now = cfs_now_ns (), at = atime_of (fs, n);
+  uint64_t now = cfs_now_ns (), at = cfs_atime (fs, n);
   struct lazy_atime *l;
 
   if (!fs->writable || (at > n->in.mtime && at > n->in.ctime &&
@@ -330,7 +263,7 @@ touch_atime (struct cfs_fs *fs, struct ino *n)
     n->in.atime = now;
     return cfs_iput (fs, n);
   }
-  if ((l = lazy_find (fs, n)) == NULL) {
+  if ((l = cfs_lazy_find (fs, n)) == NULL) {
     if (fs->nlazy == fs->alazy) {
       size_t na = fs->alazy ? 2 * fs->alazy : 64;
       struct lazy_atime *nl = realloc (fs->lazy, na * sizeof *nl);
@@ -356,7 +289,7 @@ cfs_getattr (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a)
 
   if ((r = cfs_iget_file (fs, ino, &n)) < 0)
     return r;
-  return attr_of (fs, &n, a);
+  return cfs_inode_attr (fs, &n, a);
 }
 
 int
@@ -377,7 +310,7 @@ cfs_lookup (struct cfs_fs *fs, uint64_t dir, const char *name,
   if (n.in.generation != loc.generation)
     return cfs_fs_eio (fs, "entry '%s' names generation %u, the inode is %u",
                        name, loc.generation, n.in.generation);
-  return attr_of (fs, &n, a);
+  return cfs_inode_attr (fs, &n, a);
 }
 
 /* A new inode's owner: the creator's uid, and its gid unless the
@@ -470,7 +403,7 @@ make_node (struct cfs_fs *fs, uint64_t dir, const char *name, uint16_t mode,
   if ((r = cfs_dir_add (fs, &d, name, cfs_ref (c, i), n.in.generation,
                         (uint8_t)(mode >> 12))) < 0)
     goto undo;
-  return attr_of (fs, &n, a);
+  return cfs_inode_attr (fs, &n, a);
 undo:
   free_file (fs, &n);
   return r;
@@ -582,7 +515,7 @@ cfs_link (struct cfs_fs *fs, uint64_t ino, uint64_t dir, const char *name,
   if ((r = cfs_dir_add (fs, &d, name, ino, n.in.generation,
                         (uint8_t)(n.in.mode >> 12))) < 0)
     return r;
-  return attr_of (fs, &n, a);
+  return cfs_inode_attr (fs, &n, a);
 }
 
 static int
@@ -835,7 +768,7 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
   if (set & CFS_SET_GID)
     n.in.gid = to->gid;
   if (set & CFS_SET_ATIME) {
-    struct lazy_atime *l = lazy_find (fs, &n);
+    struct lazy_atime *l = cfs_lazy_find (fs, &n);
     if (l)
       l->atime = 0; /* the time set now wins */
     n.in.atime = to->atime;
@@ -847,7 +780,7 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
     if ((r = cfs_iput (fs, &n)) < 0)
       return r;
   }
-  return attr_of (fs, &n, a);
+  return cfs_inode_attr (fs, &n, a);
 }
 
 /* Read or write whole blocks [first, first + count) of the file at buf,

@@ -1,5 +1,6 @@
-/* chunkfs — inodes, their extent maps, and files continued across
- * chunks (fs-internal.h, FORMAT.md "Extents").
+/* chunkfs — inodes, their extent maps, files continued across chunks
+ * (fs-internal.h, FORMAT.md "Extents"), and an inode's attributes with
+ * the atime waiting for the next sync.
  *
  * A map is read whole into an extent list, changed there and written
  * back whole: a change costs O(extents), never O(blocks).
@@ -705,5 +706,61 @@ cfs_first_leaf (struct cfs_fs *fs, struct ino *n, uint64_t *abs)
     return -ENOENT;
   cfs_ext_get (cfs_map_entry (&n->in, 0), &ix);
   *abs = cfs_block (&fs->sb, n->c, ix.start);
+  return 0;
+}
+
+int
+cfs_iget_file (struct cfs_fs *fs, uint64_t ref, struct ino *n)
+{
+  int r;
+
+  if ((r = cfs_iget (fs, ref, n)) < 0)
+    return r;
+  if (n->in.mode == 0 || (n->in.flags & CFS_INODE_CONT))
+    return -ESTALE;
+  return 0;
+}
+
+struct lazy_atime *
+cfs_lazy_find (struct cfs_fs *fs, const struct ino *n)
+{
+  uint64_t ino = cfs_ref (n->c, n->i);
+  size_t i;
+
+  for (i = 0; i < fs->nlazy; i++)
+    if (fs->lazy[i].ino == ino && fs->lazy[i].generation == n->in.generation)
+      return &fs->lazy[i];
+  return NULL;
+}
+
+/* n's atime, one waiting for the sync included. */
+uint64_t
+cfs_atime (struct cfs_fs *fs, const struct ino *n)
+{
+  const struct lazy_atime *l = cfs_lazy_find (fs, n);
+
+  return l && l->atime > n->in.atime ? l->atime : n->in.atime;
+}
+
+int
+cfs_inode_attr (struct cfs_fs *fs, struct ino *n, struct cfs_attr *a)
+{
+  int r;
+
+  memset (a, 0, sizeof *a);
+  a->ino = cfs_ref (n->c, n->i);
+  a->generation = n->in.generation;
+  a->mode = n->in.mode;
+  a->links = n->in.links;
+  a->uid = n->in.uid;
+  a->gid = n->in.gid;
+  a->size = n->in.size;
+  a->atime = cfs_atime (fs, n);
+  a->mtime = n->in.mtime;
+  a->ctime = n->in.ctime;
+  a->rdev = n->in.rdev;
+  if ((r = cfs_count_blocks (fs, n, &a->blocks)) < 0)
+    return r;
+  a->blocks += n->in.xattr_block != 0;
   return 0;
 }

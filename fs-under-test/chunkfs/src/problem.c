@@ -1,6 +1,13 @@
-/* chunkfs — the checker's problem table (problem.h). */
+/* chunkfs — the checker's problem table and ck_fix, which reports a
+ * problem and decides whether to fix it, as e2fsck's fix_problem does
+ * (problem.h, check-internal.h).
+ */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
+#include "check-internal.h"
 #include "problem.h"
 
 /* Preen fixes what loses nothing a user made, or only what a crash was
@@ -167,4 +174,65 @@ cfs_problem (uint32_t code)
       hi = mid;
   }
   return NULL;
+}
+
+static bool
+ask (const char *prompt)
+{
+  char line[64];
+
+  fprintf (stderr, "%s<y>? ", prompt);
+  fflush (stderr);
+  if (fgets (line, sizeof line, stdin) == NULL)
+    return false;
+  return line[0] == 'y' || line[0] == 'Y' || line[0] == '\n';
+}
+
+bool
+ck_fix (struct ck *k, uint32_t code, ...)
+{
+  const struct cfs_problem *p = cfs_problem (code);
+  FILE *out = k->o->out;
+  bool yes;
+  va_list ap;
+
+  if (p == NULL)
+    abort (); /* a code missing from the table is a bug */
+  k->res->problems++;
+  if (out) {
+    fprintf (out, "[%06X] ", p->code);
+    va_start (ap, code);
+    vfprintf (out, p->msg, ap);
+    va_end (ap);
+  }
+  switch (k->o->mode) {
+    case CFS_CHECK_YES:
+      yes = true;
+      break;
+    case CFS_CHECK_PREEN:
+      yes = p->flags & PR_PREEN_OK;
+      break;
+    case CFS_CHECK_ASK:
+      if (out)
+        fprintf (out, "  ");
+      yes = ask (p->prompt);
+      break;
+    default:
+      yes = false;
+  }
+  if (out) {
+    if (k->o->mode == CFS_CHECK_PREEN && !yes)
+      fprintf (out, "\n\tUNEXPECTED INCONSISTENCY; RUN fsck.chunkfs "
+                    "MANUALLY (without -p).\n");
+    else if (k->o->mode != CFS_CHECK_ASK)
+      fprintf (out, "  %s? %s\n", p->prompt, yes ? "yes" : "no");
+  }
+  if (yes) {
+    k->res->fixed++;
+    k->res->exit |= CFS_EXIT_CORRECTED;
+  } else {
+    k->left = true;
+    k->res->exit |= CFS_EXIT_UNCORRECTED;
+  }
+  return yes;
 }

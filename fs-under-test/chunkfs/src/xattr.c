@@ -543,6 +543,18 @@ cfs_listxattr (struct cfs_fs *fs, uint64_t ino, char *buf, size_t len)
   return (ssize_t)total;
 }
 
+/* Inode ino's attributes as they are now (what cfs_getattr returns). */
+static int
+attr_now (struct cfs_fs *fs, uint64_t ino, struct cfs_attr *a)
+{
+  struct ino n;
+  int r;
+
+  if ((r = cfs_iget_file (fs, ino, &n)) < 0)
+    return r;
+  return cfs_inode_attr (fs, &n, a);
+}
+
 int
 cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino, uint32_t umask,
                  struct cfs_attr *a)
@@ -561,7 +573,7 @@ cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino, uint32_t umask,
       if ((r = cfs_iput (fs, &n)) < 0)
         return r;
     }
-    return cfs_getattr (fs, ino, a);
+    return attr_now (fs, ino, a);
   }
   if (len < 0)
     return len;
@@ -577,7 +589,7 @@ cfs_acl_inherit (struct cfs_fs *fs, uint64_t dir, uint64_t ino, uint32_t umask,
   if ((r = set_value (fs, &n, CFS_XATTR_ACL_ACCESS, "", v, (size_t)len, 0,
                       false)) < 0)
     return r;
-  return cfs_getattr (fs, ino, a);
+  return attr_now (fs, ino, a);
 }
 
 int
