@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "faultmodels/units.h"
+#include "campaign.h"
 #include "commands.h"
 #include "db.h"
 #include "errmsg.h"
+#include "night.h"
 #include "options.h"
 #include "report.h"
 
@@ -167,7 +169,9 @@ static int
 demo_run (const struct demo_opts *o)
 {
   char ini[PATH_MAX], db_path[PATH_MAX + 16], html[PATH_MAX + 16];
-  char jobs[32], name[96], run_id[96] = "";
+  char name[96], run_id[96] = "";
+  struct fd_night_opts night = {.jobs = 1, .shard_n = 1};
+  struct fd_campaign *c;
   struct fm_err err;
   sqlite3 *db;
   FILE *fp;
@@ -181,17 +185,14 @@ demo_run (const struct demo_opts *o)
   snprintf (ini, sizeof ini, "%s/demo.ini", campaign_dir ());
   snprintf (db_path, sizeof db_path, "%s/demo.db", o->out);
   snprintf (html, sizeof html, "%s/report.html", o->out);
-  snprintf (jobs, sizeof jobs, "%" PRIu64, o->njobs ? o->njobs : 1);
-  {
-    char *cargv[] = {(char *)"campaign",
-                     ini,
-                     (char *)"--db",
-                     db_path,
-                     (char *)"--jobs",
-                     jobs,
-                     NULL};
-    rc = cmd_campaign (6, cargv);
+  if ((c = fd_campaign_load (ini, &err)) == NULL) {
+    fprintf (stderr, "%s demo: %s\n", fd_progname, err.msg);
+    return 2;
   }
+  night.db = db_path;
+  night.jobs = o->njobs ? o->njobs : 1;
+  rc = fd_night_run (&night, c);
+  fd_campaign_free (c);
   if (rc == 130 || rc == 2)
     return rc;
   if ((db = fd_report_open (db_path, "demo", name, sizeof name, run_id,
