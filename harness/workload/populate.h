@@ -91,7 +91,7 @@ struct fd_manifest {
   size_t nunallocated;
 };
 
-/* The shape of the tree (--tree; harness/trees.c and futuredisk(1)
+/* The shape of the tree (--tree; harness/workload/trees.c and futuredisk(1)
  * document the distributions).
  */
 #define FD_TREES(X)                                                            \

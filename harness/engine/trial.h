@@ -125,7 +125,7 @@ struct trial_spec {
   uint64_t repair_cut;
   /* --crash-points N|all: instead of checking the one crash, rebuild the
    * disk at N flushes of the populate's write log (UINT64_MAX: all) and
-   * check each (harness/crashpoints.c).  0: not asked.
+   * check each (harness/engine/crashpoints.c).  0: not asked.
    */
   uint64_t crash_points;
   /* The intact files of the same trial repaired uninterrupted (a sweep),
