@@ -22,7 +22,7 @@
 #include "db.h"
 #include "crashpoints.h"
 #include "evidence.h"
-#include "reuse.h"
+#include "base.h"
 #include "target.h"
 #include "trial.h"
 #include "hostrun.h"

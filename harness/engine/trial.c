@@ -15,7 +15,7 @@
 #include "ctlclient.h"
 #include "fsadapter.h"
 #include "populate.h"
-#include "reuse.h"
+#include "base.h"
 #include "target.h"
 #include "trial-int.h"
 

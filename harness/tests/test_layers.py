@@ -72,3 +72,41 @@ def test_detector_on_objects(tmp_path):
     graph = filecycles.graph_from_objects(objects)
     assert graph == {"a.c": {"b.c"}, "b.c": {"a.c"}, "c.c": {"a.c"}}
     assert filecycles.cycles(graph) == [("a.c", "b.c")]
+
+
+# harness/'s folders, top to bottom: a file may call into its own folder
+# and the folders below it, never up.
+HARNESS_LAYERS = ("cli", "report", "campaign", "engine", "disk", "records",
+                  "workload")
+
+
+def upward_calls(graph):
+    """(caller, callee) pairs of harness files whose folder is higher up
+    for the callee than for the caller."""
+    def layer(path):
+        parts = path.split("/")
+        if parts[0] != "harness" or len(parts) < 3:
+            return None
+        return HARNESS_LAYERS.index(parts[1])
+    return sorted((a, b) for a, bs in graph.items() for b in bs
+                  if layer(a) is not None and layer(b) is not None
+                  and layer(b) < layer(a))
+
+
+def test_harness_folders_are_layers():
+    build = os.environ.get("FD_BUILD_DIR")
+    if not build:
+        pytest.skip("FD_BUILD_DIR (a build directory) is not set")
+    graph = filecycles.build_graph(build, ROOT)
+    for path in graph:
+        parts = path.split("/")
+        if parts[0] == "harness" and len(parts) > 2:
+            assert parts[1] in HARNESS_LAYERS, "%s: not in a layer" % path
+    assert upward_calls(graph) == []
+
+
+def test_upward_calls_are_found():
+    graph = {"harness/workload/a.c": {"harness/cli/b.c"},
+             "harness/cli/b.c": {"harness/workload/a.c"}}
+    assert upward_calls(graph) == [("harness/workload/a.c",
+                                    "harness/cli/b.c")]

@@ -3,15 +3,10 @@
  * Trials of a campaign night that would populate the same disk (same
  * file system, profile, size, fill, seed and every other setting the
  * populate depends on: fd_reuse_key) share it: the first keeps its
- * populated disk as a base (fd_base_save, `futuredisk run --base-out`)
- * and the others clone it copy-on-write (fd_base_clone, `--base`; the
- * plugin's store=FILE base=BASE) instead of populating.  A trial's disk
- * is the same either way, and so is its record, but for wall times and
- * `cloned`.
- *
- * A base is a directory: the store (disk.store, read-only from then on),
- * the populate's manifest and phases, the populating server's fault log,
- * and `ready`, made last.
+ * populated disk as a base (base.h: fd_base_save, `futuredisk run
+ * --base-out`) and the others clone it copy-on-write (fd_base_clone, `--base`;
+ * the plugin's store=FILE base=BASE) instead of populating.  A trial's disk is
+ * the same either way, and so is its record, but for wall times and `cloned`.
  */
 #ifndef FUTUREDISK_REUSE_H
 #define FUTUREDISK_REUSE_H
@@ -21,22 +16,6 @@
 
 #include "faultmodels/error.h"
 #include "campaign.h"
-
-/* A trial running (trial-int.h): the engine calls these. */
-struct trial;
-
-/* After t populated its disk (its store, detached): make dir (absolute)
- * a base of it.  The store moves there; the trial goes on with a clone.
- */
-extern int fd_base_save (struct trial *t, const char *dir, struct fm_err *err);
-
-/* Is dir a whole base (its ready file there)?  -1 with err if not. */
-extern int fd_base_check (const char *dir, struct fm_err *err);
-
-/* Instead of populating: take the base in dir's manifest, phases and
- * logs into t, which then breaks a clone of its store.
- */
-extern int fd_base_clone (struct trial *t, const char *dir, struct fm_err *err);
 
 /* The settings of a campaign trial its populate depends on, as
  * "name=value" words; 0, or -1 if its disk cannot be shared (a sweep of
