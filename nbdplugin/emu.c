@@ -245,6 +245,30 @@ destaged (void *opaque, uint64_t offset, uint64_t length)
   }
 }
 
+/* The disk's faults, as the config says. */
+static struct dfaults *
+faults_of (const struct emu_config *cfg, struct fm_err *err)
+{
+  struct dfaults_config fc = {.log_path = cfg->faultlog_path,
+                              .sector = cfg->profile.sector,
+                              .disk_size = cfg->profile.capacity,
+                              .seed = cfg->seed,
+                              .set = cfg->faults};
+
+  /* A mean track: what the disk moves in one revolution. */
+  fc.track_bytes = fm_profile_rotating (&cfg->profile)
+                       ? (uint64_t)((double)cfg->profile.bandwidth *
+                                    fm_profile_rev_ns (&cfg->profile) / 1e9)
+                       : 1 << 20;
+  /* A retry waits for the sector to come round again; flash re-reads
+   * the page (with shifted read levels) [E].
+   */
+  fc.retry_ns = fm_profile_rotating (&cfg->profile)
+                    ? (uint64_t)fm_profile_rev_ns (&cfg->profile)
+                    : cfg->profile.read_latency_ns;
+  return dfaults_new (&fc, err);
+}
+
 struct emu *
 emu_new (const struct emu_config *cfg, struct fm_err *err)
 {
@@ -281,26 +305,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
                  : store_ram_new (cfg->profile.capacity, err);
   if (e->store == NULL)
     goto fail;
-  {
-    struct dfaults_config fc = {.log_path = cfg->faultlog_path,
-                                .sector = cfg->profile.sector,
-                                .disk_size = cfg->profile.capacity,
-                                .seed = cfg->seed,
-                                .set = cfg->faults};
-
-    /* A mean track: what the disk moves in one revolution. */
-    fc.track_bytes = fm_profile_rotating (&cfg->profile)
-                         ? (uint64_t)((double)cfg->profile.bandwidth *
-                                      fm_profile_rev_ns (&cfg->profile) / 1e9)
-                         : 1 << 20;
-    /* A retry waits for the sector to come round again; flash re-reads
-     * the page (with shifted read levels) [E].
-     */
-    fc.retry_ns = fm_profile_rotating (&cfg->profile)
-                      ? (uint64_t)fm_profile_rev_ns (&cfg->profile)
-                      : cfg->profile.read_latency_ns;
-    e->faults = dfaults_new (&fc, err);
-  }
+  e->faults = faults_of (cfg, err);
   if (e->faults == NULL ||
       (cfg->bad_path && dfaults_load (e->faults, cfg->bad_path, err) == -1))
     goto fail;

@@ -196,6 +196,35 @@ parse_path (const char *key, const char *value, char **out)
   return *out ? 0 : -1;
 }
 
+/* The keys of the virtual clock: how time passes and whose think time
+ * counts.
+ */
+static bool
+is_clock_key (const char *key)
+{
+  return strcmp (key, "time") == 0 || strcmp (key, "think") == 0 ||
+         strcmp (key, "cgroup") == 0 || strcmp (key, "host") == 0;
+}
+
+static int
+config_clock (const char *key, const char *value)
+{
+  struct fm_err err;
+  int r = 0;
+
+  if (strcmp (key, "time") == 0)
+    r = emu_parse_time (value, &time_scale, &err);
+  else if (strcmp (key, "think") == 0)
+    r = emu_parse_think (value, &think, &err);
+  else if (strcmp (key, "cgroup") == 0)
+    cgroup = value;
+  else if ((host = fd_host_find ("host", value, &err)) == NULL)
+    r = -1;
+  if (r == -1)
+    nbdkit_error ("%s", err.msg);
+  return r;
+}
+
 static int
 futuredisk_config (const char *key, const char *value)
 {
@@ -222,24 +251,9 @@ futuredisk_config (const char *key, const char *value)
       nbdkit_error ("%s", err.msg);
       return -1;
     }
-  } else if (strcmp (key, "time") == 0) {
-    if (emu_parse_time (value, &time_scale, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "think") == 0) {
-    if (emu_parse_think (value, &think, &err) == -1) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "cgroup") == 0) {
-    cgroup = value;
-  } else if (strcmp (key, "host") == 0) {
-    if ((host = fd_host_find ("host", value, &err)) == NULL) {
-      nbdkit_error ("%s", err.msg);
-      return -1;
-    }
-  } else if (strcmp (key, "read-ahead") == 0)
+  } else if (is_clock_key (key))
+    return config_clock (key, value);
+  else if (strcmp (key, "read-ahead") == 0)
     return parse_onoff (key, value, &read_ahead);
   else if (strcmp (key, "write-cache") == 0)
     return parse_onoff (key, value, &write_cache);
