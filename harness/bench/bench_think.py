@@ -30,9 +30,10 @@ import tempfile
 
 
 def drops():
-    """Page-cache drops machine-wide so far (every trial drops the caches
-    before its checkers: on a shared machine another's drop makes this
-    checker read again)."""
+    """Page-cache drops machine-wide so far (vm.drop_caches by anything
+    on the machine: a checker whose cache is dropped while it runs reads
+    again what it had read; futuredisk's own checkers drop only their
+    device's, BLKFLSBUF)."""
     with open("/proc/vmstat") as f:
         return next(int(x.split()[1]) for x in f
                     if x.startswith("drop_pagecache "))
