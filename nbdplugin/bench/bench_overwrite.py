@@ -9,23 +9,24 @@ overwrite pass of the same 1 GiB with the same writes: the store's pages
 exist and the drive's cache is warm.  The fresh pass is one pass (fresh
 pages exist once); the overwrite pass is time-based, SECONDS round and
 round the same 1 GiB, since one pass lasts about a second here and a
-second is weather.  Per round: each server's MiB/s per
-pass and the ratio plugin / memory; then the median ratio per pass, its
-range and a 90% bootstrap interval (>= 1.0: the plugin is at least as
-fast), and each server's CPU seconds (user + system of the nbdkit
-process) per GiB written.  The plugin runs the profile (default roadmap-2013) on an 8 GiB
+second is weather.  Per round: each server's MiB/s per pass and the
+ratio plugin / memory; then the median ratio per pass, its range and a
+90% bootstrap interval (>= 1.0: the plugin is at least as fast), and
+each server's CPU seconds (user + system of the nbdkit process) per GiB
+written.  The plugin runs the profile (default roadmap-2013) on an 8 GiB
 disk in time=virtual think=zero with the fault set (default consumer;
 "none" for no faults).
 
 Usage: bench_overwrite.py [--profile P] [--faults SPEC] PLUGIN.so
-       [SECONDS] [ROUNDS]     (defaults: roadmap-2013, consumer, 5 s, 5 rounds)"""
+       [SECONDS] [ROUNDS]     (defaults: roadmap-2013, consumer, 5 s,
+       5 rounds)"""
 import argparse
 import statistics
 import sys
 
-from bench_fio import cpu_seconds, fio_result, fio_start, median_interval
-
-from bench_fio import Nbdkit  # common/tests/nbdkit_server.py, via bench_fio
+# bench_fio puts common/tests on the path: Nbdkit is nbdkit_server's.
+from bench_fio import (Nbdkit, cpu_seconds, fio_result, fio_start,
+                       median_interval)
 
 SIZE = "8G"
 REGION = "1G"
