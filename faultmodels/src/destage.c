@@ -55,7 +55,7 @@ runs_remove (struct fm_runs *r, uint64_t first, uint64_t n)
 }
 
 bool
-drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
+drv_dirty_covers (const struct drive *d, uint64_t lba, uint64_t n)
 {
   size_t i = fm_runs_find (&d->dirty, lba);
 
@@ -64,7 +64,7 @@ drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
 }
 
 void
-wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n)
+wc_forget (struct drive *d, uint64_t lba, uint64_t n)
 {
   runs_remove (&d->dirty, lba, n);
   runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector);
@@ -73,7 +73,7 @@ wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n)
 
 /* Does the cache hold only part of some sector in bytes [from, to)? */
 static bool
-partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
+partial_in (const struct drive *d, uint64_t from, uint64_t to)
 {
   size_t i = fm_runs_find (&d->partial, from);
 
@@ -85,7 +85,7 @@ partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
  * these bytes complete it.
  */
 static void
-partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
+partial_add (struct drive *d, uint64_t s, uint64_t from, uint64_t to)
 {
   const uint64_t ss = d->p.sector;
   size_t i;
@@ -103,7 +103,7 @@ partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
  * whole sectors are whole, a ragged head or tail is partial.
  */
 static void
-partial_note (struct fm_disk *d, uint64_t off, uint64_t len)
+partial_note (struct drive *d, uint64_t off, uint64_t len)
 {
   const uint64_t ss = d->p.sector;
   uint64_t end = off + len, head = off / ss, tail = end / ss;
@@ -127,7 +127,7 @@ grows (const struct fm_runs *r, uint64_t lba, uint64_t n)
 }
 
 static bool
-has_room (const struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n)
+has_room (const struct drive *d, enum wc_path path, uint64_t lba, uint64_t n)
 {
   if (path == WC_CACHE)
     return d->dirty.total + n <= d->cache_sectors &&
@@ -139,7 +139,7 @@ has_room (const struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n)
 }
 
 enum wc_path
-wc_path (const struct fm_disk *d, uint64_t lba, uint64_t n, unsigned flags,
+wc_path (const struct drive *d, uint64_t lba, uint64_t n, unsigned flags,
          bool *room)
 {
   enum wc_path path = WC_MEDIA;
@@ -164,7 +164,7 @@ enum wc_set {
 
 /* drv_locate, remembered, with the angle of the sector. */
 static const struct memo *
-locate (struct fm_disk *d, uint64_t lba)
+locate (struct drive *d, uint64_t lba)
 {
   struct memo *m = &d->memo[(lba ^ lba >> 7) & (MEMO_SLOTS - 1)];
 
@@ -181,8 +181,7 @@ locate (struct fm_disk *d, uint64_t lba)
  * extents from one head position.
  */
 static uint64_t
-price (const struct fm_disk *d, uint64_t a0, const struct memo *m,
-       uint64_t bound)
+price (const struct drive *d, uint64_t a0, const struct memo *m, uint64_t bound)
 {
   const uint64_t rpm = d->p.rpm;
   bool seek;
@@ -203,7 +202,7 @@ price (const struct fm_disk *d, uint64_t a0, const struct memo *m,
  * first extent whose seek alone loses.
  */
 static void
-pick (struct fm_disk *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
+pick (struct drive *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
       size_t *at)
 {
   const uint64_t h = d->head_lba;
@@ -234,7 +233,7 @@ pick (struct fm_disk *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
  * goes on as one transfer would, a track switch and no seek.
  */
 static uint64_t
-piece (struct fm_disk *d, uint64_t s, const struct fm_location *loc, uint64_t k,
+piece (struct drive *d, uint64_t s, const struct fm_location *loc, uint64_t k,
        bool rmw, int tag, struct acct *a)
 {
   uint64_t lba = loc->track_first + loc->sector, w;
@@ -256,7 +255,7 @@ piece (struct fm_disk *d, uint64_t s, const struct fm_location *loc, uint64_t k,
  * cache, the media cache, or whichever is nearer.  Returns its end.
  */
 static uint64_t
-destage (struct fm_disk *d, uint64_t s, enum wc_set which, struct acct *a)
+destage (struct drive *d, uint64_t s, enum wc_set which, struct acct *a)
 {
   uint64_t best = UINT64_MAX, ss = d->p.sector, k, end;
   size_t at = 0, at2 = SIZE_MAX;
@@ -295,14 +294,14 @@ destage (struct fm_disk *d, uint64_t s, enum wc_set which, struct acct *a)
  * the host's last use of the media.
  */
 static uint64_t
-head_free (const struct fm_disk *d)
+head_free (const struct drive *d)
 {
   return max64 (d->wc_busy, d->media_end);
 }
 
 /* Is a set past the mark where destage runs while the host works? */
 static bool
-pressed (const struct fm_disk *d)
+pressed (const struct drive *d)
 {
   return (d->dirty.n > 0 && (2 * d->dirty.total >= d->cache_sectors ||
                              2 * d->dirty.n >= d->p.write_entries)) ||
@@ -310,7 +309,7 @@ pressed (const struct fm_disk *d)
 }
 
 void
-wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at)
+wc_background (struct drive *d, uint64_t until, uint64_t read_at)
 {
   if (until > read_at)
     until = read_at;
@@ -331,7 +330,7 @@ wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at)
  * there is.  Returns when there is.
  */
 static uint64_t
-make_room (struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n,
+make_room (struct drive *d, enum wc_path path, uint64_t lba, uint64_t n,
            uint64_t t, struct acct *a)
 {
   enum wc_set which = path == WC_CACHE ? WC_VOLATILE_ONLY : WC_STAGED_ONLY;
@@ -345,7 +344,7 @@ make_room (struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n,
  * track beside the head and the transfer there.  Returns its end.
  */
 static uint64_t
-stage (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
+stage (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
 {
   struct fm_location loc;
   uint64_t hop = fm_seek_write_time (&d->seek, 1.0), x;
@@ -364,7 +363,7 @@ stage (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
 }
 
 uint64_t
-wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+wc_write (struct drive *d, uint64_t lba, uint64_t n,
           const struct fm_request *rq, uint64_t t, struct acct *a, bool *cached)
 {
   uint64_t cmd_end = t + d->p.command_ns;
@@ -393,7 +392,7 @@ wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
 }
 
 uint64_t
-wc_flush (struct fm_disk *d, uint64_t t, struct acct *a)
+wc_flush (struct drive *d, uint64_t t, struct acct *a)
 {
   while (d->dirty.n > 0)
     t = destage (d, max64 (t, head_free (d)), WC_VOLATILE_ONLY, a);

@@ -35,15 +35,11 @@ fm_disk_default_options (const struct fm_profile *p, struct fm_disk_options *o)
   o->queue = FM_QUEUE_SPTF;
 }
 
-struct fm_disk *
-fm_disk_new (const struct fm_profile *p, uint64_t seed,
-             const struct fm_disk_options *o, struct fm_err *err)
+struct drive *
+drive_new (const struct fm_profile *p, uint64_t seed,
+           const struct fm_disk_options *o, struct fm_err *err)
 {
-  struct fm_disk *d;
-
-  if (fm_profile_validate (p, err) == -1)
-    return NULL;
-  d = calloc (1, sizeof *d);
+  struct drive *d = calloc (1, sizeof *d);
   if (d == NULL) {
     fm_fail (err, "out of memory");
     return NULL;
@@ -54,11 +50,6 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   else
     fm_disk_default_options (p, &d->o);
   d->sectors = p->capacity / p->sector;
-  if (p->actuators == 2) {
-    if (dual_new (d, seed, err) == -1)
-      goto fail;
-    return d;
-  }
   d->ra_sectors = d->o.read_cache ? p->readahead_bytes / p->sector : 0;
   d->cache_sectors = d->o.write_cache ? p->cache_bytes / p->sector : 0;
   if (fm_profile_rotating (p)) {
@@ -82,12 +73,12 @@ fm_disk_new (const struct fm_profile *p, uint64_t seed,
   return d;
 
 fail:
-  fm_disk_free (d);
+  drive_free (d);
   return NULL;
 }
 
 void
-fm_disk_free (struct fm_disk *d)
+drive_free (struct drive *d)
 {
   if (d) {
     fm_geometry_free (d->g);
@@ -96,31 +87,20 @@ fm_disk_free (struct fm_disk *d)
     fm_runs_free (&d->partial);
     fm_runs_free (&d->staged);
     rc_free (d);
-    dual_free (d);
     smr_free (d->smr);
     free (d);
   }
 }
 
-const struct fm_profile *
-fm_disk_profile (const struct fm_disk *d)
-{
-  return &d->p;
-}
-
 uint64_t
-fm_disk_busy_until (const struct fm_disk *d)
+drive_busy_until (const struct drive *d)
 {
-  if (d->dual)
-    return dual_busy_until (d);
   return d->t_free;
 }
 
 uint64_t
-fm_disk_extend (struct fm_disk *d, uint64_t ns)
+drive_extend (struct drive *d, uint64_t ns)
 {
-  if (d->dual)
-    return dual_extend (d, ns);
   /* Retries re-read the same sectors: the head stays, the stream stops. */
   rc_forget (d);
   d->t_free += ns;
@@ -128,12 +108,8 @@ fm_disk_extend (struct fm_disk *d, uint64_t ns)
 }
 
 void
-fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
+drive_powercut (struct drive *d, fm_destage_fn *fn, void *opaque)
 {
-  if (d->dual) {
-    dual_powercut (d, fn, opaque);
-    return;
-  }
   size_t i;
 
   for (i = 0; i < d->dirty.n; i++)
@@ -145,20 +121,14 @@ fm_disk_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
 }
 
 uint64_t
-fm_disk_dirty_bytes (const struct fm_disk *d)
+drive_dirty_bytes (const struct drive *d)
 {
-  if (d->dual)
-    return dual_dirty_bytes (d);
   return d->dirty.total * d->p.sector;
 }
 
 void
-fm_disk_on_destage (struct fm_disk *d, fm_destage_fn *fn, void *opaque)
+drive_on_destage (struct drive *d, fm_destage_fn *fn, void *opaque)
 {
-  if (d->dual) {
-    dual_on_destage (d, fn, opaque);
-    return;
-  }
   d->on_destage = fn;
   d->on_destage_opaque = opaque;
 }
@@ -174,7 +144,7 @@ bytes_time (uint64_t bytes, uint64_t bw)
 }
 
 uint64_t
-drv_bus_time (const struct fm_disk *d, uint64_t sectors)
+drv_bus_time (const struct drive *d, uint64_t sectors)
 {
   return bytes_time (sectors * d->p.sector, d->p.interface_bw);
 }
@@ -182,21 +152,20 @@ drv_bus_time (const struct fm_disk *d, uint64_t sectors)
 /* ---- rotation ---- */
 
 uint64_t
-drv_angle_at (const struct fm_disk *d, uint64_t t)
+drv_angle_at (const struct drive *d, uint64_t t)
 {
   return ((t % R_UNITS) * d->p.rpm + d->phase0) % R_UNITS;
 }
 
 uint64_t
-drv_sector_angle (const struct fm_disk *d, const struct fm_location *loc)
+drv_sector_angle (const struct drive *d, const struct fm_location *loc)
 {
   return (loc->track_angle + (uint64_t)loc->sector * R_UNITS / loc->spt) %
          R_UNITS;
 }
 
 uint64_t
-drv_rot_wait (const struct fm_disk *d, uint64_t t,
-              const struct fm_location *loc)
+drv_rot_wait (const struct drive *d, uint64_t t, const struct fm_location *loc)
 {
   uint64_t w =
       (drv_sector_angle (d, loc) + R_UNITS - drv_angle_at (d, t)) % R_UNITS;
@@ -208,7 +177,7 @@ drv_rot_wait (const struct fm_disk *d, uint64_t t,
 
 /* Time for `n` sectors of a track of `spt` to pass under the head. */
 uint64_t
-drv_sectors_time (const struct fm_disk *d, uint64_t n, uint32_t spt)
+drv_sectors_time (const struct drive *d, uint64_t n, uint32_t spt)
 {
   uint64_t per_rev = (uint64_t)spt * d->p.rpm;
   return (n * R_UNITS + per_rev - 1) / per_rev;
@@ -219,7 +188,7 @@ drv_sectors_time (const struct fm_disk *d, uint64_t n, uint32_t spt)
  * not summed from rounded durations, so no drift builds up track by track.
  */
 static uint64_t
-pass_end (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
+pass_end (const struct drive *d, uint64_t t, const struct fm_location *loc,
           uint64_t k)
 {
   uint64_t nominal = k * R_UNITS / loc->spt;
@@ -234,7 +203,7 @@ pass_end (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
 /* ---- the arm ---- */
 
 void
-drv_put_head (struct fm_disk *d, const struct fm_location *loc, uint64_t lba)
+drv_put_head (struct drive *d, const struct fm_location *loc, uint64_t lba)
 {
   d->head_pos = loc->position;
   d->head_cyl = loc->cylinder;
@@ -243,7 +212,7 @@ drv_put_head (struct fm_disk *d, const struct fm_location *loc, uint64_t lba)
 }
 
 void
-drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
+drv_locate (const struct drive *d, uint64_t lba, struct fm_location *loc)
 {
   fm_geometry_locate (d->g, lba < d->sectors ? lba : d->sectors - 1, loc);
 }
@@ -252,8 +221,8 @@ drv_locate (const struct fm_disk *d, uint64_t lba, struct fm_location *loc)
  * settle), a head switch, or nothing.  *seek says whether the arm moved.
  */
 uint64_t
-drv_arm_time (const struct fm_disk *d, const struct fm_location *loc,
-              bool write, bool *seek)
+drv_arm_time (const struct drive *d, const struct fm_location *loc, bool write,
+              bool *seek)
 {
   *seek = loc->cylinder != d->head_cyl;
   if (*seek) {
@@ -267,7 +236,7 @@ drv_arm_time (const struct fm_disk *d, const struct fm_location *loc,
 
 /* Move the arm to loc and wait for its sector; returns the time then. */
 uint64_t
-drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
+drv_position (struct drive *d, uint64_t t, const struct fm_location *loc,
               bool write, struct acct *a)
 {
   bool seek;
@@ -282,7 +251,7 @@ drv_position (struct fm_disk *d, uint64_t t, const struct fm_location *loc,
 }
 
 uint64_t
-drv_price (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
+drv_price (const struct drive *d, uint64_t t, const struct fm_location *loc,
            bool write, uint64_t bound)
 {
   bool seek;
@@ -298,7 +267,7 @@ drv_price (const struct fm_disk *d, uint64_t t, const struct fm_location *loc,
  * t.  Returns the end time; the head is left after the last sector.
  */
 uint64_t
-drv_transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
+drv_transfer (struct drive *d, uint64_t t, struct fm_location loc, uint64_t n,
               struct acct *a)
 {
   uint64_t lba = loc.track_first + loc.sector;
@@ -326,7 +295,7 @@ drv_transfer (struct fm_disk *d, uint64_t t, struct fm_location loc, uint64_t n,
 }
 
 uint64_t
-drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+drv_mechanical (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
                 bool write, struct acct *a)
 {
   struct fm_location loc;
@@ -349,7 +318,7 @@ drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 #define RMW_REVS 2
 
 uint64_t
-drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+drv_media_write (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
                  bool rmw, int tag, struct acct *a)
 {
   uint64_t rev = rmw ? RMW_REVS * ((R_UNITS + d->p.rpm - 1) / d->p.rpm) : 0;
@@ -365,13 +334,11 @@ drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 }
 
 uint64_t
-fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
+drive_spare_detour (const struct drive *d, uint64_t offset)
 {
   struct fm_location loc;
   double dist;
 
-  if (d->dual)
-    return dual_spare_detour (d, offset);
   if (d->g == NULL)
     return 0;
   drv_locate (d, offset / d->p.sector, &loc);
@@ -383,7 +350,7 @@ fm_disk_spare_detour (const struct fm_disk *d, uint64_t offset)
 /* ---- requests ---- */
 
 static void
-ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
+ssd_submit (struct drive *d, const struct fm_request *rq, uint64_t bytes,
             uint64_t t, struct fm_timing *out)
 {
   uint64_t done = t + d->p.command_ns;
@@ -412,7 +379,7 @@ ssd_submit (struct fm_disk *d, const struct fm_request *rq, uint64_t bytes,
  * time goes to destaging (destage.c) ...
  */
 void
-drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at)
+drv_idle (struct drive *d, uint64_t until, uint64_t read_at)
 {
   if (d->g)
     wc_background (d, until, read_at);
@@ -423,7 +390,7 @@ drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at)
 
 /* Where the request's sectors are: [*first, *first + n), clipped. */
 static uint64_t
-sector_range (const struct fm_disk *d, const struct fm_request *rq,
+sector_range (const struct drive *d, const struct fm_request *rq,
               uint64_t *first)
 {
   const uint64_t ss = d->p.sector;
@@ -440,7 +407,7 @@ sector_range (const struct fm_disk *d, const struct fm_request *rq,
 }
 
 void
-drv_serve (struct fm_disk *d, const struct fm_request *rq, uint64_t t,
+drv_serve (struct drive *d, const struct fm_request *rq, uint64_t t,
            struct fm_timing *out)
 {
   struct acct a = d->idle;
@@ -488,13 +455,9 @@ drv_serve (struct fm_disk *d, const struct fm_request *rq, uint64_t t,
 }
 
 void
-fm_disk_submit (struct fm_disk *d, const struct fm_request *rq,
-                struct fm_timing *out)
+drive_submit (struct drive *d, const struct fm_request *rq,
+              struct fm_timing *out)
 {
-  if (d->dual) {
-    dual_submit (d, rq, out);
-    return;
-  }
   drv_idle (d, rq->arrival_ns, UINT64_MAX);
   drv_serve (d, rq, max64 (rq->arrival_ns, d->t_free), out);
 }
