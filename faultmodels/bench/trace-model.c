@@ -1,9 +1,9 @@
 /* futuredisk — faultmodels: a deterministic request trace.
  *
  * Runs a seeded mixed stream (reads, writes, zeroes, trims, flushes, FUA
- * writes; sequential runs and random jumps) through every built-in
- * profile at queue depths 1, 4 and 32 and prints every completion, every
- * destage callback and the end state.  The output depends only on the
+ * writes; sequential runs and random jumps; idle gaps of 1.5 s) through every
+ * built-in profile at queue depths 1, 4 and 32 and prints every completion,
+ * every destage callback and the end state.  The output depends only on the
  * model, so diffing it across a change shows whether any timing moved.
  *
  * Usage: trace-model [SEED] [REQUESTS]   (defaults 1 and 300)
@@ -54,6 +54,9 @@ make_request (uint64_t seed, uint64_t i, uint64_t cap, uint64_t *next,
     rq.offset = rq.length = 0;
   *next = rq.offset + rq.length;
   *arrival += fm_below (fm_hash (seed, 4, i, 0), 3000000);
+  /* Now and then a long idle gap: background destage and SMR cleaning. */
+  if (i % 40 == 39)
+    *arrival += 1500000000;
   rq.arrival_ns = *arrival;
   return rq;
 }
