@@ -1,10 +1,11 @@
 /* futuredisk — faultmodels: the inside of struct drive (private), the
  * single-actuator drive of single.h.
  *
- * disk.c owns the mechanics (positioning, transfer, the write-back cache
- * and the request path); readcache.c owns the drive's read buffer; smr.c
- * the media cache and bands of a shingled disk.  They see the drive
- * through this header; nothing outside src/ does.
+ * Layered, each calling only those below it: mech.c (positioning and
+ * transfer), smr.c (the media cache and bands of a shingled disk),
+ * readcache.c (the read buffer), destage.c (the write path), then disk.c
+ * (the request path) and queue.c (the command queue).  They see the
+ * drive through this header; nothing outside src/ does.
  */
 #ifndef FAULTMODELS_DRIVE_H
 #define FAULTMODELS_DRIVE_H
@@ -143,7 +144,22 @@ max64 (uint64_t a, uint64_t b)
   return a > b ? a : b;
 }
 
-/* ---- mechanics (disk.c) ---- */
+/* Are sectors [lba, lba+n) all dirty in the write cache?  Here, not in
+ * destage.c, so that the read buffer below the write path can ask.
+ */
+static inline bool
+drv_dirty_covers (const struct drive *d, uint64_t lba, uint64_t n)
+{
+  size_t i = fm_runs_find (&d->dirty, lba);
+
+  return i < d->dirty.n && d->dirty.v[i].first <= lba &&
+         d->dirty.v[i].first + d->dirty.v[i].n >= lba + n;
+}
+
+/* ---- mechanics (mech.c) ---- */
+
+/* Time for `bytes` at `bw` bytes/s, rounded up to whole ns. */
+extern uint64_t drv_bytes_time (uint64_t bytes, uint64_t bw);
 
 /* Bus time of `sectors` sectors. */
 extern uint64_t drv_bus_time (const struct drive *d, uint64_t sectors);
@@ -198,11 +214,7 @@ extern uint64_t drv_transfer (struct drive *d, uint64_t t,
 extern uint64_t drv_mechanical (struct drive *d, uint64_t t, uint64_t lba,
                                 uint64_t n, bool write, struct acct *a);
 
-/* Write n sectors from lba to the media from time t; `rmw` merges a
- * partial physical sector first; `tag` as smr_tag.  Returns the end.
- */
-extern uint64_t drv_media_write (struct drive *d, uint64_t t, uint64_t lba,
-                                 uint64_t n, bool rmw, int tag, struct acct *a);
+/* ---- the request path (disk.c) ---- */
 
 /* The drive was idle until `until`: destage meanwhile, none starting at
  * or after `read_at` (a read waiting).
@@ -223,9 +235,6 @@ enum wc_path {
  */
 extern enum wc_path wc_path (const struct drive *d, uint64_t lba, uint64_t n,
                              unsigned flags, bool *room);
-
-/* Are sectors [lba, lba+n) all dirty in the write cache? */
-extern bool drv_dirty_covers (const struct drive *d, uint64_t lba, uint64_t n);
 
 /* [lba, lba+n) is trimmed or written home: no cached copy is due. */
 extern void wc_forget (struct drive *d, uint64_t lba, uint64_t n);
@@ -319,6 +328,14 @@ extern uint64_t smr_write (struct drive *d, uint64_t t, uint64_t lba,
  */
 extern uint64_t smr_read (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
                           struct acct *a);
+
+/* When the cleaning smr_idle (same arguments) would do first needs the
+ * head, UINT64_MAX if never: the caller stops the read-ahead then, as
+ * this layer does not reach the read buffer above it.  Every other media
+ * access here comes after the read-ahead has stopped.
+ */
+extern uint64_t smr_idle_head (const struct drive *d, uint64_t t,
+                               uint64_t until);
 
 /* The drive is idle from t until a request arrives at `until`: clean
  * bands after the idle delay.  Returns when the drive is free again.

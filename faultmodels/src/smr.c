@@ -209,7 +209,6 @@ clean_band (struct drive *d, uint64_t t, uint64_t b, struct acct *a)
   size_t i;
 
   if (bd->live.n > 0) {
-    rc_stop (d, t);
     for (i = 0; i < bd->live.n; i++) {
       const struct fm_run *r = &bd->live.v[i];
 
@@ -346,6 +345,25 @@ smr_read (struct drive *d, uint64_t t, uint64_t lba, uint64_t n, struct acct *a)
   if (end > from)
     t = drv_mechanical (d, t, from, end - from, false, a);
   return t;
+}
+
+uint64_t
+smr_idle_head (const struct drive *d, uint64_t t, uint64_t until)
+{
+  const struct fm_smr *s = d->smr;
+  size_t i;
+
+  if (s == NULL || s->dirty.n == 0 || until <= t + d->p.smr_idle_ns)
+    return UINT64_MAX;
+  /* Bands with nothing live clean in no time, so the sweep reaches the
+   * first one with live pieces at once.
+   */
+  for (i = 0; i < s->dirty.n; i++)
+    for (uint64_t b = s->dirty.v[i].first;
+         b < s->dirty.v[i].first + s->dirty.v[i].n; b++)
+      if (s->bands[b].live.n > 0)
+        return t + d->p.smr_idle_ns;
+  return UINT64_MAX;
 }
 
 uint64_t

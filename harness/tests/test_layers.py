@@ -17,10 +17,6 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import filecycles  # noqa: E402
 
 KNOWN = {
-    # faultmodels: disk.c calls the write path, read buffer and media
-    # cache, and they call its mechanics back.
-    ("faultmodels/src/destage.c", "faultmodels/src/disk.c",
-     "faultmodels/src/readcache.c", "faultmodels/src/smr.c"),
     # chunkfs: fs.c calls every part, and each part calls fs.c back.
     ("fs-under-test/chunkfs/src/cache.c", "fs-under-test/chunkfs/src/chunk.c",
      "fs-under-test/chunkfs/src/dir.c", "fs-under-test/chunkfs/src/fs.c",
