@@ -54,17 +54,8 @@ runs_remove (struct fm_runs *r, uint64_t first, uint64_t n)
     abort ();
 }
 
-bool
-drv_dirty_covers (const struct fm_disk *d, uint64_t lba, uint64_t n)
-{
-  size_t i = fm_runs_find (&d->dirty, lba);
-
-  return i < d->dirty.n && d->dirty.v[i].first <= lba &&
-         d->dirty.v[i].first + d->dirty.v[i].n >= lba + n;
-}
-
 void
-wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n)
+wc_forget (struct drive *d, uint64_t lba, uint64_t n)
 {
   runs_remove (&d->dirty, lba, n);
   runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector);
@@ -73,7 +64,7 @@ wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n)
 
 /* Does the cache hold only part of some sector in bytes [from, to)? */
 static bool
-partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
+partial_in (const struct drive *d, uint64_t from, uint64_t to)
 {
   size_t i = fm_runs_find (&d->partial, from);
 
@@ -85,7 +76,7 @@ partial_in (const struct fm_disk *d, uint64_t from, uint64_t to)
  * these bytes complete it.
  */
 static void
-partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
+partial_add (struct drive *d, uint64_t s, uint64_t from, uint64_t to)
 {
   const uint64_t ss = d->p.sector;
   size_t i;
@@ -103,7 +94,7 @@ partial_add (struct fm_disk *d, uint64_t s, uint64_t from, uint64_t to)
  * whole sectors are whole, a ragged head or tail is partial.
  */
 static void
-partial_note (struct fm_disk *d, uint64_t off, uint64_t len)
+partial_note (struct drive *d, uint64_t off, uint64_t len)
 {
   const uint64_t ss = d->p.sector;
   uint64_t end = off + len, head = off / ss, tail = end / ss;
@@ -127,7 +118,7 @@ grows (const struct fm_runs *r, uint64_t lba, uint64_t n)
 }
 
 static bool
-has_room (const struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n)
+has_room (const struct drive *d, enum wc_path path, uint64_t lba, uint64_t n)
 {
   if (path == WC_CACHE)
     return d->dirty.total + n <= d->cache_sectors &&
@@ -139,7 +130,7 @@ has_room (const struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n)
 }
 
 enum wc_path
-wc_path (const struct fm_disk *d, uint64_t lba, uint64_t n, unsigned flags,
+wc_path (const struct drive *d, uint64_t lba, uint64_t n, unsigned flags,
          bool *room)
 {
   enum wc_path path = WC_MEDIA;
@@ -164,7 +155,7 @@ enum wc_set {
 
 /* drv_locate, remembered, with the angle of the sector. */
 static const struct memo *
-locate (struct fm_disk *d, uint64_t lba)
+locate (struct drive *d, uint64_t lba)
 {
   struct memo *m = &d->memo[(lba ^ lba >> 7) & (MEMO_SLOTS - 1)];
 
@@ -181,8 +172,7 @@ locate (struct fm_disk *d, uint64_t lba)
  * extents from one head position.
  */
 static uint64_t
-price (const struct fm_disk *d, uint64_t a0, const struct memo *m,
-       uint64_t bound)
+price (const struct drive *d, uint64_t a0, const struct memo *m, uint64_t bound)
 {
   const uint64_t rpm = d->p.rpm;
   bool seek;
@@ -203,7 +193,7 @@ price (const struct fm_disk *d, uint64_t a0, const struct memo *m,
  * first extent whose seek alone loses.
  */
 static void
-pick (struct fm_disk *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
+pick (struct drive *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
       size_t *at)
 {
   const uint64_t h = d->head_lba;
@@ -229,18 +219,46 @@ pick (struct fm_disk *d, const struct fm_runs *r, uint64_t t, uint64_t *best,
   }
 }
 
+/* Write n sectors from lba to the media.  With `rmw` a partial physical
+ * sector must be merged first, which costs RMW_REVS revolutions more than
+ * an aligned write's ordinary wait: HP's Advanced Format paper measures
+ * +16-22 ms, two revolutions at 7200 and at 5400 rpm
+ * (https://manualsdump.com/en/manuals/hp-dx2390/290504/19) — one to read
+ * the sector back as it passes and one before the merged sector can be
+ * written [E: the split is ours, the total HP's].  Rounding each
+ * revolution up leaves the head a fraction of a ns past the sector, well
+ * inside ANGLE_SLACK_NS.
+ */
+#define RMW_REVS 2
+
+static uint64_t
+media_write (struct drive *d, uint64_t t, uint64_t lba, uint64_t n, bool rmw,
+             int tag, struct acct *a)
+{
+  uint64_t rev = rmw ? RMW_REVS * ((R_UNITS + d->p.rpm - 1) / d->p.rpm) : 0;
+  struct fm_location loc;
+
+  a->rotation += rev;
+  /* A shingled disk decides where it goes: its media cache or its band. */
+  if (d->smr)
+    return smr_write (d, t + rev, lba, n, tag, a);
+  drv_locate (d, lba, &loc);
+  t = drv_position (d, t, &loc, true, a);
+  return drv_transfer (d, t + rev, loc, n, a);
+}
+
 /* Write k sectors from loc from time s.  Right after the destage that
  * ended where this one starts, the head is already there: the stream
  * goes on as one transfer would, a track switch and no seek.
  */
 static uint64_t
-piece (struct fm_disk *d, uint64_t s, const struct fm_location *loc, uint64_t k,
+piece (struct drive *d, uint64_t s, const struct fm_location *loc, uint64_t k,
        bool rmw, int tag, struct acct *a)
 {
   uint64_t lba = loc->track_first + loc->sector, w;
 
   if (d->smr || rmw)
-    return drv_media_write (d, s, lba, k, rmw, tag, a);
+    return media_write (d, s, lba, k, rmw, tag, a);
   if (lba != d->head_lba || s != d->wc_busy)
     return drv_transfer (d, drv_position (d, s, loc, true, a), *loc, k, a);
   if (loc->sector == 0) {
@@ -256,7 +274,7 @@ piece (struct fm_disk *d, uint64_t s, const struct fm_location *loc, uint64_t k,
  * cache, the media cache, or whichever is nearer.  Returns its end.
  */
 static uint64_t
-destage (struct fm_disk *d, uint64_t s, enum wc_set which, struct acct *a)
+destage (struct drive *d, uint64_t s, enum wc_set which, struct acct *a)
 {
   uint64_t best = UINT64_MAX, ss = d->p.sector, k, end;
   size_t at = 0, at2 = SIZE_MAX;
@@ -295,14 +313,14 @@ destage (struct fm_disk *d, uint64_t s, enum wc_set which, struct acct *a)
  * the host's last use of the media.
  */
 static uint64_t
-head_free (const struct fm_disk *d)
+head_free (const struct drive *d)
 {
   return max64 (d->wc_busy, d->media_end);
 }
 
 /* Is a set past the mark where destage runs while the host works? */
 static bool
-pressed (const struct fm_disk *d)
+pressed (const struct drive *d)
 {
   return (d->dirty.n > 0 && (2 * d->dirty.total >= d->cache_sectors ||
                              2 * d->dirty.n >= d->p.write_entries)) ||
@@ -310,7 +328,7 @@ pressed (const struct fm_disk *d)
 }
 
 void
-wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at)
+wc_background (struct drive *d, uint64_t until, uint64_t read_at)
 {
   if (until > read_at)
     until = read_at;
@@ -331,7 +349,7 @@ wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at)
  * there is.  Returns when there is.
  */
 static uint64_t
-make_room (struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n,
+make_room (struct drive *d, enum wc_path path, uint64_t lba, uint64_t n,
            uint64_t t, struct acct *a)
 {
   enum wc_set which = path == WC_CACHE ? WC_VOLATILE_ONLY : WC_STAGED_ONLY;
@@ -345,7 +363,7 @@ make_room (struct fm_disk *d, enum wc_path path, uint64_t lba, uint64_t n,
  * track beside the head and the transfer there.  Returns its end.
  */
 static uint64_t
-stage (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
+stage (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
 {
   struct fm_location loc;
   uint64_t hop = fm_seek_write_time (&d->seek, 1.0), x;
@@ -364,7 +382,7 @@ stage (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
 }
 
 uint64_t
-wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+wc_write (struct drive *d, uint64_t lba, uint64_t n,
           const struct fm_request *rq, uint64_t t, struct acct *a, bool *cached)
 {
   uint64_t cmd_end = t + d->p.command_ns;
@@ -387,13 +405,13 @@ wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
   if (path == WC_STAGE)
     return max64 (bus_end, stage (d, lba, n, cmd_end, a));
   wc_forget (d, lba, n);
-  d->media_end = drv_media_write (d, max64 (cmd_end, rc_stop (d, t)), lba, n,
-                                  rmw, smr_tag (d, n), a);
+  d->media_end = media_write (d, max64 (cmd_end, rc_stop (d, t)), lba, n, rmw,
+                              smr_tag (d, n), a);
   return max64 (bus_end, d->media_end);
 }
 
 uint64_t
-wc_flush (struct fm_disk *d, uint64_t t, struct acct *a)
+wc_flush (struct drive *d, uint64_t t, struct acct *a)
 {
   while (d->dirty.n > 0)
     t = destage (d, max64 (t, head_free (d)), WC_VOLATILE_ONLY, a);

@@ -1,9 +1,11 @@
-/* futuredisk — faultmodels: the inside of struct fm_disk (private).
+/* futuredisk — faultmodels: the inside of struct drive (private), the
+ * single-actuator drive of single.h.
  *
- * disk.c owns the mechanics (positioning, transfer, the write-back cache
- * and the request path); readcache.c owns the drive's read buffer; smr.c
- * the media cache and bands of a shingled disk.  They see the drive
- * through this header; nothing outside src/ does.
+ * Layered, each calling only those below it: mech.c (positioning and
+ * transfer), smr.c (the media cache and bands of a shingled disk),
+ * readcache.c (the read buffer), destage.c (the write path), then disk.c
+ * (the request path) and queue.c (the command queue).  They see the
+ * drive through this header; nothing outside src/ does.
  */
 #ifndef FAULTMODELS_DRIVE_H
 #define FAULTMODELS_DRIVE_H
@@ -15,6 +17,7 @@
 #include "faultmodels/geometry.h"
 #include "faultmodels/seek.h"
 #include "runs.h"
+#include "single.h"
 
 #define R_UNITS FM_ANGLE_UNITS
 
@@ -86,7 +89,7 @@ struct queue {
   size_t n, alloc;
 };
 
-struct fm_disk {
+struct drive {
   struct fm_profile p;
   struct fm_disk_options o;
   struct fm_geometry *g; /* NULL for an SSD */
@@ -133,11 +136,6 @@ struct fm_disk {
 
   /* The command queue (queue.c). */
   struct queue q;
-
-  /* Two actuators (dual.c): the work goes to two half drives; nothing
-   * else in this struct is used.  NULL for one actuator.
-   */
-  struct dual *dual;
 };
 
 static inline uint64_t
@@ -146,71 +144,82 @@ max64 (uint64_t a, uint64_t b)
   return a > b ? a : b;
 }
 
-/* ---- mechanics (disk.c) ---- */
+/* Are sectors [lba, lba+n) all dirty in the write cache?  Here, not in
+ * destage.c, so that the read buffer below the write path can ask.
+ */
+static inline bool
+drv_dirty_covers (const struct drive *d, uint64_t lba, uint64_t n)
+{
+  size_t i = fm_runs_find (&d->dirty, lba);
+
+  return i < d->dirty.n && d->dirty.v[i].first <= lba &&
+         d->dirty.v[i].first + d->dirty.v[i].n >= lba + n;
+}
+
+/* ---- mechanics (mech.c) ---- */
+
+/* Time for `bytes` at `bw` bytes/s, rounded up to whole ns. */
+extern uint64_t drv_bytes_time (uint64_t bytes, uint64_t bw);
 
 /* Bus time of `sectors` sectors. */
-extern uint64_t drv_bus_time (const struct fm_disk *d, uint64_t sectors);
+extern uint64_t drv_bus_time (const struct drive *d, uint64_t sectors);
 
 /* The platter's angle at time t, and that of loc's sector (R_UNITS a
  * revolution).
  */
-extern uint64_t drv_angle_at (const struct fm_disk *d, uint64_t t);
-extern uint64_t drv_sector_angle (const struct fm_disk *d,
+extern uint64_t drv_angle_at (const struct drive *d, uint64_t t);
+extern uint64_t drv_sector_angle (const struct drive *d,
                                   const struct fm_location *loc);
 
 /* How long the arm takes to reach loc's track (a seek with its settle,
  * a head switch, or nothing); *seek says whether the arm moves.
  */
-extern uint64_t drv_arm_time (const struct fm_disk *d,
+extern uint64_t drv_arm_time (const struct drive *d,
                               const struct fm_location *loc, bool write,
                               bool *seek);
 
 /* Rotational wait at time t until loc's sector is under the head. */
-extern uint64_t drv_rot_wait (const struct fm_disk *d, uint64_t t,
+extern uint64_t drv_rot_wait (const struct drive *d, uint64_t t,
                               const struct fm_location *loc);
 
 /* Time for `n` sectors of a track of `spt` to pass under the head. */
-extern uint64_t drv_sectors_time (const struct fm_disk *d, uint64_t n,
+extern uint64_t drv_sectors_time (const struct drive *d, uint64_t n,
                                   uint32_t spt);
 
-extern void drv_locate (const struct fm_disk *d, uint64_t lba,
+extern void drv_locate (const struct drive *d, uint64_t lba,
                         struct fm_location *loc);
-extern void drv_put_head (struct fm_disk *d, const struct fm_location *loc,
+extern void drv_put_head (struct drive *d, const struct fm_location *loc,
                           uint64_t lba);
 
 /* Move the arm to loc and wait for its sector; returns the time then. */
-extern uint64_t drv_position (struct fm_disk *d, uint64_t t,
+extern uint64_t drv_position (struct drive *d, uint64_t t,
                               const struct fm_location *loc, bool write,
                               struct acct *a);
 
 /* What drv_position would take from t, without moving anything; or
  * UINT64_MAX as soon as it is clear it takes `bound` or more.
  */
-extern uint64_t drv_price (const struct fm_disk *d, uint64_t t,
+extern uint64_t drv_price (const struct drive *d, uint64_t t,
                            const struct fm_location *loc, bool write,
                            uint64_t bound);
 
 /* Transfer n sectors from loc, the head over it at time t; returns the
  * end time and leaves the head after the last sector.
  */
-extern uint64_t drv_transfer (struct fm_disk *d, uint64_t t,
+extern uint64_t drv_transfer (struct drive *d, uint64_t t,
                               struct fm_location loc, uint64_t n,
                               struct acct *a);
 
 /* Position and transfer: one media access. */
-extern uint64_t drv_mechanical (struct fm_disk *d, uint64_t t, uint64_t lba,
+extern uint64_t drv_mechanical (struct drive *d, uint64_t t, uint64_t lba,
                                 uint64_t n, bool write, struct acct *a);
 
-/* Write n sectors from lba to the media from time t; `rmw` merges a
- * partial physical sector first; `tag` as smr_tag.  Returns the end.
- */
-extern uint64_t drv_media_write (struct fm_disk *d, uint64_t t, uint64_t lba,
-                                 uint64_t n, bool rmw, int tag, struct acct *a);
+/* ---- the request path (disk.c) ---- */
 
 /* The drive was idle until `until`: destage meanwhile, none starting at
  * or after `read_at` (a read waiting).
  */
-extern void drv_idle (struct fm_disk *d, uint64_t until, uint64_t read_at);
+extern void drv_idle (struct drive *d, uint64_t until, uint64_t read_at);
 
 /* ---- the write path (destage.c) ---- */
 
@@ -224,77 +233,53 @@ enum wc_path {
 /* Which path a write of [lba, lba+n) with `flags` takes, and whether its
  * set has room for it now (*room false: it waits for destages first).
  */
-extern enum wc_path wc_path (const struct fm_disk *d, uint64_t lba, uint64_t n,
+extern enum wc_path wc_path (const struct drive *d, uint64_t lba, uint64_t n,
                              unsigned flags, bool *room);
 
-/* Are sectors [lba, lba+n) all dirty in the write cache? */
-extern bool drv_dirty_covers (const struct fm_disk *d, uint64_t lba,
-                              uint64_t n);
-
 /* [lba, lba+n) is trimmed or written home: no cached copy is due. */
-extern void wc_forget (struct fm_disk *d, uint64_t lba, uint64_t n);
+extern void wc_forget (struct drive *d, uint64_t lba, uint64_t n);
 
 /* Destage in the background on the head's free time before `until`, none
  * starting at or after `read_at`.
  */
-extern void wc_background (struct fm_disk *d, uint64_t until, uint64_t read_at);
+extern void wc_background (struct drive *d, uint64_t until, uint64_t read_at);
 
 /* A write of sectors [lba, lba+n), which rq's bytes touch, its command
  * starting at t.  Returns its completion; *cached if the volatile cache
  * holds it.
  */
-extern uint64_t wc_write (struct fm_disk *d, uint64_t lba, uint64_t n,
+extern uint64_t wc_write (struct drive *d, uint64_t lba, uint64_t n,
                           const struct fm_request *rq, uint64_t t,
                           struct acct *a, bool *cached);
 
 /* Destage the whole volatile cache from time t; returns when done. */
-extern uint64_t wc_flush (struct fm_disk *d, uint64_t t, struct acct *a);
+extern uint64_t wc_flush (struct drive *d, uint64_t t, struct acct *a);
 
 /* Serve one request starting at time t (>= its arrival, >= t_free). */
-extern void drv_serve (struct fm_disk *d, const struct fm_request *rq,
-                       uint64_t t, struct fm_timing *out);
-
-/* ---- two actuators (dual.c): the public calls, routed ---- */
-
-extern int dual_new (struct fm_disk *d, uint64_t seed, struct fm_err *err);
-extern void dual_free (struct fm_disk *d);
-extern void dual_submit (struct fm_disk *d, const struct fm_request *rq,
-                         struct fm_timing *out);
-extern void dual_enqueue (struct fm_disk *d, const struct fm_request *rq,
-                          uint64_t tag);
-extern bool dual_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
-                           struct fm_timing *t);
-extern uint64_t dual_next_decision (const struct fm_disk *d);
-extern size_t dual_queued (const struct fm_disk *d);
-extern uint64_t dual_busy_until (const struct fm_disk *d);
-extern uint64_t dual_extend (struct fm_disk *d, uint64_t ns);
-extern void dual_powercut (struct fm_disk *d, fm_destage_fn *fn, void *opaque);
-extern uint64_t dual_dirty_bytes (const struct fm_disk *d);
-extern void dual_on_destage (struct fm_disk *d, fm_destage_fn *fn,
-                             void *opaque);
-extern uint64_t dual_spare_detour (const struct fm_disk *d, uint64_t offset);
+extern void drv_serve (struct drive *d, const struct fm_request *rq, uint64_t t,
+                       struct fm_timing *out);
 
 /* ---- the read buffer (readcache.c) ---- */
 
 /* Cut the buffer into segments (after ra_sectors is set); rc_free undoes
  * it.  -1 with err if out of memory.
  */
-extern int rc_init (struct fm_disk *d, struct fm_err *err);
-extern void rc_free (struct fm_disk *d);
+extern int rc_init (struct drive *d, struct fm_err *err);
+extern void rc_free (struct drive *d);
 
 /* A read of [lba, lba+n) that arrived at t (command overhead not yet
  * paid): served from a segment, riding the read-ahead, or from the
  * media.  Returns the completion time; *hit says the buffer served it.
  */
-extern uint64_t rc_read (struct fm_disk *d, uint64_t lba, uint64_t n,
-                         uint64_t t, struct acct *a, bool *hit);
+extern uint64_t rc_read (struct drive *d, uint64_t lba, uint64_t n, uint64_t t,
+                         struct acct *a, bool *hit);
 
 /* Would a read of [lba, lba+n) at time t need no positioning: its data
  * in a segment or the write cache, or on the read-ahead the head is
  * already doing?  (The queue's scheduler prices such reads at zero.)
  * No side effects: the LRU order is not touched.
  */
-extern bool rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n,
+extern bool rc_ready (const struct drive *d, uint64_t lba, uint64_t n,
                       uint64_t t);
 
 /* The scheduler prices every queued read at every decision: rc_summarize
@@ -302,53 +287,60 @@ extern bool rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n,
  * rc_maybe answers false only where rc_ready would — in one bit test for
  * most reads.
  */
-extern void rc_summarize (struct fm_disk *d);
-extern bool rc_maybe (const struct fm_disk *d, uint64_t lba, uint64_t n);
+extern void rc_summarize (struct drive *d);
+extern bool rc_maybe (const struct drive *d, uint64_t lba, uint64_t n);
 
 /* The head is needed elsewhere at time t: stop reading ahead.  Returns
  * when the head is free, later than t while the minimum prefetch is still
  * being read.
  */
-extern uint64_t rc_stop (struct fm_disk *d, uint64_t t);
+extern uint64_t rc_stop (struct drive *d, uint64_t t);
 
 /* [lba, lba+n) is being written at time t: a new command, so the
  * read-ahead stops; the written data stays in a segment for later reads
  * and every other copy of it is dropped.
  */
-extern void rc_written (struct fm_disk *d, uint64_t lba, uint64_t n,
-                        uint64_t t);
+extern void rc_written (struct drive *d, uint64_t lba, uint64_t n, uint64_t t);
 
 /* Forget everything buffered (power cut, error recovery). */
-extern void rc_forget (struct fm_disk *d);
+extern void rc_forget (struct drive *d);
 
 /* ---- shingled media (smr.c), for kind smr ---- */
 
 /* Build the media cache and band state of d (d->g set); -1 with err. */
-extern int smr_new (struct fm_disk *d, struct fm_err *err);
+extern int smr_new (struct drive *d, struct fm_err *err);
 extern void smr_free (struct fm_smr *s);
 
 /* Tag of a write-cache run: a host write of n sectors that the drive
  * will log in its media cache whatever it is merged with (a small one).
  */
-extern int smr_tag (const struct fm_disk *d, uint64_t n);
+extern int smr_tag (const struct drive *d, uint64_t n);
 
 /* Write [lba, lba+n) to the media from time t, `tag` as smr_tag gave
  * it: to the media cache or straight to its band, cleaning first if
  * the cache is full.  Returns the time it is done.
  */
-extern uint64_t smr_write (struct fm_disk *d, uint64_t t, uint64_t lba,
+extern uint64_t smr_write (struct drive *d, uint64_t t, uint64_t lba,
                            uint64_t n, int tag, struct acct *a);
 
 /* Read [lba, lba+n) from the media from time t, each piece from where its
  * newest copy is.  Returns the time it is done.
  */
-extern uint64_t smr_read (struct fm_disk *d, uint64_t t, uint64_t lba,
-                          uint64_t n, struct acct *a);
+extern uint64_t smr_read (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
+                          struct acct *a);
+
+/* When the cleaning smr_idle (same arguments) would do first needs the
+ * head, UINT64_MAX if never: the caller stops the read-ahead then, as
+ * this layer does not reach the read buffer above it.  Every other media
+ * access here comes after the read-ahead has stopped.
+ */
+extern uint64_t smr_idle_head (const struct drive *d, uint64_t t,
+                               uint64_t until);
 
 /* The drive is idle from t until a request arrives at `until`: clean
  * bands after the idle delay.  Returns when the drive is free again.
  */
-extern uint64_t smr_idle (struct fm_disk *d, uint64_t t, uint64_t until,
+extern uint64_t smr_idle (struct drive *d, uint64_t t, uint64_t until,
                           struct acct *a);
 
 #endif

@@ -23,16 +23,12 @@
 #include "drive.h"
 
 void
-fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq, uint64_t tag)
+drive_enqueue (struct drive *d, const struct fm_request *rq, uint64_t tag)
 {
   struct queue *q = &d->q;
   struct queued *e;
   uint64_t ss = d->p.sector, first = rq->offset / ss, last;
 
-  if (d->dual) {
-    dual_enqueue (d, rq, tag);
-    return;
-  }
   if (q->n == q->alloc) {
     size_t na = q->alloc ? 2 * q->alloc : 64;
     struct queued *nv = realloc (q->v, na * sizeof *nv);
@@ -59,24 +55,20 @@ fm_disk_enqueue (struct fm_disk *d, const struct fm_request *rq, uint64_t tag)
 }
 
 static size_t
-depth (const struct fm_disk *d)
+depth (const struct drive *d)
 {
   return d->p.queue_depth ? d->p.queue_depth : 1;
 }
 
 size_t
-fm_disk_queued (const struct fm_disk *d)
+drive_queued (const struct drive *d)
 {
-  if (d->dual)
-    return dual_queued (d);
   return d->q.n;
 }
 
 uint64_t
-fm_disk_next_decision (const struct fm_disk *d)
+drive_next_decision (const struct drive *d)
 {
-  if (d->dual)
-    return dual_next_decision (d);
   if (d->q.n == 0)
     return UINT64_MAX;
   return max64 (d->t_free, d->q.v[0].rq.arrival_ns);
@@ -91,7 +83,7 @@ fm_disk_next_decision (const struct fm_disk *d)
  * UINT64_MAX if that is `bound` or more.
  */
 static uint64_t
-price (const struct fm_disk *d, const struct queued *e, uint64_t t,
+price (const struct drive *d, const struct queued *e, uint64_t t,
        uint64_t bound)
 {
   bool write = e->rq.op != FM_OP_READ, room = true;
@@ -108,7 +100,7 @@ price (const struct fm_disk *d, const struct queued *e, uint64_t t,
 
 /* Index of the request the drive serves at decision time T. */
 static size_t
-choose (struct fm_disk *d, uint64_t T)
+choose (struct drive *d, uint64_t T)
 {
   const struct queue *q = &d->q;
   size_t i, best = 0, window = depth (d);
@@ -139,7 +131,7 @@ choose (struct fm_disk *d, uint64_t T)
 
 /* When the first read in the drive's window arrived (UINT64_MAX: none). */
 static uint64_t
-first_read (const struct fm_disk *d)
+first_read (const struct drive *d)
 {
   size_t i, window = depth (d);
 
@@ -150,19 +142,17 @@ first_read (const struct fm_disk *d)
 }
 
 bool
-fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
-                  struct fm_timing *t)
+drive_dispatch (struct drive *d, uint64_t now, uint64_t *tag,
+                struct fm_timing *t)
 {
   struct queue *q = &d->q;
   struct fm_request rq;
   uint64_t T;
   size_t i;
 
-  if (d->dual)
-    return dual_dispatch (d, now, tag, t);
   if (q->n == 0)
     return false;
-  T = fm_disk_next_decision (d);
+  T = drive_next_decision (d);
   if (T > now)
     return false;
   /* The head's free time before the decision goes to destaging, none
@@ -170,7 +160,7 @@ fm_disk_dispatch (struct fm_disk *d, uint64_t now, uint64_t *tag,
    * decision later, past `now` — then it waits for its time.
    */
   drv_idle (d, T, first_read (d));
-  T = fm_disk_next_decision (d);
+  T = drive_next_decision (d);
   if (T > now)
     return false;
   i = choose (d, T);

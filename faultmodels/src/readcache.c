@@ -27,7 +27,7 @@
 
 /* How far a stream at (lba, t0) gets by time t, stopping at cap. */
 static uint64_t
-advance (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t t,
+advance (const struct drive *d, uint64_t lba, uint64_t t0, uint64_t t,
          uint64_t cap)
 {
   uint64_t budget = t > t0 ? t - t0 : 0;
@@ -55,7 +55,7 @@ advance (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t t,
 
 /* When a stream at (lba, t0) reaches `target`: advance's inverse. */
 static uint64_t
-reach_time (const struct fm_disk *d, uint64_t lba, uint64_t t0, uint64_t target)
+reach_time (const struct drive *d, uint64_t lba, uint64_t t0, uint64_t target)
 {
   struct fm_location loc;
   uint64_t t = t0;
@@ -84,7 +84,7 @@ min64 (uint64_t a, uint64_t b)
 
 /* Where the stream is at time t (the read-ahead segment's end). */
 static uint64_t
-stream_pos (const struct fm_disk *d, uint64_t t)
+stream_pos (const struct drive *d, uint64_t t)
 {
   const struct rcache *rc = &d->rc;
 
@@ -173,7 +173,7 @@ seg_reaches (const struct segment *s, uint64_t lba)
  * others, in a pass with one branch that is almost never taken.
  */
 static void
-look (const struct fm_disk *d, uint64_t lba, uint64_t end, uint64_t t,
+look (const struct drive *d, uint64_t lba, uint64_t end, uint64_t t,
       struct look *l)
 {
   const struct rcache *rc = &d->rc;
@@ -209,7 +209,7 @@ look (const struct fm_disk *d, uint64_t lba, uint64_t end, uint64_t t,
 
 /* Read ahead into segment i after a read that ended at `end`, time t. */
 static void
-stream_start (struct fm_disk *d, int i, uint64_t end, uint64_t t)
+stream_start (struct drive *d, int i, uint64_t end, uint64_t t)
 {
   struct rcache *rc = &d->rc;
 
@@ -227,7 +227,7 @@ stream_start (struct fm_disk *d, int i, uint64_t end, uint64_t t)
  * there, so only the rotation to its next sector is lost).
  */
 static void
-stream_extend (struct fm_disk *d, uint64_t end, uint64_t t)
+stream_extend (struct drive *d, uint64_t end, uint64_t t)
 {
   struct rcache *rc = &d->rc;
   struct segment *s = &rc->seg[rc->ra];
@@ -248,7 +248,7 @@ stream_extend (struct fm_disk *d, uint64_t end, uint64_t t)
 }
 
 uint64_t
-rc_stop (struct fm_disk *d, uint64_t t)
+rc_stop (struct drive *d, uint64_t t)
 {
   struct rcache *rc = &d->rc;
   struct fm_location loc;
@@ -274,7 +274,7 @@ rc_stop (struct fm_disk *d, uint64_t t)
 
 /* Ride the stream: the media reaches `end` when it reaches it. */
 static uint64_t
-ride (struct fm_disk *d, uint64_t end, struct acct *a)
+ride (struct drive *d, uint64_t end, struct acct *a)
 {
   struct rcache *rc = &d->rc;
   struct segment *s = &rc->seg[rc->ra];
@@ -290,8 +290,8 @@ ride (struct fm_disk *d, uint64_t end, struct acct *a)
 }
 
 uint64_t
-rc_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
-         struct acct *a, bool *hit)
+rc_read (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a,
+         bool *hit)
 {
   struct rcache *rc = &d->rc;
   uint64_t end = lba + n, cmd_end = t + d->p.command_ns;
@@ -330,7 +330,7 @@ rc_read (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t,
 }
 
 bool
-rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
+rc_ready (const struct drive *d, uint64_t lba, uint64_t n, uint64_t t)
 {
   struct look l;
 
@@ -341,7 +341,7 @@ rc_ready (const struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
 }
 
 void
-rc_summarize (struct fm_disk *d)
+rc_summarize (struct drive *d)
 {
   struct rcache *rc = &d->rc;
   uint32_t i;
@@ -359,7 +359,7 @@ rc_summarize (struct fm_disk *d)
 }
 
 bool
-rc_maybe (const struct fm_disk *d, uint64_t lba, uint64_t n)
+rc_maybe (const struct drive *d, uint64_t lba, uint64_t n)
 {
   const struct rcache *rc = &d->rc;
   uint64_t r = lba >> rc->shift;
@@ -387,7 +387,7 @@ drop (struct rcache *rc, struct segment *s, uint64_t lo, uint64_t hi)
 }
 
 void
-rc_written (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
+rc_written (struct drive *d, uint64_t lba, uint64_t n, uint64_t t)
 {
   struct rcache *rc = &d->rc;
   struct segment *s = NULL;
@@ -421,7 +421,7 @@ rc_written (struct fm_disk *d, uint64_t lba, uint64_t n, uint64_t t)
 }
 
 void
-rc_forget (struct fm_disk *d)
+rc_forget (struct drive *d)
 {
   uint32_t i;
 
@@ -431,7 +431,7 @@ rc_forget (struct fm_disk *d)
 }
 
 int
-rc_init (struct fm_disk *d, struct fm_err *err)
+rc_init (struct drive *d, struct fm_err *err)
 {
   struct rcache *rc = &d->rc;
   uint32_t i;
@@ -459,7 +459,7 @@ rc_init (struct fm_disk *d, struct fm_err *err)
 }
 
 void
-rc_free (struct fm_disk *d)
+rc_free (struct drive *d)
 {
   free (d->rc.seg);
   d->rc.seg = NULL;

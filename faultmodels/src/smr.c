@@ -97,7 +97,7 @@ runs_remove (struct fm_runs *r, uint64_t first, uint64_t n)
 }
 
 int
-smr_new (struct fm_disk *d, struct fm_err *err)
+smr_new (struct drive *d, struct fm_err *err)
 {
   struct fm_smr *s;
 
@@ -137,7 +137,7 @@ smr_free (struct fm_smr *s)
 }
 
 int
-smr_tag (const struct fm_disk *d, uint64_t n)
+smr_tag (const struct drive *d, uint64_t n)
 {
   return d->smr && n < d->smr->direct_sectors;
 }
@@ -149,8 +149,7 @@ smr_tag (const struct fm_disk *d, uint64_t n)
  * of a run of small writes arrives after its sector has passed.
  */
 static uint64_t
-append_io (struct fm_disk *d, uint64_t t, uint64_t c, uint64_t n,
-           struct acct *a)
+append_io (struct drive *d, uint64_t t, uint64_t c, uint64_t n, struct acct *a)
 {
   struct fm_location loc;
   uint64_t rot = a->rotation, end = c + n;
@@ -177,7 +176,7 @@ append_io (struct fm_disk *d, uint64_t t, uint64_t c, uint64_t n,
 
 /* Read or write n log sectors from cache position c, wrapping round. */
 static uint64_t
-cache_io (struct fm_disk *d, uint64_t t, uint64_t c, uint64_t n, bool write,
+cache_io (struct drive *d, uint64_t t, uint64_t c, uint64_t n, bool write,
           struct acct *a)
 {
   const uint64_t size = d->smr->cache_sectors;
@@ -201,7 +200,7 @@ band_first (const struct fm_smr *s, uint64_t b)
 
 /* Merge band b's logged pieces into it and free their log space. */
 static uint64_t
-clean_band (struct fm_disk *d, uint64_t t, uint64_t b, struct acct *a)
+clean_band (struct drive *d, uint64_t t, uint64_t b, struct acct *a)
 {
   struct fm_smr *s = d->smr;
   struct band *bd = &s->bands[b];
@@ -210,7 +209,6 @@ clean_band (struct fm_disk *d, uint64_t t, uint64_t b, struct acct *a)
   size_t i;
 
   if (bd->live.n > 0) {
-    rc_stop (d, t);
     for (i = 0; i < bd->live.n; i++) {
       const struct fm_run *r = &bd->live.v[i];
 
@@ -237,7 +235,7 @@ clean_band (struct fm_disk *d, uint64_t t, uint64_t b, struct acct *a)
 
 /* Clean the next band with log entries at or after the sweep. */
 static uint64_t
-clean_one (struct fm_disk *d, uint64_t t, struct acct *a)
+clean_one (struct drive *d, uint64_t t, struct acct *a)
 {
   struct fm_smr *s = d->smr;
   size_t i = fm_runs_find (&s->dirty, s->cursor);
@@ -253,7 +251,7 @@ clean_one (struct fm_disk *d, uint64_t t, struct acct *a)
 
 /* Log [lba, lba+n), all in one band, at the head of the log. */
 static uint64_t
-log_append (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
+log_append (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
             struct acct *a)
 {
   struct fm_smr *s = d->smr;
@@ -279,7 +277,7 @@ log_append (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 }
 
 uint64_t
-smr_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
+smr_write (struct drive *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
            struct acct *a)
 {
   struct fm_smr *s = d->smr;
@@ -311,8 +309,7 @@ smr_write (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
 }
 
 uint64_t
-smr_read (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
-          struct acct *a)
+smr_read (struct drive *d, uint64_t t, uint64_t lba, uint64_t n, struct acct *a)
 {
   struct fm_smr *s = d->smr;
   uint64_t end = lba + n, x = lba, from = lba; /* [from, x): from bands */
@@ -351,7 +348,26 @@ smr_read (struct fm_disk *d, uint64_t t, uint64_t lba, uint64_t n,
 }
 
 uint64_t
-smr_idle (struct fm_disk *d, uint64_t t, uint64_t until, struct acct *a)
+smr_idle_head (const struct drive *d, uint64_t t, uint64_t until)
+{
+  const struct fm_smr *s = d->smr;
+  size_t i;
+
+  if (s == NULL || s->dirty.n == 0 || until <= t + d->p.smr_idle_ns)
+    return UINT64_MAX;
+  /* Bands with nothing live clean in no time, so the sweep reaches the
+   * first one with live pieces at once.
+   */
+  for (i = 0; i < s->dirty.n; i++)
+    for (uint64_t b = s->dirty.v[i].first;
+         b < s->dirty.v[i].first + s->dirty.v[i].n; b++)
+      if (s->bands[b].live.n > 0)
+        return t + d->p.smr_idle_ns;
+  return UINT64_MAX;
+}
+
+uint64_t
+smr_idle (struct drive *d, uint64_t t, uint64_t until, struct acct *a)
 {
   struct fm_smr *s = d->smr;
 
@@ -364,8 +380,8 @@ smr_idle (struct fm_disk *d, uint64_t t, uint64_t until, struct acct *a)
 }
 
 void
-fm_disk_smr_stats (const struct fm_disk *d, uint64_t *cache_bytes,
-                   uint64_t *clean_ns, uint64_t *bands_cleaned)
+drive_smr_stats (const struct drive *d, uint64_t *cache_bytes,
+                 uint64_t *clean_ns, uint64_t *bands_cleaned)
 {
   const struct fm_smr *s = d->smr;
 
