@@ -10,30 +10,16 @@
 
 #include "check-main.h"
 #include "faultmodels/disk.h"
+#include "model-tests.h"
 
 #define KIB 1024ULL
 #define MIB (1024 * KIB)
 #define MS  1000000ULL
 
-static struct fm_profile
-profile (const char *name)
-{
-  struct fm_profile p;
-  struct fm_err err;
-
-  ck_assert_msg (fm_profile_builtin (name, &p, &err) == 0, "%s", err.msg);
-  return p;
-}
-
 static struct fm_disk *
 disk (const struct fm_profile *p, bool write_cache)
 {
-  struct fm_disk_options o = {true, write_cache, FM_QUEUE_SPTF};
-  struct fm_err err;
-  struct fm_disk *d = fm_disk_new (p, 7, &o, &err);
-
-  ck_assert_msg (d != NULL, "%s", err.msg);
-  return d;
+  return open_disk (p, 7, true, write_cache);
 }
 
 /* One request arriving at *now; the client then thinks for `think`. */

@@ -14,30 +14,16 @@
 #include "faultmodels/disk.h"
 #include "faultmodels/measure.h"
 #include "faultmodels/seek.h"
+#include "model-tests.h"
 
 static const char *const hdds[] = {
     "roadmap-2006", "roadmap-2009", "roadmap-2013", "cmr-8t-2015",
     "cmr-20t-2024", "laptop-5400",  "ent-15k",      NULL};
 
-static struct fm_profile
-profile (const char *name)
-{
-  struct fm_profile p;
-  struct fm_err err;
-
-  ck_assert_msg (fm_profile_builtin (name, &p, &err) == 0, "%s", err.msg);
-  return p;
-}
-
 static struct fm_disk *
 disk (const struct fm_profile *p, bool caches)
 {
-  struct fm_disk_options o = {caches, caches, FM_QUEUE_SPTF};
-  struct fm_err err;
-  struct fm_disk *d = fm_disk_new (p, 42, &o, &err);
-
-  ck_assert_msg (d != NULL, "%s", err.msg);
-  return d;
+  return open_disk (p, 42, caches, caches);
 }
 
 static void

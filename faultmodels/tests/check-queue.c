@@ -14,16 +14,7 @@
 #include "check-main.h"
 #include "faultmodels/disk.h"
 #include "faultmodels/measure.h"
-
-static struct fm_profile
-profile (const char *name)
-{
-  struct fm_profile p;
-  struct fm_err err;
-
-  ck_assert_msg (fm_profile_builtin (name, &p, &err) == 0, "%s", err.msg);
-  return p;
-}
+#include "model-tests.h"
 
 static struct fm_disk *
 disk (const struct fm_profile *p, bool write_cache, enum fm_queue_policy q)

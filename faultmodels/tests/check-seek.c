@@ -22,6 +22,7 @@
 #include "faultmodels/disk.h"
 #include "faultmodels/rng.h"
 #include "faultmodels/seek.h"
+#include "model-tests.h"
 
 static const char *const hdds[] = {
     "roadmap-2006", "roadmap-2009", "roadmap-2013", "cmr-8t-2015",
@@ -29,16 +30,6 @@ static const char *const hdds[] = {
 
 /* The 7200 rpm disks of today the figures above describe. */
 static const char *const modern[] = {"cmr-8t-2015", "cmr-20t-2024", NULL};
-
-static struct fm_profile
-profile (const char *name)
-{
-  struct fm_profile p;
-  struct fm_err err;
-
-  ck_assert_msg (fm_profile_builtin (name, &p, &err) == 0, "%s", err.msg);
-  return p;
-}
 
 /* Design cylinders in closed form (as check-model). */
 static double

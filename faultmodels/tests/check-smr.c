@@ -13,6 +13,7 @@
 #include "check-main.h"
 #include "faultmodels/disk.h"
 #include "faultmodels/rng.h"
+#include "model-tests.h"
 
 #define KIB 1024ULL
 #define MIB (1024ULL * 1024)
@@ -42,12 +43,7 @@ cmr_of (struct fm_profile p)
 static struct fm_disk *
 disk (const struct fm_profile *p, bool write_cache)
 {
-  struct fm_disk_options o = {false, write_cache, FM_QUEUE_SPTF};
-  struct fm_err err;
-  struct fm_disk *d = fm_disk_new (p, 7, &o, &err);
-
-  ck_assert_msg (d != NULL, "%s", err.msg);
-  return d;
+  return open_disk (p, 7, false, write_cache);
 }
 
 /* Submit at *now (or later); *now becomes its completion. */
