@@ -39,27 +39,12 @@
 /* The largest write the media cache stages [E]; larger ones go home. */
 #define STAGE_MAX_BYTES (128u << 10)
 
-/* A model that cannot track its cache is unusable: out of memory aborts. */
-static void
-runs_add (struct fm_runs *r, uint64_t first, uint64_t n, int tag)
-{
-  if (fm_runs_add (r, first, n, tag) == -1)
-    abort ();
-}
-
-static void
-runs_remove (struct fm_runs *r, uint64_t first, uint64_t n)
-{
-  if (fm_runs_remove (r, first, n) == -1)
-    abort ();
-}
-
 void
 wc_forget (struct drive *d, uint64_t lba, uint64_t n)
 {
-  runs_remove (&d->dirty, lba, n);
-  runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector);
-  runs_remove (&d->staged, lba, n);
+  fm_runs_remove_or_abort (&d->dirty, lba, n);
+  fm_runs_remove_or_abort (&d->partial, lba * d->p.sector, n * d->p.sector);
+  fm_runs_remove_or_abort (&d->staged, lba, n);
 }
 
 /* Does the cache hold only part of some sector in bytes [from, to)? */
@@ -83,11 +68,11 @@ partial_add (struct drive *d, uint64_t s, uint64_t from, uint64_t to)
 
   if (drv_dirty_covers (d, s, 1) && !partial_in (d, s * ss, (s + 1) * ss))
     return;
-  runs_add (&d->partial, from, to - from, 0);
+  fm_runs_add_or_abort (&d->partial, from, to - from, 0);
   i = fm_runs_find (&d->partial, s * ss);
   if (d->partial.v[i].first <= s * ss &&
       d->partial.v[i].first + d->partial.v[i].n >= (s + 1) * ss)
-    runs_remove (&d->partial, s * ss, ss);
+    fm_runs_remove_or_abort (&d->partial, s * ss, ss);
 }
 
 /* Bytes [off, off+len) go into the cache (before they are marked dirty):
@@ -101,7 +86,7 @@ partial_note (struct drive *d, uint64_t off, uint64_t len)
   uint64_t whole = (off + ss - 1) / ss;
 
   if (tail > whole)
-    runs_remove (&d->partial, whole * ss, (tail - whole) * ss);
+    fm_runs_remove_or_abort (&d->partial, whole * ss, (tail - whole) * ss);
   if (off % ss)
     partial_add (d, head, off, end < (head + 1) * ss ? end : (head + 1) * ss);
   if (end % ss && (tail != head || off % ss == 0))
@@ -299,11 +284,11 @@ destage (struct drive *d, uint64_t s, enum wc_set which, struct acct *a)
     rmw = partial_in (d, e.first * ss, (e.first + k) * ss);
   end = piece (d, s, &loc, k, rmw, e.tag, a);
   if (r == &d->dirty) {
-    runs_remove (&d->partial, e.first * ss, k * ss);
+    fm_runs_remove_or_abort (&d->partial, e.first * ss, k * ss);
     if (d->on_destage)
       d->on_destage (d->on_destage_opaque, e.first * ss, k * ss);
   }
-  runs_remove (r, e.first, k);
+  fm_runs_remove_or_abort (r, e.first, k);
   a->destage += end - s;
   d->wc_busy = end;
   return end;
@@ -374,9 +359,9 @@ stage (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a)
   a->seek += hop;
   a->seeks++;
   a->transfer += x;
-  runs_remove (&d->dirty, lba, n);
-  runs_remove (&d->partial, lba * d->p.sector, n * d->p.sector);
-  runs_add (&d->staged, lba, n, 0);
+  fm_runs_remove_or_abort (&d->dirty, lba, n);
+  fm_runs_remove_or_abort (&d->partial, lba * d->p.sector, n * d->p.sector);
+  fm_runs_add_or_abort (&d->staged, lba, n, 0);
   d->media_end = t + hop + x;
   return d->media_end;
 }
@@ -396,9 +381,9 @@ wc_write (struct drive *d, uint64_t lba, uint64_t n,
   if (path == WC_CACHE) {
     uint64_t ready = max64 (bus_end, make_room (d, path, lba, n, t, a));
 
-    runs_remove (&d->staged, lba, n);
+    fm_runs_remove_or_abort (&d->staged, lba, n);
     partial_note (d, rq->offset, rq->length);
-    runs_add (&d->dirty, lba, n, smr_tag (d, n));
+    fm_runs_add_or_abort (&d->dirty, lba, n, smr_tag (d, n));
     *cached = true;
     return ready;
   }

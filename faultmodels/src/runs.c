@@ -124,3 +124,17 @@ fm_runs_free (struct fm_runs *r)
   r->n = r->alloc = 0;
   r->total = 0;
 }
+
+void
+fm_runs_add_or_abort (struct fm_runs *r, uint64_t first, uint64_t n, int tag)
+{
+  if (fm_runs_add (r, first, n, tag) == -1)
+    abort ();
+}
+
+void
+fm_runs_remove_or_abort (struct fm_runs *r, uint64_t first, uint64_t n)
+{
+  if (fm_runs_remove (r, first, n) == -1)
+    abort ();
+}

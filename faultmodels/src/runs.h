@@ -32,6 +32,15 @@ extern int fm_runs_remove (struct fm_runs *r, uint64_t first, uint64_t n);
  */
 extern int fm_runs_add (struct fm_runs *r, uint64_t first, uint64_t n, int tag);
 
+/* fm_runs_add and fm_runs_remove for the drive's own sets (its dirty
+ * extents, media cache and SMR bands): a model that cannot track them
+ * is unusable, so out of memory aborts.
+ */
+extern void fm_runs_add_or_abort (struct fm_runs *r, uint64_t first, uint64_t n,
+                                  int tag);
+extern void fm_runs_remove_or_abort (struct fm_runs *r, uint64_t first,
+                                     uint64_t n);
+
 extern void fm_runs_empty (struct fm_runs *r);
 extern void fm_runs_free (struct fm_runs *r);
 

@@ -81,21 +81,6 @@ min64 (uint64_t a, uint64_t b)
   return a < b ? a : b;
 }
 
-/* Run sets that cannot grow leave the model unusable: abort. */
-static void
-runs_add (struct fm_runs *r, uint64_t first, uint64_t n, int tag)
-{
-  if (fm_runs_add (r, first, n, tag) == -1)
-    abort ();
-}
-
-static void
-runs_remove (struct fm_runs *r, uint64_t first, uint64_t n)
-{
-  if (fm_runs_remove (r, first, n) == -1)
-    abort ();
-}
-
 int
 smr_new (struct drive *d, struct fm_err *err)
 {
@@ -226,7 +211,7 @@ clean_band (struct drive *d, uint64_t t, uint64_t b, struct acct *a)
   }
   s->used -= bd->logged;
   bd->logged = 0;
-  runs_remove (&s->dirty, b, 1);
+  fm_runs_remove_or_abort (&s->dirty, b, 1);
   s->cursor = b + 1 < s->nbands ? b + 1 : 0;
   s->clean_ns += t - t0;
   s->cleaned++;
@@ -266,13 +251,13 @@ log_append (struct drive *d, uint64_t t, uint64_t lba, uint64_t n,
   k = min64 (n, s->cache_sectors - pos);
   if (bd->live.alloc == 0 && s->nspare > 0)
     bd->live = s->spare[--s->nspare];
-  runs_add (&bd->live, lba, k, (int)((int64_t)pos - (int64_t)off));
+  fm_runs_add_or_abort (&bd->live, lba, k, (int)((int64_t)pos - (int64_t)off));
   if (k < n) /* wrapped round to position 0 */
-    runs_add (&bd->live, lba + k, n - k, (int)-(int64_t)(off + k));
+    fm_runs_add_or_abort (&bd->live, lba + k, n - k, (int)-(int64_t)(off + k));
   bd->logged += n;
   s->used += n;
   s->head = (pos + n) % s->cache_sectors;
-  runs_add (&s->dirty, b, 1, 0);
+  fm_runs_add_or_abort (&s->dirty, b, 1, 0);
   return t;
 }
 
@@ -293,7 +278,7 @@ smr_write (struct drive *d, uint64_t t, uint64_t lba, uint64_t n, int tag,
       uint64_t k = min64 (end, band_first (s, b + 1)) - x;
 
       if (s->bands[b].live.n > 0)
-        runs_remove (&s->bands[b].live, x, k);
+        fm_runs_remove_or_abort (&s->bands[b].live, x, k);
       x += k;
     }
     s->seq_next = end;
