@@ -78,33 +78,15 @@ def e2fsck_vs_charged(fd, profile, files, d):
     return user + sys_, ck["charged_s"], ck["virtual_s"]
 
 
-CLIENT = r"""
-import sys, nbd
-h = nbd.NBD()
-h.connect_unix(sys.argv[1])
-h.pread(4096, 1 << 20)
-x = 0
-for i in range(3000000):
-    x += i * i
-h.pread(4096, 100 << 20)
-h.shutdown()
-"""
-
-
-def cgroup2_root():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, post = line.split(" - ")
-            if post.split()[0] == "cgroup2":
-                return pre.split()[4]
-    sys.exit("no cgroup v2 mount")
-
-
 def client_once(build, think, d):
     sys.path.insert(0, os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "..", "..", "common", "tests"))
+    import cgroup_client
     import nbdkit_server
-    cg = f"{cgroup2_root()}/fd-bench-think-{os.getpid()}"
+    root = cgroup_client.cgroup2_root()
+    if root is None:
+        sys.exit("no cgroup v2 mount")
+    cg = f"{root}/fd-bench-think-{os.getpid()}"
     os.mkdir(cg)
     fd = f"{build}/harness/futuredisk"
     ctl = f"{d}/ctl.sock"
@@ -113,18 +95,14 @@ def client_once(build, think, d):
         p = subprocess.run([fd, "ctl", "--json", ctl, "mark", name],
                            capture_output=True, text=True, check=True)
         return json.loads(p.stdout)["virtual_ns"]
-
-    def join():
-        with open(f"{cg}/cgroup.procs", "w") as f:
-            f.write("0")
     try:
         with nbdkit_server.Nbdkit(
                 [f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so",
                  "roadmap-2006", "size=256M", f"think={think}",
                  f"cgroup={cg}", f"control={ctl}"]) as s:
             v0 = mark("a")
-            subprocess.run(["/usr/bin/python3", "-c", CLIENT, s.sock],
-                           check=True, preexec_fn=join)
+            cgroup_client.run_client("/usr/bin/python3", s.sock, 3000000,
+                                     cg)
             return (mark("b") - v0) / 1e9
     finally:
         os.rmdir(cg)

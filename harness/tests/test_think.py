@@ -8,32 +8,17 @@ import sys
 
 import pytest
 
+import cgroup_client
 import nbdkit_server
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN", "")
 SPEED_2006 = 0.35  # common/host.c, server-2006
 
-# A client in the cgroup: one read, CPU burnt, another read.
-CLIENT = r"""
-import sys, nbd
-h = nbd.NBD()
-h.connect_unix(sys.argv[1])
-h.pread(4096, 1 << 20)
-x = 0
-for i in range(int(sys.argv[2])):
-    x += i * i
-h.pread(4096, 100 << 20)
-h.shutdown()
-"""
-
-
 def cgroup2_root():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, post = line.split(" - ")
-            if post.split()[0] == "cgroup2":
-                return pre.split()[4]
-    pytest.fail("no cgroup v2 mount")
+    root = cgroup_client.cgroup2_root()
+    if root is None:
+        pytest.fail("no cgroup v2 mount")
+    return root
 
 
 def usage_usec(cg):
@@ -68,12 +53,7 @@ def client_run(futuredisk, tmp_path, loops):
                  f"control={ctlsock}"]) as s:
             v0 = ctl(futuredisk, ctlsock, "mark", "a")["virtual_ns"]
             c0 = usage_usec(cg)
-
-            def join():
-                with open(f"{cg}/cgroup.procs", "w") as f:
-                    f.write("0")
-            subprocess.run([sys.executable, "-c", CLIENT, s.sock,
-                            str(loops)], check=True, preexec_fn=join)
+            cgroup_client.run_client(sys.executable, s.sock, loops, cg)
             cpu = (usage_usec(cg) - c0) / 1e6
             v1 = ctl(futuredisk, ctlsock, "mark", "b")["virtual_ns"]
         return (v1 - v0) / 1e9, cpu
