@@ -7,48 +7,44 @@
 #include "faultmodels/profile.h"
 #include "faultmodels/units.h"
 #include "append.h"
-#include "attach.h"
 #include "campaign.h"
-#include "hostrun.h"
 #include "fsadapter.h"
-#include "load-profile.h"
 #include "target.h"
+#include "spec.h"
 #include "trial.h"
 
-/* The keys of a matrix; [campaign] gives defaults for all of them. */
-#define MATRIX_KEYS(X)                                                         \
-  X (FS, "fs", NULL)                                                           \
-  X (PROFILE, "profile", "roadmap-2006")                                       \
-  X (SIZE, "size", "1G")                                                       \
-  X (FILL, "fill", "30")                                                       \
-  X (META, "meta-only", "0")                                                   \
-  X (TREE, "tree", "mixed")                                                    \
-  X (CRASH, "crash", "no")                                                     \
-  X (ESCALATE, "escalate", "no")                                               \
-  X (FAULTS, "faults", "")                                                     \
-  X (TARGET, "target", "none")                                                 \
-  X (SEEDS, "seeds", "1")                                                      \
-  X (REPS, "repetitions", "1")                                                 \
-  X (TIMEOUT, "timeout", "3600")                                               \
-  X (TIME, "time", "virtual")                                                  \
-  X (THINK, "think", "real")                                                   \
-  X (REPAIR_CUT, "repair-cut", "0")                                            \
-  X (CRASH_POINTS, "crash-points", "0")
-
-enum key {
-#define KEY_ENUM(id, name, dflt) K_##id,
-  MATRIX_KEYS (KEY_ENUM)
-#undef KEY_ENUM
+/* The keys of a matrix: the trial's keys (spec.h), then the campaign's
+ * own; [campaign] gives defaults for all of them.
+ */
+enum {
+  K_SEEDS = FD_NKEYS, /* "1 2 7", "1-10": a trial each (run's --seed) */
+  K_REPS,             /* repetitions: each trial again (run's --rep) */
   NKEYS
 };
 
-static const struct {
-  const char *name, *dflt;
-} keys[] = {
-#define KEY_ROW(id, name, dflt) {name, dflt},
-    MATRIX_KEYS (KEY_ROW)
-#undef KEY_ROW
-};
+static const char *
+key_name (size_t k)
+{
+  return k == K_SEEDS ? "seeds" : k == K_REPS ? "repetitions" : fd_key_name (k);
+}
+
+/* A key set nowhere: the trial key's default or its word for none. */
+static const char *
+key_default (size_t k)
+{
+  return k == K_SEEDS ? "1" : k == K_REPS ? "1" : fd_key_default (k);
+}
+
+static size_t
+key_find (const char *name)
+{
+  size_t k;
+
+  for (k = 0; k < NKEYS; k++)
+    if (strcmp (name, key_name (k)) == 0)
+      break;
+  return k;
+}
 
 #define MAX_TRIALS 1000000
 #define MAX_VALUES 64 /* of a crossed key */
@@ -118,27 +114,24 @@ set_key (struct parser *p, const char *key, char *value, bool more,
          struct fm_err *err)
 {
   const char *path = p->c->path;
-  size_t k;
+  size_t k = key_find (key);
   struct values *vs;
 
-  for (k = 0; k < NKEYS; k++)
-    if (strcmp (key, keys[k].name) == 0)
-      break;
   if (k == NKEYS) {
     return fm_fail (err, "%s:%d: unknown key '%.64s'", path, p->line, key);
   }
   vs = &p->cur->k[k];
-  if (more && k == K_FAULTS) {
+  if (more && k == FD_KEY_FAULTS) {
     return fm_fail (err, "%s:%d: one fault spec per 'faults' line", path,
                     p->line);
   }
-  if (vs->line && k != K_FAULTS && !more) {
+  if (vs->line && k != FD_KEY_FAULTS && !more) {
     return fm_fail (err, "%s:%d: '%s' given twice (first on line %d)", path,
                     p->line, key, vs->line);
   }
   if (vs->line == 0)
     vs->line = p->line;
-  if (k == K_FAULTS)
+  if (k == FD_KEY_FAULTS)
     return push (vs, value, strlen (value)) == -1
                ? fm_fail (err, "out of memory")
                : 0;
@@ -290,25 +283,26 @@ parse (struct fd_campaign *c, FILE *fp, struct fm_err *err)
 }
 
 /* The values of key k in matrix m: its own, the campaign's, or the
- * default (kept in d).
+ * default (kept in d, pointing at *dflt).
  */
 static const struct values *
-get (const struct fd_campaign *c, const struct matrix *m, enum key k,
-     struct values *d)
+get (const struct fd_campaign *c, const struct matrix *m, size_t k,
+     struct values *d, const char **dflt)
 {
   if (m->k[k].line)
     return &m->k[k];
   if (c->defaults.k[k].line)
     return &c->defaults.k[k];
-  d->v = (char **)&keys[k].dflt;
-  d->n = keys[k].dflt != NULL;
+  *dflt = key_default (k);
+  d->v = (char **)dflt;
+  d->n = *dflt != NULL;
   d->line = 0;
   return d;
 }
 
 /* "FILE:LINE: " for errors about key k of matrix m. */
 static void
-where (const struct fd_campaign *c, const struct matrix *m, enum key k,
+where (const struct fd_campaign *c, const struct matrix *m, size_t k,
        struct fm_err *err)
 {
   char inner[sizeof err->msg];
@@ -328,156 +322,70 @@ fs_has_type (const struct fd_fs *fs, const char *target)
   return fd_target_types_known (target, fs->target_types, bad, sizeof bad);
 }
 
-/* One matrix on its way to trials: each key's values, and the numbers
- * read from them.
+/* One matrix on its way to trials: each key's values, the seeds read
+ * from them, and a trial's inputs to check them in.
  */
 struct expansion {
   struct values d[NKEYS]; /* the defaults of keys set nowhere */
+  const char *dflt[NKEYS];
   const struct values *v[NKEYS];
-  enum key bad; /* what the failed check was about */
-  uint64_t *seeds, reps, meta[MAX_VALUES], cut[MAX_VALUES], points[MAX_VALUES];
-  double fill[MAX_VALUES], timeout;
+  size_t bad; /* what the failed check was about */
+  uint64_t *seeds, reps;
   size_t nseeds;
+  struct trial_spec spec;
 };
 
-/* Each key but faults and seeds crosses at most MAX_VALUES values. */
+/* Each key but faults and seeds crosses at most MAX_VALUES values; a
+ * single key (timeout) takes one.
+ */
 static int
 check_counts (struct expansion *x, struct fm_err *err)
 {
   size_t k;
 
-  for (k = 0; k < NKEYS; k++)
-    if (k != K_FAULTS && k != K_SEEDS && x->v[k]->n > MAX_VALUES) {
-      x->bad = (enum key)k;
-      return fm_fail (err, "'%s': more than %d values", keys[k].name,
+  for (k = 0; k < NKEYS; k++) {
+    x->bad = k;
+    if (k < FD_NKEYS && fd_key_single (k) && x->v[k]->n != 1)
+      return fm_fail (err, "%s: one value", key_name (k));
+    if (k != FD_KEY_FAULTS && k != K_SEEDS && x->v[k]->n > MAX_VALUES)
+      return fm_fail (err, "'%s': more than %d values", key_name (k),
                       MAX_VALUES);
-    }
-  return 0;
-}
-
-/* A file system, and every size against it. */
-static int
-check_fs (struct expansion *x, size_t i, struct fm_err *err)
-{
-  const struct fd_fs *fs = fd_fs_find (x->v[K_FS]->v[i], err);
-  const struct values *sizes = x->v[K_SIZE];
-  uint64_t bytes;
-  size_t j;
-
-  x->bad = K_FS;
-  if (fs == NULL)
-    return -1;
-  x->bad = K_SIZE; /* the rest is about the sizes */
-  for (j = 0; j < sizes->n; j++) {
-    if (strcmp (sizes->v[j], "full") == 0)
-      continue; /* the profile's capacity: at least a few GB */
-    if (fm_parse_size ("size", sizes->v[j], &bytes, err) == -1)
-      return -1;
-    if (bytes < fs->min_size) {
-      return fm_fail (err, "size %s: %s needs at least %llu MiB", sizes->v[j],
-                      fs->name, (unsigned long long)(fs->min_size >> 20));
-    }
   }
   return 0;
-}
-
-static int
-check_profile (struct expansion *x, size_t i, struct fm_err *err)
-{
-  struct fm_profile p;
-
-  return fd_load_profile (x->v[K_PROFILE]->v[i], &p, err);
-}
-
-static int
-check_fill (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return fm_parse_double ("fill", x->v[K_FILL]->v[i], 0, 95, &x->fill[i], err);
-}
-
-static int
-check_meta (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return fm_parse_uint ("meta-only", x->v[K_META]->v[i], 0, 100000000,
-                        &x->meta[i], err);
-}
-
-static int
-check_tree (struct expansion *x, size_t i, struct fm_err *err)
-{
-  enum fd_tree t;
-
-  return fd_tree_parse ("tree", x->v[K_TREE]->v[i], &t, err);
-}
-
-static int
-check_repair_cut (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return fm_parse_uint ("repair-cut", x->v[K_REPAIR_CUT]->v[i], 0, UINT64_MAX,
-                        &x->cut[i], err);
-}
-
-/* N, or all (every flush: UINT64_MAX); 0: none. */
-static int
-check_crash_points (struct expansion *x, size_t i, struct fm_err *err)
-{
-  const char *v = x->v[K_CRASH_POINTS]->v[i];
-
-  if (strcmp (v, "all") == 0) {
-    x->points[i] = UINT64_MAX;
-    return 0;
-  }
-  return fm_parse_uint ("crash-points", v, 0, 1000000, &x->points[i], err);
-}
-
-/* s is one of the words a and b (of key). */
-static int
-one_of (const char *key, const char *s, const char *a, const char *b,
-        struct fm_err *err)
-{
-  if (strcmp (s, a) && strcmp (s, b)) {
-    return fm_fail (err, "%s '%.32s': %s or %s", key, s, a, b);
-  }
-  return 0;
-}
-
-static int
-check_crash (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return one_of ("crash", x->v[K_CRASH]->v[i], "no", "yes", err);
-}
-
-static int
-check_escalate (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return one_of ("escalate", x->v[K_ESCALATE]->v[i], "no", "yes", err);
-}
-
-static int
-check_faults (struct expansion *x, size_t i, struct fm_err *err)
-{
-  const char *s = x->v[K_FAULTS]->v[i];
-
-  return s[0] ? fd_fault_spec_check (s, err) : 0;
 }
 
 /* A target, of a type that some file system of the matrix has. */
 static int
-check_target (struct expansion *x, size_t i, struct fm_err *err)
+check_target_known (struct expansion *x, const char *t, struct fm_err *err)
 {
-  const char *t = x->v[K_TARGET]->v[i];
   bool known = false;
   size_t j;
 
-  if (strcmp (t, "none") == 0)
-    return 0;
-  if (fd_target_check (t, err) == -1)
-    return -1;
-  for (j = 0; j < x->v[K_FS]->n; j++)
-    known |= fs_has_type (fd_fs_find (x->v[K_FS]->v[j], err), t);
+  for (j = 0; j < x->v[FD_KEY_FS]->n; j++)
+    known |= fs_has_type (fd_fs_find (x->v[FD_KEY_FS]->v[j], err), t);
   if (!known) {
     return fm_fail (
         err, "target '%.64s': no file system of the matrix has that type", t);
+  }
+  return 0;
+}
+
+/* Each value of each trial key on its own, by the key's setter. */
+static int
+check_trial_keys (struct expansion *x, struct fm_err *err)
+{
+  size_t k, i;
+
+  for (k = 0; k < FD_NKEYS; k++) {
+    x->bad = k;
+    for (i = 0; i < x->v[k]->n; i++) {
+      const char *v = x->v[k]->v[i];
+      if (fd_key_none (k, v))
+        continue;
+      if (fd_spec_set (&x->spec, k, v, false, err) == -1 ||
+          (k == FD_KEY_TARGET && check_target_known (x, v, err) == -1))
+        return -1;
+    }
   }
   return 0;
 }
@@ -489,6 +397,7 @@ check_seeds (struct expansion *x, struct fm_err *err)
   const struct values *vs = x->v[K_SEEDS];
   size_t i;
 
+  x->bad = K_SEEDS;
   x->seeds = NULL, x->nseeds = 0;
   for (i = 0; i < vs->n; i++) {
     char a[32], b[32];
@@ -515,88 +424,24 @@ check_seeds (struct expansion *x, struct fm_err *err)
   return 0;
 }
 
-/* The value of a key that takes one; NULL with err `what` if not one. */
-static const char *
-one_value (const struct values *vs, const char *what, struct fm_err *err)
-{
-  if (vs->n != 1) {
-    fm_fail (err, "%s", what);
-    return NULL;
-  }
-  return vs->v[0];
-}
-
 static int
 check_reps (struct expansion *x, struct fm_err *err)
 {
-  const char *s = one_value (x->v[K_REPS], "repetitions: one number", err);
+  const struct values *vs = x->v[K_REPS];
 
-  return s ? fm_parse_uint ("repetitions", s, 1, 1000, &x->reps, err) : -1;
+  x->bad = K_REPS;
+  if (vs->n != 1)
+    return fm_fail (err, "repetitions: one number");
+  return fm_parse_uint ("repetitions", vs->v[0], 1, 1000, &x->reps, err);
 }
-
-static int
-check_timeout (struct expansion *x, struct fm_err *err)
-{
-  const char *s =
-      one_value (x->v[K_TIMEOUT], "timeout: one number of seconds", err);
-
-  return s ? fm_parse_double ("timeout", s, 1, 1e7, &x->timeout, err) : -1;
-}
-
-static int
-check_time (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return fd_trial_parse_time (x->v[K_TIME]->v[i], err);
-}
-
-static int
-check_think (struct expansion *x, size_t i, struct fm_err *err)
-{
-  return fd_hostrun_check ("think", x->v[K_THINK]->v[i], "host", NULL, err);
-}
-
-/* The checks in the order they run (the first failure is reported):
- * each value of a key on its own, or the key as a whole.
- */
-static const struct {
-  enum key k;
-  int (*each) (struct expansion *x, size_t i, struct fm_err *err);
-  int (*all) (struct expansion *x, struct fm_err *err);
-} checks[] = {
-    {K_FS, check_fs, NULL},
-    {K_PROFILE, check_profile, NULL},
-    {K_FILL, check_fill, NULL},
-    {K_META, check_meta, NULL},
-    {K_TREE, check_tree, NULL},
-    {K_CRASH, check_crash, NULL},
-    {K_ESCALATE, check_escalate, NULL},
-    {K_FAULTS, check_faults, NULL},
-    {K_TARGET, check_target, NULL},
-    {K_SEEDS, NULL, check_seeds},
-    {K_REPS, NULL, check_reps},
-    {K_TIMEOUT, NULL, check_timeout},
-    {K_TIME, check_time, NULL},
-    {K_THINK, check_think, NULL},
-    {K_REPAIR_CUT, check_repair_cut, NULL},
-    {K_CRASH_POINTS, check_crash_points, NULL},
-};
 
 /* Check every value; -1 with x->bad the key at fault. */
 static int
 check_values (struct expansion *x, struct fm_err *err)
 {
-  size_t j, i;
-
-  if (check_counts (x, err) == -1)
+  if (check_counts (x, err) == -1 || check_trial_keys (x, err) == -1 ||
+      check_seeds (x, err) == -1 || check_reps (x, err) == -1)
     return -1;
-  for (j = 0; j < sizeof checks / sizeof *checks; j++) {
-    x->bad = checks[j].k;
-    if (checks[j].all && checks[j].all (x, err) == -1)
-      return -1;
-    for (i = 0; checks[j].each && i < x->v[checks[j].k]->n; i++)
-      if (checks[j].each (x, i, err) == -1)
-        return -1;
-  }
   return 0;
 }
 
@@ -621,62 +466,47 @@ new_trial (struct fd_campaign *c, struct fm_err *err)
 }
 
 /* The trials of the combination ix of m's values: every seed times every
- * repetition, or none when the file system lacks the target's type.
+ * repetition, or none when the file system lacks the target's type.  The
+ * rules between keys are run's (fd_spec_check).
  */
 static int
-add_trials (struct fd_campaign *c, const struct matrix *m,
-            const struct expansion *x, const size_t *ix, struct fm_err *err)
+add_trials (struct fd_campaign *c, const struct matrix *m, struct expansion *x,
+            const size_t *ix, struct fm_err *err)
 {
-  const struct values *const *v = x->v;
-  const struct fd_fs *fs = fd_fs_find (v[K_FS]->v[ix[K_FS]], err);
-  const char *target = v[K_TARGET]->v[ix[K_TARGET]];
-  size_t s;
+  const char *value[FD_NKEYS];
+  enum fd_key bad;
+  size_t k, s;
   uint64_t r;
 
-  if (strcmp (target, "none") == 0)
-    target = "";
-  if (*target && !fs_has_type (fs, target))
+  for (k = 0; k < FD_NKEYS; k++) {
+    value[k] = x->v[k]->v[ix[k]];
+    if (fd_key_none (k, value[k]))
+      value[k] = NULL;
+  }
+  memset (&x->spec, 0, sizeof x->spec);
+  if (fd_spec_from (&x->spec, value, err) == -1)
+    return -1; /* each value passed check_values */
+  if (value[FD_KEY_TARGET] && !fs_has_type (x->spec.fs, value[FD_KEY_TARGET]))
     return 0;
-  if (strcmp (v[K_TREE]->v[ix[K_TREE]], "mixed") != 0 &&
-      (strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
-       x->points[ix[K_CRASH_POINTS]] > 0))
-    return fm_fail (err,
-                    "%s: [matrix %s]: tree '%s' has no crash workload (crash, "
-                    "crash-points): only the mixed tree has one",
-                    c->path, m->name, v[K_TREE]->v[ix[K_TREE]]);
+  if (fd_spec_check (&x->spec, false, &bad, err) == -1) {
+    where (c, m, bad, err);
+    return -1;
+  }
   for (s = 0; s < x->nseeds; s++)
     for (r = 0; r < x->reps; r++) {
       struct fd_campaign_trial *t = new_trial (c, err);
       if (t == NULL)
         return -1;
-      *t = (struct fd_campaign_trial){
-          .matrix = m->name,
-          .fs = fs->name,
-          .profile = v[K_PROFILE]->v[ix[K_PROFILE]],
-          .size = v[K_SIZE]->v[ix[K_SIZE]],
-          .fill = x->fill[ix[K_FILL]],
-          .meta_only = x->meta[ix[K_META]],
-          .tree = v[K_TREE]->v[ix[K_TREE]],
-          /* crash points are states of a crash */
-          .crash = strcmp (v[K_CRASH]->v[ix[K_CRASH]], "yes") == 0 ||
-                   x->points[ix[K_CRASH_POINTS]] > 0,
-          .escalate = strcmp (v[K_ESCALATE]->v[ix[K_ESCALATE]], "yes") == 0,
-          .faults = v[K_FAULTS]->v[ix[K_FAULTS]],
-          .target = target,
-          .time = v[K_TIME]->v[ix[K_TIME]],
-          .think = v[K_THINK]->v[ix[K_THINK]],
-          .repair_cut = x->cut[ix[K_REPAIR_CUT]],
-          .crash_points = x->points[ix[K_CRASH_POINTS]],
-          .seed = x->seeds[s],
-          .rep = r,
-          .timeout = x->timeout,
-      };
+      t->matrix = m->name;
+      memcpy (t->value, value, sizeof value);
+      t->seed = x->seeds[s];
+      t->rep = r;
     }
   return 0;
 }
 
 /* The next combination, like an odometer: the last key varies fastest;
- * seeds, repetitions and the timeout are not crossed here.  False after
+ * seeds, repetitions and single keys are not crossed here.  False after
  * the last.
  */
 static bool
@@ -684,8 +514,8 @@ next_combination (const struct expansion *x, size_t *ix)
 {
   size_t k;
 
-  for (k = NKEYS; k-- > 0;) {
-    if (k == K_SEEDS || k == K_REPS || k == K_TIMEOUT)
+  for (k = FD_NKEYS; k-- > 0;) {
+    if (fd_key_single (k))
       continue;
     if (++ix[k] < x->v[k]->n)
       return true;
@@ -700,14 +530,15 @@ next_combination (const struct expansion *x, size_t *ix)
 static int
 expand (struct fd_campaign *c, struct matrix *m, struct fm_err *err)
 {
-  struct expansion x = {0};
+  struct expansion x;
   size_t ix[NKEYS] = {0}, k;
   int rc = 0;
 
+  memset (&x, 0, sizeof x);
   for (k = 0; k < NKEYS; k++)
-    x.v[k] = get (c, m, (enum key)k, &x.d[k]);
+    x.v[k] = get (c, m, k, &x.d[k], &x.dflt[k]);
   err->msg[0] = '\0';
-  if (x.v[K_FS]->n == 0) {
+  if (x.v[FD_KEY_FS]->n == 0) {
     return fm_fail (err, "%s:%d: [matrix %s] has no 'fs'", c->path, m->line,
                     m->name);
   }
@@ -786,6 +617,18 @@ const struct fd_campaign_trial *
 fd_campaign_trial (const struct fd_campaign *c, size_t i)
 {
   return i < c->nt ? &c->t[i] : NULL;
+}
+
+int
+fd_campaign_spec (const struct fd_campaign_trial *t, struct trial_spec *s,
+                  struct fm_err *err)
+{
+  memset (s, 0, sizeof *s);
+  if (fd_spec_from (s, t->value, err) == -1)
+    return -1;
+  s->seed = t->seed;
+  s->rep = t->rep;
+  return 0;
 }
 
 int

@@ -18,28 +18,16 @@
 #include <stdint.h>
 
 #include "faultmodels/error.h"
+#include "spec.h"
 
 struct fd_campaign;
+struct trial_spec;
 
 /* One trial of the expansion: the arguments of its `futuredisk run`. */
 struct fd_campaign_trial {
-  const char *matrix; /* the [matrix NAME] it came from */
-  const char *fs, *profile, *size;
-  double fill;
-  uint64_t meta_only; /* files; 0: written data (--fill) */
-  const char *tree;   /* --tree: mixed, hardlink-farm, ... */
-  bool crash;
-  bool escalate;         /* --escalate: the next move after an unmountable
-                            repair */
-  const char *faults;    /* a fault spec, or "" */
-  const char *target;    /* TYPE[:N[:KIND]], or "" */
-  const char *time;      /* the disk's clock: virtual, real, scale:F */
-  const char *think;     /* does the client's time count: real, zero */
-  uint64_t repair_cut;   /* power cut after the repair's Nth write; 0: none */
-  uint64_t crash_points; /* a sweep of N crash points (UINT64_MAX: all);
-                            0: none */
+  const char *matrix;          /* the [matrix NAME] it came from */
+  const char *value[FD_NKEYS]; /* each key's (spec.h); NULL: not given */
   uint64_t seed, rep;
-  double timeout; /* seconds per checker */
 };
 
 /* Load and expand the campaign at path; NULL with err ("FILE:LINE: ..."). */
@@ -51,6 +39,12 @@ extern const char *fd_campaign_name (const struct fd_campaign *c);
 extern size_t fd_campaign_ntrials (const struct fd_campaign *c);
 extern const struct fd_campaign_trial *
 fd_campaign_trial (const struct fd_campaign *c, size_t i);
+
+/* Trial t's inputs in s, as its `run` would have them (the keys'
+ * defaults where not given); -1 with err (a profile file gone since).
+ */
+extern int fd_campaign_spec (const struct fd_campaign_trial *t,
+                             struct trial_spec *s, struct fm_err *err);
 
 /* "--shard I/N": 0 <= I < N; -1 with err naming the value. */
 extern int fd_campaign_parse_shard (const char *s, uint64_t *i, uint64_t *n,

@@ -23,7 +23,7 @@
 #include "faultmodels/faults.h"
 #include "faultmodels/units.h"
 #include "campaign.h"
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "db.h"
 #include "errmsg.h"
 #include "night.h"
@@ -35,8 +35,8 @@
  * same inputs (seed and repetition included).
  */
 static sqlite3_int64
-recorded (sqlite3 *db, const char *name, const char *run_id,
-          const struct fd_campaign_trial *t)
+recorded_spec (sqlite3 *db, const char *name, const char *run_id,
+               const struct trial_spec *s)
 {
   sqlite3_stmt *st;
   sqlite3_int64 id = 0;
@@ -53,25 +53,42 @@ recorded (sqlite3 *db, const char *name, const char *run_id,
     return 0;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 3, t->fs, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 4, t->profile, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 5, t->size, -1, SQLITE_STATIC);
-  sqlite3_bind_double (st, 6, t->fill);
-  sqlite3_bind_int64 (st, 7, (sqlite3_int64)t->meta_only);
-  sqlite3_bind_int (st, 8, t->crash);
-  sqlite3_bind_text (st, 9, t->faults, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 10, t->target, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 11, t->time, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 12, t->think, -1, SQLITE_STATIC);
-  sqlite3_bind_int64 (st, 13, (sqlite3_int64)t->seed);
-  sqlite3_bind_int64 (st, 14, (sqlite3_int64)t->rep);
-  sqlite3_bind_int64 (st, 15, (sqlite3_int64)t->repair_cut);
-  sqlite3_bind_int64 (st, 16, (sqlite3_int64)t->crash_points);
-  sqlite3_bind_text (st, 17, t->tree, -1, SQLITE_STATIC);
-  sqlite3_bind_int (st, 18, t->escalate);
+  sqlite3_bind_text (st, 3, s->fs->name, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, s->profile, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 5, s->size, -1, SQLITE_STATIC);
+  sqlite3_bind_double (st, 6, s->fill);
+  sqlite3_bind_int64 (
+      st, 7, s->populate.meta_only ? (sqlite3_int64)s->populate.files : 0);
+  sqlite3_bind_int (st, 8, s->crash);
+  sqlite3_bind_text (st, 9, s->faults_spec ? s->faults_spec : "", -1,
+                     SQLITE_STATIC);
+  sqlite3_bind_text (st, 10, s->target ? s->target : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 11, s->time_mode, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 12, s->think, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 13, (sqlite3_int64)s->seed);
+  sqlite3_bind_int64 (st, 14, (sqlite3_int64)s->rep);
+  sqlite3_bind_int64 (st, 15, (sqlite3_int64)s->repair_cut);
+  sqlite3_bind_int64 (st, 16, (sqlite3_int64)s->crash_points);
+  sqlite3_bind_text (st, 17, fd_tree_name (s->populate.tree), -1,
+                     SQLITE_STATIC);
+  sqlite3_bind_int (st, 18, s->escalate);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
+  return id;
+}
+
+static sqlite3_int64
+recorded (sqlite3 *db, const char *name, const char *run_id,
+          const struct fd_campaign_trial *t)
+{
+  struct trial_spec *s = malloc (sizeof *s);
+  struct fm_err err;
+  sqlite3_int64 id = 0;
+
+  if (s && fd_campaign_spec (t, s, &err) == 0)
+    id = recorded_spec (db, name, run_id, s);
+  free (s);
   return id;
 }
 
@@ -118,26 +135,41 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
   sqlite3_finalize (st);
 }
 
+static void
+describe_spec (const struct trial_spec *s, char *buf, size_t len)
+{
+  char cut[48] = "";
+  const char *tree = fd_tree_name (s->populate.tree);
+  bool meta = s->populate.meta_only;
+
+  if (s->repair_cut)
+    snprintf (cut, sizeof cut, " repair-cut %" PRIu64, s->repair_cut);
+  else if (s->crash_points == UINT64_MAX)
+    snprintf (cut, sizeof cut, " crash-points all");
+  else if (s->crash_points)
+    snprintf (cut, sizeof cut, " crash-points %" PRIu64, s->crash_points);
+  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s seed %" PRIu64 "%s",
+            s->fs->name, s->profile, s->size, meta ? "meta " : "fill ",
+            meta ? (double)s->populate.files : s->fill,
+            strcmp (tree, "mixed") ? " tree " : "",
+            strcmp (tree, "mixed") ? tree : "", s->crash ? " crash" : "",
+            s->faults_spec ? " faults " : "",
+            s->faults_spec ? s->faults_spec : "", s->target ? " target " : "",
+            s->target ? s->target : "", cut, s->seed, s->rep ? " (again)" : "");
+}
+
 /* "ext4 roadmap-2006 1G fill 30 faults consumer seed 2" */
 void
 fd_night_describe (const struct fd_campaign_trial *t, char *buf, size_t len)
 {
-  char cut[48] = "";
+  struct trial_spec *s = malloc (sizeof *s);
+  struct fm_err err;
 
-  if (t->repair_cut)
-    snprintf (cut, sizeof cut, " repair-cut %" PRIu64, t->repair_cut);
-  else if (t->crash_points == UINT64_MAX)
-    snprintf (cut, sizeof cut, " crash-points all");
-  else if (t->crash_points)
-    snprintf (cut, sizeof cut, " crash-points %" PRIu64, t->crash_points);
-  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s seed %" PRIu64 "%s", t->fs,
-            t->profile, t->size, t->meta_only ? "meta " : "fill ",
-            t->meta_only ? (double)t->meta_only : t->fill,
-            strcmp (t->tree, "mixed") ? " tree " : "",
-            strcmp (t->tree, "mixed") ? t->tree : "", t->crash ? " crash" : "",
-            *t->faults ? " faults " : "", t->faults,
-            *t->target ? " target " : "", t->target, cut, t->seed,
-            t->rep ? " (again)" : "");
+  if (s && fd_campaign_spec (t, s, &err) == 0)
+    describe_spec (s, buf, len);
+  else
+    snprintf (buf, len, "%s", s ? err.msg : "out of memory");
+  free (s);
 }
 
 struct slot {
@@ -159,17 +191,6 @@ struct night {
   struct fd_reuse *reuse; /* NULL: --no-reuse */
 };
 
-/* "OPT VALUE" onto argv at *a, when asked. */
-static void
-opt_if (const char **argv, size_t *a, bool when, const char *opt,
-        const char *value)
-{
-  if (when) {
-    argv[(*a)++] = opt;
-    argv[(*a)++] = value;
-  }
-}
-
 /* --base-out DIR or --base DIR into argv when the trial shares its
  * populated disk (reuse.h); how many arguments.
  */
@@ -186,12 +207,29 @@ base_args (struct night *n, size_t idx, const char **argv)
   return 2;
 }
 
+/* The trial's keys as run's options (spec.h): each one given, a flag
+ * alone.  How many arguments.
+ */
+static size_t
+key_args (const struct fd_campaign_trial *t, const char **argv)
+{
+  size_t k, a = 0;
+
+  for (k = 0; k < FD_NKEYS; k++)
+    if (t->value[k]) {
+      argv[a++] = fd_key_option (k);
+      if (!fd_key_flag (k))
+        argv[a++] = t->value[k];
+    }
+  return a;
+}
+
 static int
 start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
 {
   const struct fd_campaign_trial *t = fd_campaign_trial (n->c, idx);
-  char fill[32], meta[32], seed[32], rep[32], timeout[32], cut[32], points[32];
-  const char *argv[56];
+  char seed[32], rep[32];
+  const char *argv[2 * FD_NKEYS + 24];
   size_t a = 0;
 
   snprintf (s->dir, sizeof s->dir, "%s/t%06zu", n->work, idx);
@@ -200,44 +238,13 @@ start (struct night *n, struct slot *s, size_t idx, struct fm_err *err)
     return fm_fail (err, "%s: %s", s->dir, fd_strerror (errno));
   }
   unlink (s->log);
-  snprintf (fill, sizeof fill, "%g", t->fill);
-  snprintf (meta, sizeof meta, "%" PRIu64, t->meta_only);
   snprintf (seed, sizeof seed, "%" PRIu64, t->seed);
   snprintf (rep, sizeof rep, "%" PRIu64, t->rep);
-  snprintf (timeout, sizeof timeout, "%g", t->timeout);
-  snprintf (cut, sizeof cut, "%" PRIu64, t->repair_cut);
-  if (t->crash_points == UINT64_MAX)
-    snprintf (points, sizeof points, "all");
-  else
-    snprintf (points, sizeof points, "%" PRIu64, t->crash_points);
   argv[a++] = n->self;
   argv[a++] = "run";
-  argv[a++] = "--fs";
-  argv[a++] = t->fs;
-  argv[a++] = "--profile";
-  argv[a++] = t->profile;
-  argv[a++] = "--size";
-  argv[a++] = t->size;
-  argv[a++] = "--fill";
-  argv[a++] = fill;
-  opt_if (argv, &a, t->meta_only, "--meta-only", meta);
-  opt_if (argv, &a, strcmp (t->tree, "mixed") != 0, "--tree", t->tree);
-  if (t->crash)
-    argv[a++] = "--crash";
-  if (t->escalate)
-    argv[a++] = "--escalate";
-  opt_if (argv, &a, *t->faults, "--faults", t->faults);
-  opt_if (argv, &a, *t->target, "--target", t->target);
-  opt_if (argv, &a, t->repair_cut, "--repair-cut", cut);
-  opt_if (argv, &a, t->crash_points, "--crash-points", points);
-  argv[a++] = "--time";
-  argv[a++] = t->time;
-  argv[a++] = "--think";
-  argv[a++] = t->think;
+  a += key_args (t, argv + a);
   argv[a++] = "--seed";
   argv[a++] = seed;
-  argv[a++] = "--timeout";
-  argv[a++] = timeout;
   argv[a++] = "--db";
   argv[a++] = n->db_path;
   argv[a++] = "--campaign";

@@ -16,9 +16,11 @@
 #include "fsadapter.h"
 #include "reuse.h"
 #include "target.h"
+#include "trial.h"
 
-int
-fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
+/* The key of trial inputs s (fd_reuse_key). */
+static int
+reuse_key_spec (const struct trial_spec *s, char *buf, size_t len)
 {
   char fill[32], meta[32], seed[32], writes[3 * 48 + 4] = "";
   char keys[FD_WRITE_FAULT_KEYS][48];
@@ -29,30 +31,28 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
    * (crashpoints.c), as a garbled stripe does, which in a clone are the
    * overlay's, not the disk's.
    */
-  if (t->crash_points || fd_target_any (t->target, fd_target_edits_store) ||
-      (*t->faults && fd_fault_spec_writes (t->faults, keys, &nw, &e) == -1))
+  if (s->crash_points ||
+      (s->target && fd_target_any (s->target, fd_target_edits_store)) ||
+      (s->faults_spec &&
+       fd_fault_spec_writes (s->faults_spec, keys, &nw, &e) == -1))
     return -1;
   for (i = 0; i < nw; i++)
     snprintf (writes + strlen (writes), sizeof writes - strlen (writes), "%s%s",
               i ? "," : "", keys[i]);
-  snprintf (fill, sizeof fill, "%g", t->fill);
-  snprintf (meta, sizeof meta, "%" PRIu64, t->meta_only);
-  snprintf (seed, sizeof seed, "%" PRIu64, t->seed);
+  snprintf (fill, sizeof fill, "%g", s->fill);
+  snprintf (meta, sizeof meta, "%" PRIu64,
+            s->populate.meta_only ? s->populate.files : 0);
+  snprintf (seed, sizeof seed, "%" PRIu64, s->seed);
   {
     /* Everything the populate depends on; a new such setting is a line
      * here.  The write faults strike the populate.
      */
     const char *const fields[][2] = {
-        {"fs", t->fs},
-        {"profile", t->profile},
-        {"size", t->size},
-        {"fill", fill},
-        {"meta-only", meta},
-        {"tree", t->tree},
-        {"seed", seed},
-        {"time", t->time},
-        {"think", t->think},
-        {"crash", t->crash ? "yes" : "no"},
+        {"fs", s->fs->name},      {"profile", s->profile},
+        {"size", s->size},        {"fill", fill},
+        {"meta-only", meta},      {"tree", fd_tree_name (s->populate.tree)},
+        {"seed", seed},           {"time", s->time_mode},
+        {"think", s->think},      {"crash", s->crash ? "yes" : "no"},
         {"write-faults", writes},
     };
     for (i = 0; i < sizeof fields / sizeof fields[0] && at < len; i++)
@@ -60,6 +60,19 @@ fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
                               fields[i][0], fields[i][1]);
   }
   return at < len ? 0 : -1;
+}
+
+int
+fd_reuse_key (const struct fd_campaign_trial *t, char *buf, size_t len)
+{
+  struct trial_spec *s = malloc (sizeof *s);
+  struct fm_err err;
+  int rc = -1;
+
+  if (s && fd_campaign_spec (t, s, &err) == 0)
+    rc = reuse_key_spec (s, buf, len);
+  free (s);
+  return rc;
 }
 
 enum base_state {
@@ -134,7 +147,7 @@ fd_reuse_new (const char *work, const struct fd_campaign *c, const size_t *todo,
     r->of[i] = SIZE_MAX;
   for (i = 0; i < ntodo; i++) {
     const struct fd_campaign_trial *t = fd_campaign_trial (c, todo[i]);
-    const struct fd_fs *fs = fd_fs_find (t->fs, err);
+    const struct fd_fs *fs = fd_fs_find (t->value[FD_KEY_FS], err);
     if (fs && fd_reuse_key (t, key, sizeof key) == 0) {
       struct base *b = &r->b[r->of[todo[i]] = base_of (r, key)];
       b->trials++;

@@ -24,6 +24,7 @@
 #include "evidence.h"
 #include "base.h"
 #include "target.h"
+#include "spec.h"
 #include "trial.h"
 #include "hostrun.h"
 #include "cgroup.h"
@@ -174,7 +175,7 @@ struct run_opts {
   struct trial_result r;
   const char *json_path;
   uint64_t sweep; /* --repair-cut sweep:N */
-  const char *fs, *dir, *db_path;
+  const char *dir, *db_path;
   char spec[4096], clock_args[2][80];
   char host_args[2][FD_HOSTRUN_ARG_MAX];
   struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
@@ -182,38 +183,27 @@ struct run_opts {
   char profile_host[32];    /* the profile's host key, without --host */
 };
 
+/* getopt_long's value of a key of the trial table (spec.h). */
+#define KEY_OPT 1000
+
+/* A value of a key of the trial table; the faults also split into the
+ * plugin's keys, and --repair-cut also takes sweep:N (run's own).
+ */
 static int
-run_set_faults (struct run_opts *o, const char *arg, struct fm_err *err)
+run_set_key (struct run_opts *o, enum fd_key k, const char *arg,
+             struct fm_err *err)
 {
   struct trial_spec *s = &o->s;
 
-  s->faults_spec = arg;
-  if (fd_fault_spec_check (arg, err) == -1)
-    return -1;
-  snprintf (o->spec, sizeof o->spec, "%s", arg);
-  return fd_fault_spec (o->spec, s->extra, FD_FAULT_KEYS_MAX, &s->n_extra, err);
-}
-
-/* --crash-points and --repair-cut: where the power goes. */
-static int
-run_set_cut (struct run_opts *o, int c, const char *arg, struct fm_err *err)
-{
-  struct trial_spec *s = &o->s;
-
-  if (c == 'P') {
-    s->crash = true; /* the points are states of one crash workload */
-    if (strcmp (arg, "all") == 0) {
-      s->crash_points = UINT64_MAX;
-      return 0;
-    }
-    return fm_parse_uint ("--crash-points", arg, 1, 1000000, &s->crash_points,
-                          err);
-  }
-  if (strncmp (arg, "sweep:", 6) == 0)
+  if (k == FD_KEY_REPAIR_CUT && strncmp (arg, "sweep:", 6) == 0)
     return fm_parse_uint ("--repair-cut sweep", arg + 6, 1, 1000, &o->sweep,
                           err);
-  return fm_parse_uint ("--repair-cut", arg, 1, UINT64_MAX, &s->repair_cut,
-                        err);
+  if (fd_spec_set (s, k, arg, true, err) == -1)
+    return -1;
+  if (k != FD_KEY_FAULTS)
+    return 0;
+  snprintf (o->spec, sizeof o->spec, "%s", arg);
+  return fd_fault_spec (o->spec, s->extra, FD_FAULT_KEYS_MAX, &s->n_extra, err);
 }
 
 /* An option whose value is kept as it is: where it goes, or NULL. */
@@ -223,14 +213,6 @@ run_slot (struct run_opts *o, int c)
   struct trial_spec *s = &o->s;
 
   switch (c) {
-    case 't':
-      return &o->fs;
-    case 'p':
-      return &s->profile;
-    case 's':
-      return &s->size;
-    case 'T':
-      return &s->target;
     case 'd':
       return &o->dir;
     case 'D':
@@ -254,6 +236,8 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
   struct trial_spec *s = &o->s;
   const char **slot = run_slot (o, c);
 
+  if (c >= KEY_OPT) /* a flag's bare --crash says yes */
+    return run_set_key (o, (enum fd_key) (c - KEY_OPT), arg ? arg : "yes", err);
   if (slot) {
     *slot = arg;
     return 0;
@@ -263,30 +247,12 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_json_option (arg, &o->json_path, err);
     case 'S':
       return fm_parse_uint ("--seed", arg, 0, UINT64_MAX, &s->seed, err);
-    case 'f':
-      return fm_parse_double ("--fill", arg, 0, 95, &s->fill, err);
-    case 'F':
-      return run_set_faults (o, arg, err);
     case 'k':
       s->keep = true;
       return 0;
-    case 'o':
-      return fm_parse_double ("--timeout", arg, 1, 1e7, &s->timeout, err);
     case 'g':
       return fm_parse_double ("--progress", arg, 0, 1e7, &s->progress_every,
                               err);
-    case 'C':
-      s->crash = true;
-      return 0;
-    case 'E':
-      s->escalate = true;
-      return 0;
-    case 'm':
-      s->time_mode = arg;
-      return fd_trial_parse_time (arg, err);
-    case 'K':
-      s->think = arg;
-      return fd_hostrun_check ("--think", arg, "--host", NULL, err);
     case 'H':
       s->host = arg;
       return fd_hostrun_check ("--think", NULL, "--host", arg, err);
@@ -303,93 +269,57 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_attach_via_check (arg, err);
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &s->restore_rate, err);
-    case 'P':
-    case 'X':
-      return run_set_cut (o, c, arg, err);
-    case 'W':
-      return fd_tree_parse ("--tree", arg, &s->populate.tree, err);
-    case 'M':
-      s->populate.meta_only = true;
-      return fm_parse_uint ("--meta-only", arg, 1, 100000000,
-                            &s->populate.files, err);
   }
   return fm_fail (err, "unhandled option");
 }
 
-static const struct option run_options[] = {
+/* run's own options; the trial table's keys follow (run_options_all). */
+static const struct option run_own_options[] = {
     {"help", no_argument, NULL, 'h'},
-    {"fs", required_argument, NULL, 't'},
-    {"profile", required_argument, NULL, 'p'},
-    {"size", required_argument, NULL, 's'},
     {"seed", required_argument, NULL, 'S'},
-    {"fill", required_argument, NULL, 'f'},
-    {"faults", required_argument, NULL, 'F'},
-    {"target", required_argument, NULL, 'T'},
     {"json", optional_argument, NULL, 'j'},
     {"dir", required_argument, NULL, 'd'},
     {"keep", no_argument, NULL, 'k'},
-    {"timeout", required_argument, NULL, 'o'},
     {"progress", required_argument, NULL, 'g'},
-    {"meta-only", required_argument, NULL, 'M'},
-    {"tree", required_argument, NULL, 'W'},
     {"db", required_argument, NULL, 'D'},
-    {"crash", no_argument, NULL, 'C'},
-    {"escalate", no_argument, NULL, 'E'},
-    {"time", required_argument, NULL, 'm'},
-    {"think", required_argument, NULL, 'K'},
     {"host", required_argument, NULL, 'H'},
     {"host-ram", required_argument, NULL, 'Q'},
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
     {"restore-rate", required_argument, NULL, 'B'},
-    {"repair-cut", required_argument, NULL, 'X'},
-    {"crash-points", required_argument, NULL, 'P'},
     {"attach", required_argument, NULL, 'a'},
     {"base-out", required_argument, NULL, 'U'},
     {"base", required_argument, NULL, 'b'},
-    {NULL, 0, NULL, 0},
 };
+
+#define N_OWN (sizeof run_own_options / sizeof run_own_options[0])
+
+static struct option run_options[N_OWN + FD_NKEYS + 1];
 
 static const struct fd_cmd_opts run_cmd = {"run", run_options, run_usage,
                                            run_set};
 
-/* The disk --size asks for (full: the profile's own capacity) must hold
- * the file system.
- */
-static int
-run_check_size (const struct trial_spec *s, struct fm_err *err)
+/* run's options and then one per key of the trial table. */
+static void
+run_options_all (void)
 {
-  uint64_t bytes;
-  struct fm_profile p;
+  size_t k;
 
-  if (strcmp (s->size, "full") == 0) {
-    if (fd_load_profile (s->profile, &p, err) == -1)
-      return -1;
-    bytes = p.capacity;
-  } else if (fm_parse_size ("--size", s->size, &bytes, err) == -1)
-    return -1;
-  if (bytes < s->fs->min_size)
-    return fm_fail (err, "--size: %s needs a disk of at least %" PRIu64 " MiB",
-                    s->fs->name, s->fs->min_size >> 20);
-  return 0;
+  memcpy (run_options, run_own_options, sizeof run_own_options);
+  for (k = 0; k < FD_NKEYS; k++)
+    run_options[N_OWN + k] = (struct option){
+        fd_key_name (k), fd_key_flag (k) ? no_argument : required_argument,
+        NULL, KEY_OPT + (int)k};
+  run_options[N_OWN + FD_NKEYS] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* Without --host, the profile's host key (loading it checks the name:
- * a bad one is refused before anything starts).
- */
-static int
-run_profile_host (struct run_opts *o, struct fm_err *err)
+/* Without --host, the profile's host key. */
+static void
+run_profile_host (struct trial_spec *s)
 {
-  struct fm_profile p;
-
-  if (fd_load_profile (o->s.profile, &p, err) == -1)
-    return -1;
-  if (o->s.host == NULL && p.host[0]) {
-    snprintf (o->profile_host, sizeof o->profile_host, "%s", p.host);
-    o->s.host = o->profile_host;
-  }
-  return 0;
+  if (s->host == NULL && s->profile_host[0])
+    s->host = s->profile_host;
 }
 
 /* The plugin's clock parameters, after the fault keys. */
@@ -412,44 +342,25 @@ run_clock_args (struct run_opts *o, struct fm_err *err)
   return 0;
 }
 
-/* Each part of --target: a type the file system's adapter knows, a
- * count and a kind the harness can inject.
- */
-static int
-run_check_target (const struct trial_spec *s, struct fm_err *err)
-{
-  char bad[64], msg[sizeof err->msg];
-
-  if (!fd_target_types_known (s->target, s->fs->target_types, bad, sizeof bad))
-    return fm_fail (err, "--target: unknown type '%s' for %s (%s)", bad,
-                    s->fs->name, s->fs->target_types);
-  if (fd_target_check (s->target, err) == -1) {
-    snprintf (msg, sizeof msg, "%s", err->msg);
-    return fm_fail (err, "--%s", msg);
-  }
-  return 0;
-}
-
 /* Parse and check everything before any work. */
 static int
 run_parse (int argc, char **argv, struct run_opts *o)
 {
   struct trial_spec *s = &o->s;
   struct fm_err err;
+  enum fd_key bad;
   int first, rc;
 
   memset (o, 0, sizeof *o);
-  s->profile = "roadmap-2006";
-  s->size = "1G";
+  fd_spec_defaults (s);
   s->seed = 1;
-  s->fill = 30;
-  s->timeout = 3600;
   s->progress_every = 10;
   s->cut_reference_intact = -1;
+  run_options_all ();
   rc = fd_options_parse (&run_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
-  if (first != argc || o->fs == NULL) {
+  if (first != argc || s->fs == NULL) {
     if (first != argc)
       fd_usage_error ("run", "unexpected argument '%s'%s", argv[first],
                       fd_json_hint (o->json_path));
@@ -458,27 +369,14 @@ run_parse (int argc, char **argv, struct run_opts *o)
     run_usage (stderr);
     return FD_OPTS_BAD;
   }
-  if ((s->fs = fd_fs_find (o->fs, &err)) == NULL ||
-      run_check_size (s, &err) == -1 || run_profile_host (o, &err) == -1)
+  if (fd_spec_check (s, true, &bad, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
+  run_profile_host (s);
   if ((s->campaign == NULL) != (s->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
-  if (s->crash_points && (s->repair_cut || o->sweep || s->target))
+  if (s->crash_points && o->sweep)
     return fd_usage_error ("run", "--crash-points goes with neither "
                                   "--repair-cut nor --target");
-  if (s->crash && s->populate.tree != FD_TREE_MIXED)
-    return fd_usage_error ("run",
-                           "--tree %s has no crash workload (--crash, "
-                           "--crash-points): only the mixed tree has one",
-                           fd_tree_name (s->populate.tree));
-  if (s->crash && s->populate.meta_only && s->fs->allocate)
-    return fd_usage_error ("run",
-                           "--crash with --meta-only: %s's files get their "
-                           "blocks after a clean unmount",
-                           s->fs->name);
-  if (s->crash_points && s->populate.meta_only)
-    return fd_usage_error ("run", "--crash-points needs written files, not "
-                                  "--meta-only");
   if (s->base && s->base_out)
     return fd_usage_error ("run", "--base and --base-out: one or the other");
   if (s->base && fd_base_check (s->base, &err) == -1)
@@ -494,8 +392,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (o->sweep && s->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");
-  if (run_clock_args (o, &err) == -1 ||
-      (s->target && run_check_target (s, &err) == -1))
+  if (run_clock_args (o, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
   return FD_OPTS_RUN;
 }

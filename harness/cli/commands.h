@@ -19,7 +19,6 @@ extern int cmd_run (int argc, char **argv);
 extern int cmd_show (int argc, char **argv);
 extern int cmd_demo (int argc, char **argv);
 
-/* The program name for messages ("futuredisk"). */
-extern const char *fd_progname;
+#include "progname.h" /* fd_progname */
 
 #endif

@@ -10,8 +10,6 @@
 #define FUTUREDISK_VERSION "unknown"
 #endif
 
-const char *fd_progname = "futuredisk";
-
 static const struct command {
   const char *name;
   int (*run) (int argc, char **argv);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "attribute.h"
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "ctlclient.h"
 #include "populate.h"
 

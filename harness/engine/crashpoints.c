@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "crashpoints.h"
 #include "errmsg.h"
 #include "faultmodels/rng.h"

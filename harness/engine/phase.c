@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 
 #include "attach.h"
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "ctlclient.h"
 #include "json.h"
 #include "proc.h"

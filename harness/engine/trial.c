@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "crashpoints.h"
 #include "ctlclient.h"
 #include "fsadapter.h"

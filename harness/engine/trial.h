@@ -86,11 +86,17 @@ struct fd_crash_point {
 };
 
 /* A trial's inputs: set by the caller (a campaign's trial, `run`'s
- * options), checked before, and only read by the engine.
+ * options; the keys both share through spec.h), checked before, and only
+ * read by the engine.
  */
 struct trial_spec {
   const struct fd_fs *fs;
   const char *profile, *size, *faults_spec, *target;
+  /* What the profile says of itself: its capacity (--size full) and the
+   * host a checker of it runs on ("" for none).
+   */
+  uint64_t profile_capacity;
+  char profile_host[32];
   const char *campaign, *run_id; /* the campaign night it belongs to */
   uint64_t rep;                  /* its repetition there */
   const char *time_mode;         /* the plugin's time=, or NULL */
@@ -219,11 +225,6 @@ extern void fd_trial_clean (const struct trial_spec *s, bool remove_dir);
  * (disk stores are big and sparse; /tmp may be a small tmpfs).
  */
 extern void fd_scratch_template (const char *what, char *buf, size_t len);
-
-/* Is s a time mode of the plugin's time= (virtual, real, scale:F)?  -1
- * with err naming it.
- */
-extern int fd_trial_parse_time (const char *s, struct fm_err *err);
 
 /* "fsck" or "restore": which gets the data back sooner (after a run
  * whose restore_s >= 0).

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "append.h"
-#include "commands.h"
+#include "progname.h"
 #include "db.h"
 #include "errmsg.h"
 #include "evidence.h"

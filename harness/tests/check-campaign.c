@@ -10,8 +10,8 @@
 #include "campaign.h"
 #include "check-main.h"
 #include "faultmodels/units.h"
-
-const char *fd_progname = "futuredisk";
+#include "fsadapter.h"
+#include "trial.h"
 
 /* Write text to a fresh file; its path in path. */
 static void
@@ -27,6 +27,18 @@ write_ini (const char *text, char *path, size_t len)
   ck_assert_ptr_nonnull (fp);
   fputs (text, fp);
   fclose (fp);
+}
+
+/* Trial i's inputs as its run would have them (one at a time). */
+static const struct trial_spec *
+spec_of (const struct fd_campaign *c, size_t i)
+{
+  static struct trial_spec s;
+  struct fm_err err;
+
+  ck_assert_msg (fd_campaign_spec (fd_campaign_trial (c, i), &s, &err) == 0,
+                 "%s", err.msg);
+  return &s;
 }
 
 static struct fd_campaign *
@@ -71,24 +83,25 @@ START_TEST (test_expand)
   ck_assert_uint_eq (fd_campaign_ntrials (c), 16 + 4);
   t = fd_campaign_trial (c, 0);
   ck_assert_str_eq (t->matrix, "a");
-  ck_assert_str_eq (t->fs, "ext4");
-  ck_assert_str_eq (t->profile, "roadmap-2006");
-  ck_assert_str_eq (t->size, "512M");
-  ck_assert_str_eq (t->faults, "consumer,age=2y");
-  ck_assert_str_eq (t->target, "");
-  ck_assert_str_eq (t->time, "virtual");
-  ck_assert (t->fill == 10 && t->seed == 1 && t->rep == 0 && !t->crash);
+  ck_assert_str_eq (spec_of (c, 0)->fs->name, "ext4");
+  ck_assert_str_eq (spec_of (c, 0)->profile, "roadmap-2006");
+  ck_assert_str_eq (spec_of (c, 0)->size, "512M");
+  ck_assert_str_eq (spec_of (c, 0)->faults_spec, "consumer,age=2y");
+  ck_assert_ptr_null (spec_of (c, 0)->target);
+  ck_assert_str_eq (spec_of (c, 0)->time_mode, "virtual");
+  ck_assert (spec_of (c, 0)->fill == 10 && t->seed == 1 && t->rep == 0 &&
+             !spec_of (c, 0)->crash);
   ck_assert_uint_eq (fd_campaign_trial (c, 1)->seed, 2);
-  ck_assert_str_eq (fd_campaign_trial (c, 2)->target, "inode:1:lse");
-  ck_assert (fd_campaign_trial (c, 4)->fill == 20);
-  ck_assert_str_eq (fd_campaign_trial (c, 8)->fs, "xfs");
+  ck_assert_str_eq (spec_of (c, 2)->target, "inode:1:lse");
+  ck_assert (spec_of (c, 4)->fill == 20);
+  ck_assert_str_eq (spec_of (c, 8)->fs->name, "xfs");
   t = fd_campaign_trial (c, 16);
   ck_assert_str_eq (t->matrix, "b");
-  ck_assert_str_eq (t->size, "full");
-  ck_assert_str_eq (t->faults, "");
-  ck_assert (t->seed == 7 && t->rep == 0 && !t->crash);
+  ck_assert_str_eq (spec_of (c, 16)->size, "full");
+  ck_assert_ptr_null (spec_of (c, 16)->faults_spec);
+  ck_assert (t->seed == 7 && t->rep == 0 && !spec_of (c, 16)->crash);
   ck_assert (fd_campaign_trial (c, 17)->rep == 1);
-  ck_assert (fd_campaign_trial (c, 19)->crash);
+  ck_assert (spec_of (c, 19)->crash);
   ck_assert_ptr_null (fd_campaign_trial (c, 20));
   fd_campaign_free (c);
 
@@ -98,9 +111,9 @@ START_TEST (test_expand)
                  &err);
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_uint_eq (fd_campaign_ntrials (c), 2);
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
-  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "agf");
-  ck_assert (!fd_campaign_trial (c, 0)->escalate);
+  ck_assert_str_eq (spec_of (c, 0)->fs->name, "ext4");
+  ck_assert_str_eq (spec_of (c, 1)->target, "agf");
+  ck_assert (!spec_of (c, 0)->escalate);
   fd_campaign_free (c);
 
   /* The escalation crosses like any key: with and without it. */
@@ -110,9 +123,9 @@ START_TEST (test_expand)
                  &err);
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
-  ck_assert (fd_campaign_trial (c, 0)->escalate);
-  ck_assert (!fd_campaign_trial (c, 1)->escalate);
-  ck_assert (fd_campaign_trial (c, 2)->escalate);
+  ck_assert (spec_of (c, 0)->escalate);
+  ck_assert (!spec_of (c, 1)->escalate);
+  ck_assert (spec_of (c, 2)->escalate);
   fd_campaign_free (c);
 }
 END_TEST
@@ -141,8 +154,8 @@ START_TEST (test_sweeps)
                  &err);
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
-  ck_assert_uint_eq (fd_campaign_trial (c, 0)->repair_cut, 0);
-  ck_assert_uint_eq (fd_campaign_trial (c, 2)->repair_cut, 8);
+  ck_assert_uint_eq (spec_of (c, 0)->repair_cut, 0);
+  ck_assert_uint_eq (spec_of (c, 2)->repair_cut, 8);
   fd_campaign_free (c);
 
   /* Crash points are states of a crash: the trial is one. */
@@ -151,10 +164,9 @@ START_TEST (test_sweeps)
                  &err);
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
-  ck_assert (!fd_campaign_trial (c, 0)->crash);
-  ck_assert_uint_eq (fd_campaign_trial (c, 1)->crash_points, UINT64_MAX);
-  ck_assert (fd_campaign_trial (c, 2)->crash &&
-             fd_campaign_trial (c, 2)->crash_points == 5);
+  ck_assert (!spec_of (c, 0)->crash);
+  ck_assert_uint_eq (spec_of (c, 1)->crash_points, UINT64_MAX);
+  ck_assert (spec_of (c, 2)->crash && spec_of (c, 2)->crash_points == 5);
   fd_campaign_free (c);
 }
 END_TEST
@@ -170,10 +182,10 @@ START_TEST (test_continuation)
 
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_uint_eq (fd_campaign_ntrials (c), 3 * 2);
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->faults, "none");
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->target, "data:1");
-  ck_assert_str_eq (fd_campaign_trial (c, 1)->target, "inode:1");
-  ck_assert_str_eq (fd_campaign_trial (c, 3)->faults, "harsh");
+  ck_assert_str_eq (spec_of (c, 0)->faults_spec, "none");
+  ck_assert_str_eq (spec_of (c, 0)->target, "data:1");
+  ck_assert_str_eq (spec_of (c, 1)->target, "inode:1");
+  ck_assert_str_eq (spec_of (c, 3)->faults_spec, "harsh");
   fd_campaign_free (c);
 }
 END_TEST
@@ -220,10 +232,10 @@ START_TEST (test_comments)
   ck_assert_msg (c != NULL, "%s", err.msg);
   ck_assert_str_eq (fd_campaign_name (c), "x");
   ck_assert_uint_eq (fd_campaign_ntrials (c), 2 * 2 * 2);
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->fs, "ext4");
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->target, "data:1");
-  ck_assert_str_eq (fd_campaign_trial (c, 2)->target, "inode:1");
-  ck_assert_str_eq (fd_campaign_trial (c, 0)->faults, "harsh");
+  ck_assert_str_eq (spec_of (c, 0)->fs->name, "ext4");
+  ck_assert_str_eq (spec_of (c, 0)->target, "data:1");
+  ck_assert_str_eq (spec_of (c, 2)->target, "inode:1");
+  ck_assert_str_eq (spec_of (c, 0)->faults_spec, "harsh");
   fd_campaign_free (c);
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_msg (load_text (bad[i].text, &err) == NULL, "case %zu loaded", i);
@@ -264,7 +276,7 @@ START_TEST (test_errors)
       {"[campaign]\nname = x\nfill = 120\n[matrix m]\nfs = ext4\n",
        ":3: [matrix m] fill: 120 is out of range"},
       {"[campaign]\nname = x\n[matrix m]\nfs = xfs\nsize = 100M\n",
-       ":5: [matrix m] size 100M: xfs needs at least 300 MiB"},
+       ":5: [matrix m] size 100M: xfs needs a disk of at least 300 MiB"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nsize = big\n",
        ":5: [matrix m] size"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nprofile = floppy\n",
@@ -300,7 +312,7 @@ START_TEST (test_errors)
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nrepetitions = 0\n",
        "repetitions"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\ntime = fast\n",
-       "--time: 'fast'"},
+       "] time: 'fast'"},
       {"[campaign]\nname = x\n[matrix m]\nfs = ext4\nmeta-only = -3\n",
        "meta-only"},
   };
@@ -444,7 +456,7 @@ START_TEST (test_fuzz)
         size_t i;
         loaded++;
         for (i = 0; i < fd_campaign_ntrials (c); i++)
-          ck_assert_ptr_nonnull (fd_campaign_trial (c, i)->fs);
+          ck_assert_ptr_nonnull (fd_campaign_trial (c, i)->value[FD_KEY_FS]);
         fd_campaign_free (c);
       } else
         ck_assert_msg (err.msg[0] != '\0', "round %d: no message", round);

@@ -14,7 +14,6 @@
 #include "db.h"
 #include "evidence.h"
 
-const char *fd_progname = "futuredisk";
 
 static void
 write_file (const char *dir, const char *name, const char *text, size_t n)

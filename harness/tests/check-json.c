@@ -17,7 +17,6 @@
 #include "check-main.h"
 #include "ctlclient.h"
 
-const char *fd_progname = "futuredisk";
 
 /* A stats reply read as a trial reads it (fd_stats_read). */
 static int

@@ -180,7 +180,7 @@ def test_campaign_records_the_tree(futuredisk, tmp_path):
      "target stripe '6K': a multiple of 4K"),
     (["--target", "dir:1:stripe-uree"], "target kind 'stripe-uree' is not"),
     (["--target", "inode:1+"], "--target 'inode:1+': TYPE[:N[:KIND]][+...]"),
-    (["--target", "inode:1++data"], "--target: unknown type ''"),
+    (["--target", "inode:1++data"], "--target 'inode:1++data': TYPE[:N[:KIND]]"),
     (["--target", "inode+data+dir+inode+data"],
      "--target 'inode+data+dir+inode+data': at most 4 parts joined by '+'"),
     (["--target", "inode:1:stripe-copy+agf"], "--target: unknown type 'agf'"),
