@@ -79,10 +79,10 @@ struct sink {
   int fd;
   char *buf;
   size_t len;
-  bool skip; /* the progress pipe: dropping a line too long */
-  FILE *log; /* every byte, or NULL */
-  bool (*keep) (const char *line, const char *end); /* or NULL */
-  char line[512]; /* with keep: the line being read */
+  bool skip;               /* the progress pipe: dropping a line too long */
+  FILE *log;               /* every byte, or NULL */
+  const char *const *keep; /* line starts kept, or NULL (fd_watch) */
+  char line[512];          /* with keep: the line being read */
   size_t llen;
   bool lskip;               /* a line too long for line[], dropped */
   unsigned repeat_limit;    /* or 0 (fd_watch) */
@@ -121,6 +121,17 @@ add (struct sink *s, const char *b, size_t n)
   s->buf[s->len] = '\0';
 }
 
+/* Does line (NUL-ended) begin, after blanks, with one of starts? */
+static bool
+line_kept (const char *line, const char *const *starts)
+{
+  line += strspn (line, " \t");
+  for (; *starts; starts++)
+    if (strncmp (line, *starts, strlen (*starts)) == 0)
+      return true;
+  return false;
+}
+
 /* With keep, past half of OUT_MAX: byte c of a line, and the line added
  * whole if keep says so.
  */
@@ -135,7 +146,7 @@ filter (struct sink *s, char c)
     return;
   }
   s->line[s->llen] = '\0';
-  if (!s->lskip && s->keep (s->line, s->line + s->llen) &&
+  if (!s->lskip && line_kept (s->line, s->keep) &&
       s->len + s->llen + 1 <= OUT_MAX) {
     s->line[s->llen] = '\n';
     add (s, s->line, s->llen + 1);

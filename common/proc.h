@@ -51,11 +51,12 @@ struct fd_watch {
    * repair can print gigabytes).
    */
   FILE *log;
-  /* Or NULL: once p->out holds 8 MiB, only the lines of stdout keep
-   * says yes to (line to end, NUL-ended there) are added to it, so the
-   * ones that matter at the end (a checker's per-pass times) survive.
+  /* Or NULL: once p->out holds 8 MiB, only the lines of stdout that
+   * begin (after blanks) with one of these (a NULL-ended list) are added
+   * to it, so the ones that matter at the end (a checker's per-pass
+   * times) survive.
    */
-  bool (*keep) (const char *line, const char *end);
+  const char *const *keep;
   /* Or 0: stop the command (its group killed, p->repeating) once stdout
    * or stderr has printed one line this many times in a row.  A checker
    * caught in a loop prints the same line forever; a timeout would

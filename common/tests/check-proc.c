@@ -163,19 +163,14 @@ START_TEST (test_no_progress_pipe)
 }
 END_TEST
 
-static bool
-starts_pass (const char *line, const char *end)
-{
-  return end - line >= 5 && memcmp (line, "Pass ", 5) == 0;
-}
+static const char *const starts_pass[] = {"Pass ", NULL};
 
 /* Run script under sh -c with its stdout logged to memory (*log, free
  * it) and the watch's keep and repeat_limit; the run must start.
  */
 static void
-run_logged (char *script, bool (*keep) (const char *, const char *),
-            unsigned repeat_limit, struct fd_proc *p, char **log,
-            size_t *loglen)
+run_logged (char *script, const char *const *keep, unsigned repeat_limit,
+            struct fd_proc *p, char **log, size_t *loglen)
 {
   char *argv[] = {sh, dash_c, script, NULL};
   FILE *fp = open_memstream (log, loglen);

@@ -303,6 +303,8 @@ const struct fd_fs fd_fs_btrfs = {
     .checksum_failed =
         (const char *const[]){"checksum verify failed", "csum mismatch",
                               "csum failed", NULL},
+    /* "[1/7] checking root items" */
+    .kept_lines = (const char *const[]){"[", NULL},
     .locate = btrfs_locate,
     .fiemap_to_device = map_logical,
     .target_types = "data inode dir superblock root-tree chunk-tree "

@@ -208,6 +208,8 @@ const struct fd_fs fd_fs_chunkfs = {
     .passes = chunkfs_passes,
     .pass_heading = fd_pass_heading_e2fsck,
     .checksum_failed = (const char *const[]){"bad checksum", NULL},
+    /* fsck.chunkfs -t times its passes as e2fsck -tt does */
+    .kept_lines = (const char *const[]){"Pass ", "Peak memory", NULL},
     .locate = chunkfs_locate,
     .file_ranges = chunkfs_file_ranges,
     .target_types = "data inode extent dir header block-bitmap "

@@ -39,6 +39,11 @@ static const char *const e2fsck_checksum_failed[] = {
     "checksum does not match", "checksums are invalid", "checksum is invalid",
     NULL};
 
+/* e2fsck -tt's pass lines ("Pass 1: Memory used: ..., time: ...") and
+ * its total ("Peak memory: Memory used: ...").
+ */
+static const char *const e2fsck_kept_lines[] = {"Pass ", "Peak memory", NULL};
+
 /* Run debugfs -c -R REQUEST on dev; its stdout in buf.  -c: the
  * requests need no bitmaps, and reading them all is a random read per
  * block group (32,768 on a 2 TB ext3, seconds per call).
@@ -166,6 +171,7 @@ ext4_locate (const char *dev, const char *type, const char *path,
   .outcome = fd_outcome_e2fsck, .passes = ext4_passes, .locate = ext4_locate,  \
   .pass_heading = fd_pass_heading_e2fsck,                                      \
   .checksum_failed = e2fsck_checksum_failed, E2FSCK_BACKUP_SUPERBLOCK,         \
+  .kept_lines = e2fsck_kept_lines,                                             \
   .target_types = "data inode dir journal superblock gdt block-bitmap "        \
                   "inode-bitmap"
 

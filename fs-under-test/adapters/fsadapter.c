@@ -99,23 +99,6 @@ fd_pass_heading_e2fsck (const char *l, int *num, char *name, size_t len)
   return true;
 }
 
-bool
-fd_checker_line_kept (const char *line, const char *end)
-{
-  static const char *const starts[] = {"Pass ", "Phase ", "[", "Peak memory",
-                                       "XFS_REPAIR Summary"};
-  size_t k, n;
-
-  while (line < end && (*line == ' ' || *line == '\t'))
-    line++;
-  for (k = 0; k < sizeof starts / sizeof starts[0]; k++) {
-    n = strlen (starts[k]);
-    if ((size_t)(end - line) >= n && memcmp (line, starts[k], n) == 0)
-      return true;
-  }
-  return false;
-}
-
 size_t
 fd_pass_lines (const char *out, fd_pass_line *one, struct fd_pass *p,
                size_t max)

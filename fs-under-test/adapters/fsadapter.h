@@ -107,6 +107,11 @@ struct fd_fs {
    * fingerprint's detection by checksum.
    */
   const char *const *checksum_failed;
+  /* How the checker's stdout lines that name or time a pass begin
+   * (NULL-ended): what the harness keeps of an output too long to hold,
+   * so that passes and pass_heading still find them.
+   */
+  const char *const *kept_lines;
   /* Where metadata or data of one kind lives, for targeted injection:
    * the byte range of the block of `type` belonging to `path` (a file
    * relative to the root) on the unmounted device.  Every adapter knows
@@ -174,13 +179,6 @@ extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
  */
 typedef bool fd_pass_line (const char *line, const char *end,
                            struct fd_pass *p);
-
-/* Is this line of a checker's stdout (line to end) one that names or
- * times a pass (e2fsck's and fsck.chunkfs's "Pass ...", xfs_repair's
- * "Phase ..." and summary, btrfs check's "[N/M] ...")?  What the harness
- * keeps of an output too long to hold.
- */
-extern bool fd_checker_line_kept (const char *line, const char *end);
 
 /* pass_heading for e2fsck's and fsck.chunkfs's "Pass 2: Checking ..."
  * and "Pass 1B: ..." (not their timing lines, "Pass 2: Memory used",

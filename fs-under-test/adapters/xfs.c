@@ -281,6 +281,10 @@ const struct fd_fs fd_fs_xfs = {
     .pass_heading = xfs_pass_heading,
     /* "Metadata CRC error detected at ...", "bad CRC for inode ..." */
     .checksum_failed = (const char *const[]){"crc error", "bad crc", NULL},
+    /* "Phase 3 - for each AG..." and the table of phase times after
+     * "XFS_REPAIR Summary" (one "Phase N:" row each).
+     */
+    .kept_lines = (const char *const[]){"Phase ", "XFS_REPAIR Summary", NULL},
     .locate = xfs_locate,
     .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
                     "refcountbt inobt finobt",

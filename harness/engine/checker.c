@@ -17,7 +17,7 @@
 
 #include "attach.h"
 #include "cgroup.h"
-#include "commands.h" /* fd_progname */
+#include "progname.h"
 #include "ctlclient.h"
 #include "errmsg.h"
 #include "faultmodels/units.h"
@@ -237,7 +237,7 @@ checker_cmd (struct trial *t, struct fd_disk *d, const char *const *tmpl,
                             check_tick,
                             w,
                             fp,
-                            fd_checker_line_kept,
+                            t->s->fs->kept_lines,
                             t->s->fs->loop_lines,
                             t->s->cgroup};
   if (fd_run_watched (argv, t->s->timeout, &watch, pr, err) == -1)

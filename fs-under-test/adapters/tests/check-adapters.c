@@ -2,6 +2,7 @@
  * its checker's output: the lines that begin a pass, and the words for a
  * checksum that failed.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "check-main.h"
@@ -71,6 +72,61 @@ says (const struct fd_fs *f, const char *line)
   return false;
 }
 
+/* Would the harness keep line l of f's checker output (kept_lines)? */
+static bool
+kept (const struct fd_fs *f, const char *l)
+{
+  const char *const *k;
+
+  ck_assert_ptr_nonnull (f->kept_lines);
+  l += strspn (l, " \t");
+  for (k = f->kept_lines; *k; k++)
+    if (strncmp (l, *k, strlen (*k)) == 0)
+      return true;
+  return false;
+}
+
+/* Each checker's pass headings and pass times survive an output too
+ * long to hold: what pass_heading and passes read is kept.
+ */
+START_TEST (test_kept_lines)
+{
+  static const struct {
+    const char *fs, *line;
+  } lines[] = {
+      {"ext4", "Pass 1: Checking inodes"},
+      {"ext4", "Pass 1: Memory used: 132k/0k (38k/95k), time:  0.00/ 0.00"},
+      {"ext3", "Pass 5: Checking group summary information"},
+      {"chunkfs", "Pass 4: Checking"},
+      {"chunkfs", "Pass 3: time 0.1 s"},
+      {"xfs", "Phase 3 - for each AG..."},
+      {"xfs", "        XFS_REPAIR Summary    Sun Dec  6 13:01:32 2026"},
+      {"xfs", "Phase 2:\t12/06 13:01:32\t12/06 13:01:33\t1 second"},
+      {"btrfs", "[2/7] checking extents"},
+  };
+  struct fd_pass p[2];
+  size_t i;
+  int n;
+  char line[128];
+
+  for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    const struct fd_fs *f = fs (lines[i].fs);
+    ck_assert_msg (kept (f, lines[i].line), "%s drops '%s'", lines[i].fs,
+                   lines[i].line);
+    /* xfs_repair's phase times follow its summary's title. */
+    snprintf (line, sizeof line, "XFS_REPAIR Summary\n%s\n", lines[i].line);
+    ck_assert_msg (*heading (f, lines[i].line, &n) ||
+                       f->passes (line, p, 2) > 0 ||
+                       strstr (lines[i].line, "Summary"),
+                   "%s reads nothing in '%s'", lines[i].fs, lines[i].line);
+  }
+  /* A checker's other lines are not kept: the point of the list. */
+  ck_assert (!kept (fs ("ext4"), "Inode 12 has illegal block(s)."));
+  ck_assert (!kept (fs ("xfs"), "        - agno = 0"));
+  ck_assert (!kept (fs ("btrfs"), "Opening filesystem to check..."));
+}
+END_TEST
+
 START_TEST (test_checksum_words)
 {
   ck_assert (says (fs ("ext4"), "Inode 12 passes checks, but checksum does "
@@ -95,6 +151,7 @@ main (void)
   const struct fd_check_case cases[] = {
       {"headings", test_headings},
       {"checksum-words", test_checksum_words},
+      {"kept-lines", test_kept_lines},
   };
 
   return fd_check_main ("adapters", cases, sizeof cases / sizeof cases[0]);
