@@ -180,7 +180,6 @@ struct run_opts {
   char host_args[2][FD_HOSTRUN_ARG_MAX];
   struct fd_cgroup *cgroup; /* the checkers' (--think cpu, --host) */
   uint64_t host_ram;        /* --host-ram; 0: the host's */
-  char profile_host[32];    /* the profile's host key, without --host */
 };
 
 /* getopt_long's value of a key of the trial table (spec.h). */
@@ -253,9 +252,6 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'g':
       return fm_parse_double ("--progress", arg, 0, 1e7, &s->progress_every,
                               err);
-    case 'H':
-      s->host = arg;
-      return fd_hostrun_check ("--think", NULL, "--host", arg, err);
     case 'Q':
       return fm_parse_size ("--host-ram", arg, &o->host_ram, err) == -1 ||
                      o->host_ram == 0
@@ -282,7 +278,6 @@ static const struct option run_own_options[] = {
     {"keep", no_argument, NULL, 'k'},
     {"progress", required_argument, NULL, 'g'},
     {"db", required_argument, NULL, 'D'},
-    {"host", required_argument, NULL, 'H'},
     {"host-ram", required_argument, NULL, 'Q'},
     {"campaign", required_argument, NULL, 'c'},
     {"run-id", required_argument, NULL, 'r'},
@@ -312,14 +307,6 @@ run_options_all (void)
         fd_key_name (k), fd_key_flag (k) ? no_argument : required_argument,
         NULL, KEY_OPT + (int)k};
   run_options[N_OWN + FD_NKEYS] = (struct option){NULL, 0, NULL, 0};
-}
-
-/* Without --host, the profile's host key. */
-static void
-run_profile_host (struct trial_spec *s)
-{
-  if (s->host == NULL && s->profile_host[0])
-    s->host = s->profile_host;
 }
 
 /* The plugin's clock parameters, after the fault keys. */
@@ -371,7 +358,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   }
   if (fd_spec_check (s, true, &bad, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
-  run_profile_host (s);
+  s->host = fd_spec_host (s);
   if ((s->campaign == NULL) != (s->run_id == NULL))
     return fd_usage_error ("run", "--campaign and --run-id go together");
   if (s->crash_points && o->sweep)

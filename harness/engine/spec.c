@@ -20,7 +20,7 @@ typedef int set_fn (struct trial_spec *s, const char *label, const char *v,
 
 static set_fn set_fs, set_profile, set_size, set_fill, set_meta, set_tree,
     set_crash, set_escalate, set_faults, set_target, set_timeout, set_time,
-    set_think, set_repair_cut, set_crash_points;
+    set_think, set_repair_cut, set_crash_points, set_host;
 
 /* opt + 2 is the campaign key.  none: the value that means "not given";
  * single: one value per matrix; flag: yes/no, "--opt" alone in run.
@@ -48,6 +48,7 @@ static const struct {
                            set_repair_cut},
     [FD_KEY_CRASH_POINTS] = {"--crash-points", NULL, "0", false, false,
                              set_crash_points},
+    [FD_KEY_HOST] = {"--host", NULL, "", false, false, set_host},
 };
 
 const char *
@@ -287,6 +288,21 @@ set_crash_points (struct trial_spec *s, const char *label, const char *v,
     return 0;
   }
   return fm_parse_uint (label, v, 1, 1000000, &s->crash_points, err);
+}
+
+/* A host of host.h: its speed (think=cpu) and RAM. */
+static int
+set_host (struct trial_spec *s, const char *label, const char *v,
+          struct fm_err *err)
+{
+  s->host = v;
+  return fd_hostrun_check (NULL, NULL, label, v, err);
+}
+
+const char *
+fd_spec_host (const struct trial_spec *s)
+{
+  return s->host ? s->host : s->profile_host[0] ? s->profile_host : NULL;
 }
 
 /* The disk --size asks for must hold the file system. */

@@ -35,6 +35,7 @@ enum fd_key {
   FD_KEY_THINK,
   FD_KEY_REPAIR_CUT,
   FD_KEY_CRASH_POINTS,
+  FD_KEY_HOST,
   FD_NKEYS
 };
 
@@ -66,6 +67,10 @@ extern void fd_spec_defaults (struct trial_spec *s);
 /* s from the defaults and the values given (NULL: not given). */
 extern int fd_spec_from (struct trial_spec *s, const char *const *value,
                          struct fm_err *err);
+/* The host the trial's checkers run on: --host, else the profile's host
+ * key, else NULL (this machine as it is).
+ */
+extern const char *fd_spec_host (const struct trial_spec *s);
 /* The rules between keys (the file system's minimum size, only the mixed
  * tree has a crash workload, ...); -1 with err and *bad the key to blame.
  */

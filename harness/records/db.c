@@ -105,10 +105,18 @@ static const char schema_v5[] =
     "  WHERE error LIKE 'mount after repair: %';"
     "UPDATE trials SET mount = 'MOUNTED' WHERE write_probe IS NOT NULL;";
 
+/* Version 6: the host the checkers ran on (--host, a campaign's host
+ * key, the profile's); trials before it name theirs in the record.
+ */
+static const char schema_v6[] =
+    "ALTER TABLE trials ADD COLUMN host TEXT NOT NULL DEFAULT 'native';"
+    "UPDATE trials SET host = coalesce(json_extract(record, '$.host'),"
+    " 'native');";
+
 /* Since version 3 a repair cut and a sweep of crash points are part of
  * the scenario, since version 4 a tree other than the mixed one, since
- * version 5 an escalation (so the scenarios of older trials stay as
- * they were).
+ * version 5 an escalation, since version 6 a host other than this
+ * machine (so the scenarios of older trials stay as they were).
  */
 #define SCENARIO_SQL                                                           \
   SCENARIO_SQL_V2                                                              \
@@ -117,7 +125,8 @@ static const char schema_v5[] =
   "' crash-points=' || CASE WHEN crash_points < 0 THEN 'all' "                 \
   "ELSE crash_points END ELSE '' END || CASE WHEN tree != 'mixed' THEN "       \
   "' tree=' || tree ELSE '' END || CASE WHEN escalate THEN ' escalate' "       \
-  "ELSE '' END"
+  "ELSE '' END || CASE WHEN host != 'native' THEN ' host=' || host ELSE '' "   \
+  "END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)
@@ -180,6 +189,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema_v4, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 5 &&
          sqlite3_exec (db, schema_v5, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 6 &&
+         sqlite3_exec (db, schema_v6, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -290,9 +301,9 @@ add_trial (sqlite3 *db, const struct trial_spec *s,
   if (env_id (db, &env) == -1 ||
       exec (db,
             "UPDATE trials SET mount = ?, mount_reason = ?, env_id = ?,"
-            " escalate = ? WHERE id = ?",
-            "ttiii", r->mount ? r->mount : "", r->mount_reason, env,
-            (long long)s->escalate, *id) == -1 ||
+            " escalate = ?, host = ? WHERE id = ?",
+            "ttiiti", r->mount ? r->mount : "", r->mount_reason, env,
+            (long long)s->escalate, s->host ? s->host : "native", *id) == -1 ||
       exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
             "i", *id) == -1)
     return -1;

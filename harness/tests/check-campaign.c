@@ -171,6 +171,36 @@ START_TEST (test_sweeps)
 }
 END_TEST
 
+/* A campaign's host key crosses as any other and reaches the trial's
+ * inputs; without it the profile's host stands (roadmap-2006: none).
+ */
+START_TEST (test_host)
+{
+  struct fm_err err;
+  struct fd_campaign *c;
+
+  c = load_text ("[campaign]\nname = x\nthink = cpu\n[matrix m]\nfs = ext4\n"
+                 "host = native server-2006\n[matrix n]\nfs = ext4\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 3);
+  ck_assert_str_eq (spec_of (c, 0)->host, "native");
+  ck_assert_str_eq (spec_of (c, 1)->host, "server-2006");
+  ck_assert_str_eq (spec_of (c, 1)->think, "cpu");
+  ck_assert_ptr_null (spec_of (c, 2)->host);
+  ck_assert_ptr_null (fd_spec_host (spec_of (c, 2)));
+  ck_assert_str_eq (fd_campaign_trial (c, 1)->value[FD_KEY_HOST],
+                    "server-2006");
+  fd_campaign_free (c);
+  ck_assert_ptr_null (load_text ("[campaign]\nname = x\n[matrix m]\n"
+                                 "fs = ext4\nhost = cray-1\n",
+                                 &err));
+  ck_assert_msg (strstr (err.msg, ":5: [matrix m] host: unknown host "
+                                  "'cray-1'"),
+                 "%s", err.msg);
+}
+END_TEST
+
 START_TEST (test_continuation)
 {
   struct fm_err err;
@@ -474,6 +504,7 @@ main (void)
   const struct fd_check_case cases[] = {
       {"expand", test_expand},
       {"sweeps", test_sweeps},
+      {"host", test_host},
       {"continuation", test_continuation},
       {"comments", test_comments},
       {"errors", test_errors},

@@ -477,7 +477,7 @@ def test_db_records_match_json(run, tmp_path):
     trial(run, tmp_path, "--seed", "3", "--db", db, "--campaign", "night",
           "--run-id", "R1", "--rep", "4", name="u")
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone() == (5,)
+    assert con.execute("PRAGMA user_version").fetchone() == (6,)
     assert con.execute("SELECT campaign, run_id, rep, scenario FROM trials "
                        "ORDER BY id").fetchall() == [
         ("", "", 0, "fs=ext4 profile=roadmap-2006 size=256M fill=20 meta=0 "
@@ -514,6 +514,7 @@ def test_db_records_match_json(run, tmp_path):
                        ("trials", "crash_points"), ("trials", "tree"),
                        ("trials", "mount"), ("trials", "mount_reason"),
                        ("trials", "env_id"), ("trials", "escalate"),
+                       ("trials", "host"),
                        ("phases", "read_errors")]:
         if col == "campaign":
             con.execute("DROP INDEX trials_night")
@@ -524,7 +525,7 @@ def test_db_records_match_json(run, tmp_path):
     con.execute("PRAGMA user_version = 1")
     con.commit()
     trial(run, tmp_path, "--seed", "4", "--db", db, name="w")
-    assert con.execute("PRAGMA user_version").fetchone() == (5,)
+    assert con.execute("PRAGMA user_version").fetchone() == (6,)
     # Trials older than the promises have no durability rows.
     assert con.execute("SELECT DISTINCT trial_id FROM durability").fetchall() \
         == [(3,)]
@@ -537,7 +538,7 @@ def test_db_records_match_json(run, tmp_path):
     con.commit()
     p = run(*BASE, "--dir", str(tmp_path / "v"), "--db", db)
     assert p.returncode == 1
-    assert "schema version 7, this futuredisk knows up to 5" in p.stderr
+    assert "schema version 7, this futuredisk knows up to 6" in p.stderr
     assert leftovers(str(tmp_path / "v")) == []
 
 
