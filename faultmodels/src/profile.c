@@ -81,6 +81,7 @@ static const struct profile_key profile_keys[] = {
     {"write_entries", K_U32, F (write_entries), 0, 1, 4096, true, false},
     {"media_cache_entries", K_U32, F (media_cache_entries), 0, 0, 65536, true,
      false},
+    {"media_cache_ms", K_MS, F (media_cache_ns), 0, 0, 100, true, false},
     {"queue_depth", K_U32, F (queue_depth), 0, 1, 256, true, true},
     {"queue_age", K_DUR, F (queue_age_ns), 0, 0, 3600e3, true, true},
     /* Keys named smr_* only a shingled disk (kind = smr) has. */

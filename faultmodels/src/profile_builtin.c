@@ -200,8 +200,8 @@ static const struct builtin builtins[] = {
                        "4 TB seek table), 8 MiB read-ahead, SATA 6 Gb/s bus; "
                        "128 dirty extents in the write cache (DiskSim's models "
                        "hold 11 to 128 write segments); a media cache of "
-                       "16384 extents (its cleaning bounds the sustained "
-                       "rate: 310 IOPS, the most the seek settle allows)",
+                       "65536 extents, a staged write 1.7 ms (fitted to the "
+                       "550 IOPS)",
         HDD_COMMON,
         HDD_QUEUE,
         .p.capacity = GB (20000),
@@ -220,7 +220,8 @@ static const struct builtin builtins[] = {
         .p.interface_bw = MBPS (600),
         .p.cache_bytes = MIB (256),
         .p.readahead_bytes = MIB (8),
-        .p.media_cache_entries = 16384,
+        .p.media_cache_entries = 65536,
+        .p.media_cache_ns = MS (1.7),
         .p.faults.erc_ns = MS (7000),
     },
     {
@@ -236,12 +237,14 @@ static const struct builtin builtins[] = {
             "estimated = 277 MB/s outer per actuator and zone ratio 2.0 "
             "(mean 208 MB/s each), 18 heads, seeks and settle as "
             "cmr-20t-2024, 8 MiB read-ahead, the cache split between the "
-            "actuators\n"
+            "actuators; a staged write 3.45 ms per actuator (fitted to the "
+            "560 IOPS)\n"
             "capacity = 18TB\n"
             "bandwidth_mbps = 207.75\n"
             "zone_ratio = 2.0\n"
             "heads = 18\n"
-            "actuators = 2\n",
+            "actuators = 2\n"
+            "media_cache_ms = 3.45\n",
     },
     {
         .p.name = "hamr-30t-2024",
@@ -258,12 +261,14 @@ static const struct builtin builtins[] = {
             "estimated = zone ratio 2.0 (inner 137.5, mean 206.25 MB/s), 20 "
             "heads, seeks 0.3/8.0/16 ms, settle 1.5 ms (as cmr-20t-2024) and "
             "write +0.6 ms (nearline since 2012: Ultrastar He10 8.0/8.6 ms), "
-            "8 MiB read-ahead, SATA 6 Gb/s bus\n"
+            "8 MiB read-ahead, SATA 6 Gb/s bus, a staged write 2.75 ms "
+            "(fitted to the 350 IOPS)\n"
             "capacity = 30TB\n"
             "bandwidth_mbps = 206.25\n"
             "zone_ratio = 2.0\n"
             "seek_t2t_ms = 0.3\n"
-            "cache = 512MiB\n",
+            "cache = 512MiB\n"
+            "media_cache_ms = 2.75\n",
     },
     {
         .p.name = "roadmap-2026",

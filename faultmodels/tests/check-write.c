@@ -4,7 +4,8 @@
  * reads are not stuck behind a writer's destages, sequential cached
  * writes go at the media rate, the dirty extents are bounded, destages go
  * in positioning-time order, small write-through writes take the media
- * cache, and a flush costs at most what the bounded cache can hold.
+ * cache at the datasheets' rate, and a flush costs at most what the
+ * bounded cache can hold.
  * Expectations come from the profile's numbers, not the model's code.
  */
 #include <check.h>
@@ -273,6 +274,35 @@ START_TEST (test_media_cache)
 }
 END_TEST
 
+/* While the media cache has room, QD16 write-through 4 KiB writes go at
+ * the datasheets' rate (4K QD16 random write, write cache disabled):
+ * within 10 % of it.
+ */
+START_TEST (test_writethrough_rate)
+{
+  static const struct {
+    const char *name;
+    double iops;
+  } published[] = {
+      {"cmr-20t-2024", 550},  /* Exos X24, DS2080 */
+      {"hamr-30t-2024", 350}, /* Exos M, DS2045 */
+      {"dual-18t-2022", 560}, /* Exos 2X18 */
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof published / sizeof published[0]; i++) {
+    struct fm_profile p = profile (published[i].name);
+    double rate = qd16_rate (&p, 20000);
+
+    ck_assert_uint_gt (p.media_cache_entries, 20000);
+    ck_assert_msg (rate >= 0.9 * published[i].iops &&
+                       rate <= 1.1 * published[i].iops,
+                   "%s: %.0f IOPS against the datasheet's %.0f",
+                   published[i].name, rate, published[i].iops);
+  }
+}
+END_TEST
+
 /* A burst far beyond the cache's extents, then a flush: the flush writes
  * at most write_entries extents, each within a full stroke and a
  * revolution and a track.
@@ -312,6 +342,8 @@ START_TEST (test_keys)
        "t.profile:3: write_entries: 5000 is out of range [1, 4096]"},
       {"media_cache_entries = 70000\n",
        "t.profile:3: media_cache_entries: 70000 is out of range [0, 65536]"},
+      {"media_cache_ms = 200\n",
+       "t.profile:3: media_cache_ms: 200 is out of range [0, 100]"},
   };
   struct fm_profile p;
   struct fm_err err;
@@ -328,11 +360,12 @@ START_TEST (test_keys)
   snprintf (text, sizeof text,
             "base = cmr-20t-2024\nname = t\nwrite_entries = 64\n"
             "media_cache_entries = "
-            "0\n");
+            "0\nmedia_cache_ms = 2.5\n");
   ck_assert_int_eq (
       fm_profile_parse ("t.profile", text, strlen (text), &p, &err), 0);
   ck_assert_uint_eq (p.write_entries, 64);
   ck_assert_uint_eq (p.media_cache_entries, 0);
+  ck_assert_uint_eq (p.media_cache_ns, 2500000);
 }
 END_TEST
 
@@ -345,6 +378,7 @@ main (void)
       {"entries_bound", test_entries_bound},
       {"sptf_order", test_sptf_order},
       {"media_cache", test_media_cache},
+      {"writethrough_rate", test_writethrough_rate},
       {"flush_bounded", test_flush_bounded},
       {"keys", test_keys},
   };

@@ -69,10 +69,13 @@ struct fm_profile {
    * dirty extents; a write past that waits for a destage.  With
    * media_cache_entries > 0 the drive stages small write-through (cache
    * off or FUA) writes in a persistent media cache of that many extents,
-   * cleaned to their home in positioning-time order.
+   * cleaned to their home in positioning-time order.  A staged write
+   * appends to the media cache's log near the head: media_cache_ns and
+   * its transfer, while the pool has room.
    */
   uint32_t write_entries;       /* dirty extents in the volatile cache */
   uint32_t media_cache_entries; /* staged extents; 0 = no media cache */
+  uint64_t media_cache_ns;      /* one staged write; 0 = a one-cylinder seek */
 
   /* Command queueing (HDD): requests waiting inside the drive, served
    * shortest positioning time first, none waiting longer than queue_age.
