@@ -550,8 +550,13 @@ set_key (struct fm_profile *p, const struct profile_key *key, const char *v,
       return 0;
     case K_MS:
     case K_MBPS:
-      if (fm_parse_double ("value", v, 0, 1e12, &d, err) == -1)
+      /* Checked here, not only in check(): a negative value would wrap
+       * when stored as unsigned nanoseconds. */
+      if (fm_parse_double ("value", v, -1e12, 1e12, &d, err) == -1)
         return -1;
+      if (d < key->min || d > key->max)
+        return fm_fail (err, "%s is out of range [%g, %g]", v, key->min,
+                        key->max);
       *(uint64_t *)base = (uint64_t)llround (d * 1e6);
       return 0;
     case K_U32:

@@ -317,6 +317,8 @@ START_TEST (test_parse_invalid_hdd)
       {"heads = 0\n", "t.profile:8: heads: 0 is out of range [1, 64]"},
       {"rpm = 100\n", "t.profile:8: rpm: set twice (first on line 3)"},
       {"zones = 5000\n", "t.profile:8: zones: 5000 is out of range"},
+      {"seek_settle_ms = -1\n",
+       "t.profile:8: seek_settle_ms: -1 is out of range [0, 100]"},
       {"track_switch_ms = 9\n",
        "t.profile:8: track_switch_ms: must be shorter than one revolution"},
   };
