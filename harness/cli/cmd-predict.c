@@ -302,9 +302,12 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
    */
   if (o->json && !fd_interrupted) {
     FILE *fp = fd_json_open (o->json, "a");
-    if (fp)
-      fd_trial_record (&t, &r, fp);
-    if (fp == NULL || fd_json_close (fp) == -1) {
+
+    if (fp && fd_trial_record (&t, &r, fp, &err) == -1) {
+      fprintf (stderr, "%s predict: %s: %s\n", fd_progname, o->json, err.msg);
+      fd_json_close (fp);
+      ret = 1;
+    } else if (fp == NULL || fd_json_close (fp) == -1) {
       fprintf (stderr, "%s predict: %s: %s\n", fd_progname, o->json,
                fd_strerror (errno));
       ret = 1;

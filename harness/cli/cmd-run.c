@@ -429,17 +429,27 @@ record_db (const struct trial_spec *s, const struct trial_result *r,
   FILE *mf = open_memstream (&rec, &len);
   int rc = -1;
 
-  if (mf) {
-    fd_trial_record (s, r, mf);
+  if (mf == NULL) {
+    fprintf (stderr, "%s run: out of memory\n", fd_progname);
+    return 1;
+  }
+  if (fd_trial_record (s, r, mf, &err) == -1) {
     fclose (mf);
+    free (rec);
+    fprintf (stderr, "%s run: not recorded in %s: %s\n", fd_progname, db_path,
+             err.msg);
+    return 1;
+  }
+  if (fclose (mf) != 0) {
+    free (rec);
+    fprintf (stderr, "%s run: out of memory\n", fd_progname);
+    return 1;
   }
   if (fd_evidence_collect (s, r, &ev, stderr, &err) == -1)
     fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
-  if (rec && (rc = fd_db_add (db_path, s, r, rec, &ev, &err)) != 0)
+  if ((rc = fd_db_add (db_path, s, r, rec, &ev, &err)) != 0)
     fprintf (stderr, "%s run: %s%s\n", fd_progname,
              rc == 1 ? "recorded without its evidence: " : "", err.msg);
-  else if (rec == NULL)
-    fprintf (stderr, "%s run: out of memory\n", fd_progname);
   fd_evidence_free (&ev);
   free (rec);
   return rc == -1;
@@ -457,9 +467,13 @@ run_record (const struct run_opts *o)
     ret = record_db (&o->s, &o->r, o->db_path);
   if (o->json_path) {
     FILE *fp = fd_json_open (o->json_path, "a");
-    if (fp)
-      fd_trial_record (&o->s, &o->r, fp);
-    if (fp == NULL || fd_json_close (fp) == -1) {
+    struct fm_err err;
+
+    if (fp && fd_trial_record (&o->s, &o->r, fp, &err) == -1) {
+      fprintf (stderr, "%s run: %s: %s\n", fd_progname, o->json_path, err.msg);
+      fd_json_close (fp);
+      ret = 1;
+    } else if (fp == NULL || fd_json_close (fp) == -1) {
       fprintf (stderr, "%s run: %s: %s\n", fd_progname, o->json_path,
                fd_strerror (errno));
       ret = 1;

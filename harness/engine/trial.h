@@ -201,9 +201,13 @@ extern int fd_trial_run (const struct trial_spec *s, struct trial_result *r,
 extern void fd_trial_read_stats (const struct trial_spec *s,
                                  struct trial_result *r);
 
-/* The record as one JSON line; a one-screen summary on stdout. */
-extern void fd_trial_record (const struct trial_spec *s,
-                             const struct trial_result *r, FILE *fp);
+/* The record as one JSON line (SCHEMA.md): 0, or -1 with err when it
+ * cannot be made (the plugin's stats are not JSON, no memory) or
+ * written.  A one-screen summary on stdout.
+ */
+extern int fd_trial_record (const struct trial_spec *s,
+                            const struct trial_result *r, FILE *fp,
+                            struct fm_err *err);
 extern void fd_trial_summary (const struct trial_spec *s,
                               const struct trial_result *r);
 

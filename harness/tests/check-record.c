@@ -6,8 +6,12 @@
  * JSON line must be exactly the one below, which the record printed
  * before the trial engine was split (the same data through the old
  * struct trial), so a change of the record's bytes is a decision, not
- * an accident.
+ * an accident.  One such decision: since jansson writes the record, a
+ * real has no trailing zeros (1.5, not printf's 1.500000; 2.0, not
+ * 2.000), the same numbers (SCHEMA.md).
  */
+#include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,13 +150,14 @@ START_TEST (test_bytes)
 {
   static struct trial_spec s;
   static struct trial_result r;
+  struct fm_err err;
   char *text = NULL;
   size_t len = 0, i;
   FILE *fp = open_memstream (&text, &len);
 
   ck_assert_ptr_nonnull (fp);
   fill (&s, &r);
-  fd_trial_record (&s, &r, fp);
+  ck_assert_int_eq (fd_trial_record (&s, &r, fp, &err), 0);
   ck_assert_int_eq (fclose (fp), 0);
   /* The first difference, with a little of each side: the whole record
    * is too long for one of Check's messages.
@@ -166,11 +171,122 @@ START_TEST (test_bytes)
 }
 END_TEST
 
+/* The record of s and r read back; NULL when it cannot be made, with
+ * err.
+ */
+static json_t *
+read_back (const struct trial_spec *s, const struct trial_result *r,
+           struct fm_err *err)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream (&text, &len);
+  json_error_t jerr;
+  json_t *j = NULL;
+  int rc;
+
+  ck_assert_ptr_nonnull (fp);
+  rc = fd_trial_record (s, r, fp, err);
+  ck_assert_int_eq (fclose (fp), 0);
+  if (rc == 0) {
+    ck_assert_msg (len > 0 && text[len - 1] == '\n', "one line");
+    j = json_loads (text, 0, &jerr);
+    ck_assert_msg (j != NULL, "not JSON: %s", jerr.text);
+  } else
+    ck_assert_uint_eq (len, 0);
+  free (text);
+  return j;
+}
+
+/* A seed above INT64_MAX, the record's and the plugin's: value - 2^64,
+ * as the database stores it, and back to the seed as a uint64.
+ */
+START_TEST (test_seed_max)
+{
+  static struct trial_spec s;
+  static struct trial_result r;
+  struct fm_err err;
+  json_t *j;
+
+  fill (&s, &r);
+  s.seed = UINT64_MAX;
+  snprintf (r.stats, sizeof r.stats,
+            "{\"seed\": 18446744073709551615, \"size\": 9223372036854775807,"
+            " \"x\": \"18446744073709551615\", \"r\": [-5, 1.5e3]}");
+  j = read_back (&s, &r, &err);
+  ck_assert_int_eq (json_integer_value (json_object_get (j, "seed")), -1);
+  ck_assert_uint_eq ((uint64_t)json_integer_value (json_object_get (j, "seed")),
+                     UINT64_MAX);
+  ck_assert_int_eq (json_unpack (j, "{s:{s:I, s:I, s:s, s:[I, f]}}", "disk",
+                                 "seed", &(json_int_t){0}, "size",
+                                 &(json_int_t){0}, "x", &(const char *){0}, "r",
+                                 &(json_int_t){0}, &(double){0}),
+                    0);
+  ck_assert_int_eq (json_integer_value (
+                        json_object_get (json_object_get (j, "disk"), "seed")),
+                    -1);
+  ck_assert_int_eq (json_integer_value (
+                        json_object_get (json_object_get (j, "disk"), "size")),
+                    INT64_MAX);
+  ck_assert_str_eq (
+      json_string_value (json_object_get (json_object_get (j, "disk"), "x")),
+      "18446744073709551615");
+  json_decref (j);
+}
+END_TEST
+
+/* Names that are not UTF-8 (a file's name is any bytes): each stray
+ * byte is U+FFFD, a whole character stays as it is.
+ */
+START_TEST (test_not_utf8)
+{
+  static struct trial_spec s;
+  static struct trial_result r;
+  struct fm_err err;
+  const char *path;
+  double pass;
+  json_t *j, *first;
+
+  fill (&s, &r);
+  snprintf (damaged[0].path, sizeof damaged[0].path,
+            "d1/\xff\xff-\xc3\xa9-\xe2\x82-\xed\xa0\x80-\xc0\xaf");
+  snprintf (r.ph[1].passes[0].name, sizeof r.ph[1].passes[0].name, "pass \xfe");
+  j = read_back (&s, &r, &err);
+  ck_assert_int_eq (json_unpack (j, "{s:[{s:s}], s:[o, {s:{s:f}}]}", "damaged",
+                                 "path", &path, "phases", &first, "passes",
+                                 "pass \xef\xbf\xbd", &pass),
+                    0);
+  ck_assert_str_eq (path, "d1/\xef\xbf\xbd\xef\xbf\xbd-\xc3\xa9-"
+                          "\xef\xbf\xbd\xef\xbf\xbd-"
+                          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd-"
+                          "\xef\xbf\xbd\xef\xbf\xbd");
+  ck_assert_double_eq (pass, 0.01);
+  json_decref (j);
+}
+END_TEST
+
+/* Stats that are not JSON: no record, and a message that says why. */
+START_TEST (test_bad_stats)
+{
+  static struct trial_spec s;
+  static struct trial_result r;
+  struct fm_err err;
+
+  fill (&s, &r);
+  snprintf (r.stats, sizeof r.stats, "{\"reads\": 1, \"x\": [2,");
+  ck_assert_ptr_null (read_back (&s, &r, &err));
+  ck_assert_msg (strstr (err.msg, "stats are not JSON") != NULL, "%s", err.msg);
+}
+END_TEST
+
 int
 main (void)
 {
   const struct fd_check_case cases[] = {
       {"bytes", test_bytes},
+      {"seed-max", test_seed_max},
+      {"not-utf8", test_not_utf8},
+      {"bad-stats", test_bad_stats},
   };
 
   return fd_check_main ("record", cases, sizeof cases / sizeof cases[0]);
