@@ -175,6 +175,13 @@ ext4_locate (const char *dev, const char *type, const char *path,
   .target_types = "data inode dir journal superblock gdt block-bitmap "        \
                   "inode-bitmap"
 
+/* The UUID and the directory hash seed from the trial's seed: mke2fs
+ * draws both at random, and the hash seed orders each directory's
+ * entries and (Orlov) picks the groups of new directories, so e2fsck's
+ * reads differed from one run of a seed to the next.
+ */
+#define E2FS_IDENTITY "-U", "{uuid}", "-E", "hash_seed={hash_seed}"
+
 const struct fd_fs fd_fs_ext4 = {
     .name = "ext4",
     .mount_type = "ext4",
@@ -183,10 +190,15 @@ const struct fd_fs fd_fs_ext4 = {
      * initialisation (the default), so an 8 TB file system is made in
      * seconds; the mount option stops the kernel zeroing the inode tables
      * behind the trial's back, which would flood the disk with writes
-     * and the measurements with noise.
+     * and the measurements with noise.  no_prefetch_block_bitmaps: the
+     * allocator's cheap passes skip a group whose bitmap is not loaded
+     * yet, and the prefetch loads groups as its reads finish in wall
+     * time, so where files landed changed from one run of a seed to the
+     * next (single free blocks at group ends), and the check's reads
+     * with it.
      */
-    .mkfs = {"mkfs.ext4", "-q", "-F", "{dev}"},
-    .mount_opts = "noinit_itable",
+    .mkfs = {"mkfs.ext4", "-q", "-F", E2FS_IDENTITY, "{dev}"},
+    .mount_opts = "noinit_itable,no_prefetch_block_bitmaps",
     E2FSPROGS_TOOLS,
 };
 
@@ -207,7 +219,7 @@ const struct fd_fs fd_fs_ext3 = {
     .mount_type = "ext3",
     .min_size = 1 << 20,
     .mkfs = {"mkfs.ext4", "-q", "-F", "-t", "ext3", "-b", "4096", "-I", "128",
-             "-i", "8192", "{dev}"},
+             "-i", "8192", E2FS_IDENTITY, "{dev}"},
     E2FSPROGS_TOOLS,
     .allocate = fd_ext3_allocate,
 };

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "faultmodels/rng.h"
 #include "fsadapter.h"
 
 extern const struct fd_fs fd_fs_ext4, fd_fs_ext3, fd_fs_xfs, fd_fs_btrfs,
@@ -78,6 +79,61 @@ fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
             char *argv[FD_ARGV_MAX + 1])
 {
   fd_fs_argv_at (tmpl, dev, NULL, argv);
+}
+
+/* The k-th UUID of seed's file system, in the random (version 4) form
+ * mkfs would have drawn.
+ */
+static void
+seed_uuid (uint64_t seed, uint64_t k, char out[37])
+{
+  unsigned char b[16];
+  size_t i;
+
+  for (i = 0; i < 16; i++)
+    b[i] = (unsigned char)(fm_hash (seed, FM_STREAM_MKFS, k, i / 8) >>
+                           (8 * (i % 8)));
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+  snprintf (out, 37,
+            "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+            "%02x%02x%02x%02x%02x%02x",
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+            b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* tmpl with each "{name}" in it replaced by value, into out; false if
+ * it has none.
+ */
+static bool
+replace (const char *tmpl, const char *name, const char *value, char *out,
+         size_t len)
+{
+  const char *at = strstr (tmpl, name);
+
+  if (at == NULL)
+    return false;
+  snprintf (out, len, "%.*s%s%s", (int)(at - tmpl), tmpl, value,
+            at + strlen (name));
+  return true;
+}
+
+void
+fd_fs_mkfs_argv (const struct fd_fs *fs, const char *dev, uint64_t seed,
+                 struct fd_mkfs_argv *out)
+{
+  char uuid[37], hash_seed[37];
+  size_t i;
+
+  seed_uuid (seed, 0, uuid);
+  seed_uuid (seed, 1, hash_seed);
+  fd_fs_argv (fs->mkfs, dev, out->argv);
+  for (i = 0; out->argv[i]; i++)
+    if (replace (fs->mkfs[i], "{uuid}", uuid, out->text[i],
+                 sizeof out->text[i]) ||
+        replace (fs->mkfs[i], "{hash_seed}", hash_seed, out->text[i],
+                 sizeof out->text[i]))
+      out->argv[i] = out->text[i];
 }
 
 bool

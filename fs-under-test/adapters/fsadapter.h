@@ -67,7 +67,8 @@ struct fd_fs {
    * system's own command; unmounting is umount(8) for every file system.
    */
   const char *mount_cmd[FD_ARGV_MAX];
-  const char *mkfs[FD_ARGV_MAX];   /* make the file system */
+  /* Make the file system ("{uuid}", "{hash_seed}": fd_fs_mkfs_argv). */
+  const char *mkfs[FD_ARGV_MAX];
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
   /* The checker's option that writes e2fsck's progress lines ("PASS DONE
@@ -172,6 +173,20 @@ extern void fd_fs_argv_at (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                            const char *mnt, char *argv[FD_ARGV_MAX + 1]);
 extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
                         char *argv[FD_ARGV_MAX + 1]);
+
+/* mkfs's command line, from fs->mkfs: "{dev}" replaced by dev, and
+ * "{uuid}" and "{hash_seed}" in a token ("hash_seed={hash_seed}") by two
+ * UUIDs derived from seed.  mkfs would draw them at random, and they
+ * shape the layout (ext4 places directories and orders their entries
+ * by the hash seed), so a checker's reads would differ from one trial
+ * of a seed to the next.
+ */
+struct fd_mkfs_argv {
+  char *argv[FD_ARGV_MAX + 1];
+  char text[FD_ARGV_MAX][64]; /* the tokens with a UUID in */
+};
+extern void fd_fs_mkfs_argv (const struct fd_fs *fs, const char *dev,
+                             uint64_t seed, struct fd_mkfs_argv *out);
 
 /* For an adapter's passes: one line of a checker's output, from `line`
  * to `end` (a copy, NUL-ended at end, cut at 511 bytes): true with a

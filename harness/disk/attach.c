@@ -974,9 +974,9 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
              : start_nbdfuse (d, err) == -1 || start_loop (d, err) == -1)
     goto fail;
   if (o->mkfs && fs) {
-    char *argv[FD_ARGV_MAX + 1];
-    fd_fs_argv (fs->mkfs, d->dev, argv);
-    if (fd_run_ok (argv, 3600, err) == -1)
+    struct fd_mkfs_argv mkfs;
+    fd_fs_mkfs_argv (fs, d->dev, o->seed, &mkfs);
+    if (fd_run_ok (mkfs.argv, 3600, err) == -1)
       goto fail;
   }
   if (!o->defer_mount && fd_disk_mount (d, err) == -1)

@@ -8,6 +8,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -585,13 +586,53 @@ allocate_all (struct tree *t, struct fm_err *err)
   return 0;
 }
 
+/* Run the thread on the first CPU it may use; *was: where it could run
+ * before (false if that could not be told).  ext4's allocator gives
+ * small files blocks from a preallocation per CPU, so the same writes
+ * from another CPU land elsewhere, and the check reads another layout.
+ */
+static bool
+pin_first_cpu (cpu_set_t *was)
+{
+  cpu_set_t one;
+  int c;
+
+  if (sched_getaffinity (0, sizeof *was, was) == -1)
+    return false;
+  for (c = 0; c < CPU_SETSIZE && !CPU_ISSET (c, was); c++)
+    ;
+  CPU_ZERO (&one);
+  CPU_SET (c, &one);
+  return c < CPU_SETSIZE && sched_setaffinity (0, sizeof one, &one) == 0;
+}
+
+static int
+populate_mixed (struct tree *t, struct fm_err *err)
+{
+  const struct fd_populate_opts *o = t->o;
+  uint64_t i;
+  int rc = plan (t, err);
+
+  for (i = 0; rc == 0 &&
+              (o->meta_only ? t->files < o->files : t->m->bytes < t->target);
+       i++)
+    rc = add_entry (t, i, err);
+  if (rc == 0 && o->meta_only && !t->m->deferred)
+    rc = allocate_all (t, err);
+  if (rc == 0 && !o->no_sync)
+    rc = sync_promise (t, err);
+  free (t->dirs);
+  return rc;
+}
+
 int
 fd_populate (const char *root, const struct fd_populate_opts *o,
              struct fd_manifest *m, struct fm_err *err)
 {
   struct tree t = {
       .root = root, .o = o, .m = m, .ndirs = 1, .last = time (NULL)};
-  uint64_t i;
+  cpu_set_t was;
+  bool pinned;
   int rc;
 
   memset (m, 0, sizeof *m);
@@ -604,18 +645,11 @@ fd_populate (const char *root, const struct fd_populate_opts *o,
                          "would not be fragmented; write the files");
   m->meta_only = o->meta_only;
   m->deferred = o->meta_only && o->unallocated;
-  if (o->tree != FD_TREE_MIXED)
-    return fd_populate_tree (root, o, m, err);
-  rc = plan (&t, err);
-  for (i = 0;
-       rc == 0 && (o->meta_only ? t.files < o->files : m->bytes < t.target);
-       i++)
-    rc = add_entry (&t, i, err);
-  if (rc == 0 && o->meta_only && !m->deferred)
-    rc = allocate_all (&t, err);
-  if (rc == 0 && !o->no_sync)
-    rc = sync_promise (&t, err);
-  free (t.dirs);
+  pinned = pin_first_cpu (&was);
+  rc = o->tree != FD_TREE_MIXED ? fd_populate_tree (root, o, m, err)
+                                : populate_mixed (&t, err);
+  if (pinned)
+    sched_setaffinity (0, sizeof was, &was);
   return rc;
 }
 

@@ -31,6 +31,7 @@ enum fm_stream {
   FM_STREAM_CORRUPT = 12,     /* does the disk corrupt silently at all */
   FM_STREAM_POPULATE = 13,    /* the harness's file trees and contents */
   FM_STREAM_MARGINAL = 14,    /* marginal sectors and their retries */
+  FM_STREAM_MKFS = 15,        /* a file system's identity (its UUIDs) */
 };
 
 static inline uint64_t

@@ -1,6 +1,6 @@
 /* futuredisk — fs-under-test: unit tests for what each adapter reads in
- * its checker's output: the lines that begin a pass, and the words for a
- * checksum that failed.
+ * its checker's output (the lines that begin a pass, the words for a
+ * checksum that failed) and for mkfs's command line.
  */
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +145,66 @@ START_TEST (test_checksum_words)
 }
 END_TEST
 
+/* The token after opt in argv, or NULL. */
+static const char *
+after (char *const *argv, const char *opt)
+{
+  for (; *argv && argv[1]; argv++)
+    if (strcmp (*argv, opt) == 0)
+      return argv[1];
+  return NULL;
+}
+
+/* s is a random (version 4, RFC 4122 variant) UUID. */
+static bool
+is_uuid4 (const char *s)
+{
+  size_t i;
+
+  if (strlen (s) != 36 || s[14] != '4' || !strchr ("89ab", s[19]))
+    return false;
+  for (i = 0; i < 36; i++) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (s[i] == '-') || (!dash && !strchr ("0123456789abcdef", s[i])))
+      return false;
+  }
+  return true;
+}
+
+/* e2fsprogs' mkfs takes its UUID and hash seed from the trial's seed:
+ * the same for the same seed, another for another, and UUIDs of the
+ * random form mke2fs would have drawn.
+ */
+START_TEST (test_mkfs_identity)
+{
+  const char *const names[] = {"ext4", "ext3"};
+  struct fd_mkfs_argv a, b, c;
+  size_t i;
+
+  for (i = 0; i < 2; i++) {
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, &a);
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, &b);
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 6, &c);
+    ck_assert_ptr_nonnull (after (a.argv, "-U"));
+    ck_assert_ptr_nonnull (after (a.argv, "-E"));
+    ck_assert_str_eq (after (a.argv, "-U"), after (b.argv, "-U"));
+    ck_assert_str_eq (after (a.argv, "-E"), after (b.argv, "-E"));
+    ck_assert_str_ne (after (a.argv, "-U"), after (c.argv, "-U"));
+    ck_assert_str_ne (after (a.argv, "-E"), after (c.argv, "-E"));
+    ck_assert_str_ne (after (a.argv, "-U"),
+                      after (a.argv, "-E") + strlen ("hash_seed="));
+    ck_assert (is_uuid4 (after (a.argv, "-U")));
+    ck_assert (strncmp (after (a.argv, "-E"), "hash_seed=", 10) == 0);
+    ck_assert (is_uuid4 (after (a.argv, "-E") + 10));
+  }
+  /* No placeholder left, and the device where "{dev}" was. */
+  fd_fs_mkfs_argv (fs ("xfs"), "/dev/x", 5, &a);
+  for (i = 0; a.argv[i]; i++)
+    ck_assert (strchr (a.argv[i], '{') == NULL);
+  ck_assert_str_eq (a.argv[i - 1], "/dev/x");
+}
+END_TEST
+
 int
 main (void)
 {
@@ -152,6 +212,7 @@ main (void)
       {"headings", test_headings},
       {"checksum-words", test_checksum_words},
       {"kept-lines", test_kept_lines},
+      {"mkfs-identity", test_mkfs_identity},
   };
 
   return fd_check_main ("adapters", cases, sizeof cases / sizeof cases[0]);
