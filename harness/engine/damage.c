@@ -17,23 +17,38 @@
 #include "populate.h"
 #include "trial-int.h"
 
+/* Room for as many more items as text has lines, in one allocation: one
+ * realloc per line copied the list each time, which took a minute for
+ * the 6,000 damaged files of a torn ext3 under the sanitizers.
+ */
+static void *
+grow_for_lines (void *list, size_t n, size_t size, const char *text)
+{
+  size_t lines = 1;
+  const char *p;
+
+  for (p = text; p && (p = strchr (p, '\n')) != NULL; p++)
+    lines++;
+  return realloc (list, (n + lines) * size);
+}
+
 /* The audit's "class\tpath\n" lines as a list, once. */
 static int
 collect_damaged (struct trial *t, const char *text, struct fm_err *err)
 {
   const char *line = text;
+  struct fd_damaged *v;
 
+  v = grow_for_lines (t->r->damaged, t->r->ndamaged, sizeof *v, text);
+  if (v == NULL)
+    return fm_fail (err, "out of memory");
+  t->r->damaged = v;
   while (line && *line) {
     const char *tab = strchr (line, '\t'), *nl = strchrnul (line, '\n'), *end;
-    struct fd_damaged *v, *x;
+    struct fd_damaged *x;
 
     if (tab == NULL || tab > nl)
       break;
-    v = realloc (t->r->damaged, (t->r->ndamaged + 1) * sizeof *v);
-    if (v == NULL) {
-      return fm_fail (err, "out of memory");
-    }
-    t->r->damaged = v;
     x = &v[t->r->ndamaged++];
     memset (x, 0, sizeof *x);
     snprintf (x->cls, sizeof x->cls, "%.*s", (int)(tab - line), line);
@@ -54,19 +69,19 @@ static int
 collect_violations (struct trial *t, const char *text, struct fm_err *err)
 {
   const char *line = text;
+  struct fd_violation *v;
 
+  v = grow_for_lines (t->r->violations, t->r->nviolations, sizeof *v, text);
+  if (v == NULL)
+    return fm_fail (err, "out of memory");
+  t->r->violations = v;
   while (line && *line) {
     const char *t1 = strchr (line, '\t'), *nl = strchrnul (line, '\n');
     const char *t2 = t1 ? strchr (t1 + 1, '\t') : NULL;
-    struct fd_violation *v, *x;
+    struct fd_violation *x;
 
     if (t2 == NULL || t2 > nl)
       break;
-    v = realloc (t->r->violations, (t->r->nviolations + 1) * sizeof *v);
-    if (v == NULL) {
-      return fm_fail (err, "out of memory");
-    }
-    t->r->violations = v;
     x = &v[t->r->nviolations++];
     snprintf (x->how, sizeof x->how, "%.*s", (int)(t1 - line), line);
     snprintf (x->found, sizeof x->found, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
