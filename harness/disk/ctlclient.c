@@ -179,35 +179,94 @@ fd_reply_ok (const char *reply)
 
 struct fd_json {
   json_t *root;
+  /* The text's integers above INT64_MAX, as root holds them (value -
+   * 2^64): the only negatives fd_json_u64 takes.
+   */
+  int64_t *wide;
+  size_t nwide;
   char what[]; /* for error messages */
 };
+
+/* text with each integer above INT64_MAX written as its value - 2^64,
+ * which jansson reads (it reads no larger integer) and the database
+ * stores; each such value also goes to wide[], which has room for one
+ * per 19 characters of text (a larger integer has 19 digits or more).
+ * malloc'd, NULL: out of memory.  Never longer than text: such a number
+ * has 19 or 20 digits, its negative at most 20 characters.
+ */
+static char *
+signed_text (const char *text, int64_t *wide, size_t *nwide)
+{
+  char *out = malloc (strlen (text) + 1), *o = out;
+  const char *p = text;
+  bool quoted = false;
+  uint64_t v;
+  size_t n;
+
+  while (out && *p) {
+    n = quoted ? 0 : strspn (p, "0123456789");
+    if (n == 0) {
+      if (quoted && *p == '\\' && p[1])
+        *o++ = *p++;
+      else if (*p == '"')
+        quoted = !quoted;
+      *o++ = *p++;
+      continue;
+    }
+    /* A whole number: not a fraction's or an exponent's digits. */
+    errno = 0;
+    v = strtoull (p, NULL, 10);
+    if ((p == text || !strchr ("-+.eE", p[-1])) &&
+        !(p[n] && strchr (".eE", p[n])) && errno == 0 && v > INT64_MAX) {
+      wide[(*nwide)++] = (int64_t)v;
+      o += sprintf (o, "%" PRId64, (int64_t)v);
+    } else {
+      memcpy (o, p, n);
+      o += n;
+    }
+    p += n;
+  }
+  if (out)
+    *o = '\0';
+  return out;
+}
+
+/* Parse text's signed form into j->root. */
+static int
+load (struct fd_json *j, const char *text, struct fm_err *err)
+{
+  char *signed_ = NULL;
+  json_error_t jerr;
+
+  j->wide = malloc ((strlen (text) / 19 + 1) * sizeof *j->wide);
+  if (j->wide == NULL ||
+      (signed_ = signed_text (text, j->wide, &j->nwide)) == NULL)
+    return fm_fail (err, "out of memory");
+  /* A repeated key would make "the" value a guess: refuse it. */
+  j->root = json_loads (signed_, JSON_REJECT_DUPLICATES, &jerr);
+  free (signed_);
+  if (j->root == NULL)
+    return fm_fail (err, "%s is not JSON: %s (column %d)", j->what, jerr.text,
+                    jerr.column);
+  if (!json_is_object (j->root))
+    return fm_fail (err, "%s is not a JSON object", j->what);
+  return 0;
+}
 
 struct fd_json *
 fd_json_parse (const char *text, const char *what, struct fm_err *err)
 {
-  struct fd_json *j;
-  json_error_t jerr;
-  json_t *root;
+  struct fd_json *j = calloc (1, sizeof *j + strlen (what) + 1);
 
-  /* A repeated key would make "the" value a guess: refuse it. */
-  root = json_loads (text, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL) {
-    fm_fail (err, "%s is not JSON: %s (column %d)", what, jerr.text,
-             jerr.column);
-    return NULL;
-  }
-  if (!json_is_object (root)) {
-    json_decref (root);
-    fm_fail (err, "%s is not a JSON object", what);
-    return NULL;
-  }
-  if ((j = malloc (sizeof *j + strlen (what) + 1)) == NULL) {
-    json_decref (root);
+  if (j == NULL) {
     fm_fail (err, "out of memory");
     return NULL;
   }
-  j->root = root;
   strcpy (j->what, what);
+  if (load (j, text, err) == -1) {
+    fd_json_free (j);
+    return NULL;
+  }
   return j;
 }
 
@@ -217,6 +276,7 @@ fd_json_free (struct fd_json *j)
   if (j == NULL)
     return;
   json_decref (j->root);
+  free (j->wide);
   free (j);
 }
 
@@ -249,6 +309,18 @@ lookup (const struct fd_json *j, const char *path, struct fm_err *err)
   }
 }
 
+/* Whether v, a negative integer, stands for one above INT64_MAX. */
+static bool
+wide (const struct fd_json *j, const json_t *v)
+{
+  size_t i;
+
+  for (i = 0; i < j->nwide; i++)
+    if (j->wide[i] == json_integer_value (v))
+      return true;
+  return false;
+}
+
 int
 fd_json_u64 (const struct fd_json *j, const char *path, uint64_t *out,
              struct fm_err *err)
@@ -257,11 +329,17 @@ fd_json_u64 (const struct fd_json *j, const char *path, uint64_t *out,
 
   if (v == NULL)
     return -1;
-  if (!json_is_integer (v) || json_integer_value (v) < 0)
+  if (!json_is_integer (v) || (json_integer_value (v) < 0 && !wide (j, v)))
     return fm_fail (err, "%s: '%s' is not a non-negative integer", j->what,
                     path);
   *out = (uint64_t)json_integer_value (v);
   return 0;
+}
+
+json_t *
+fd_json_root (const struct fd_json *j)
+{
+  return j->root;
 }
 
 int

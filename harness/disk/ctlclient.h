@@ -30,11 +30,19 @@ extern bool fd_reply_ok (const char *reply);
 struct fd_json;
 
 /* Parse text, which must be one JSON object; `what` names it in every
- * error message ("stats reply").  NULL with err if it is not.
+ * error message ("stats reply").  NULL with err if it is not.  An
+ * integer above INT64_MAX (a seed) is held as its value - 2^64, as the
+ * database stores it; fd_json_u64 gives it back as it was written.
  */
 extern struct fd_json *fd_json_parse (const char *text, const char *what,
                                       struct fm_err *err);
 extern void fd_json_free (struct fd_json *j);
+
+/* The parsed object itself (jansson's), for a caller that keeps it whole
+ * (the trial record): borrowed, valid until fd_json_free.
+ */
+struct json_t;
+extern struct json_t *fd_json_root (const struct fd_json *j);
 
 /* A field by its path from the top object, keys joined by dots
  * ("stats.faults.ure").  -1 with err naming the field when it is missing

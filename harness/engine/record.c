@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctlclient.h"
 #include "errmsg.h"
 #include "populate.h"
 #include "trial-int.h"
@@ -425,65 +426,21 @@ record_cut (const struct trial_spec *s, const struct trial_result *r)
   return o;
 }
 
-/* The plugin's stats with each integer above INT64_MAX written as its
- * value - 2^64 (jansson reads no larger one), as the record's own are;
- * malloc'd, NULL: out of memory.  Never longer than text: such a
- * number has 19 or 20 digits, its negative at most 20 characters.
+/* The plugin's final stats object, or NULL with err.  Its integers above
+ * INT64_MAX (a seed) come as value - 2^64, as the record's own are.
  */
-static char *
-stats_signed (const char *text)
-{
-  char *out = malloc (strlen (text) + 1), *o = out;
-  const char *p = text;
-  bool quoted = false;
-  uint64_t v;
-  size_t n;
-
-  while (out && *p) {
-    n = quoted ? 0 : strspn (p, "0123456789");
-    if (n == 0) {
-      if (quoted && *p == '\\' && p[1])
-        *o++ = *p++;
-      else if (*p == '"')
-        quoted = !quoted;
-      *o++ = *p++;
-      continue;
-    }
-    /* A whole number: not a fraction's or an exponent's digits. */
-    errno = 0;
-    v = strtoull (p, NULL, 10);
-    if ((p == text || !strchr ("-+.eE", p[-1])) &&
-        !(p[n] && strchr (".eE", p[n])) && errno == 0 && v > INT64_MAX)
-      o += sprintf (o, "%" PRId64, (int64_t)v);
-    else {
-      memcpy (o, p, n);
-      o += n;
-    }
-    p += n;
-  }
-  if (out)
-    *o = '\0';
-  return out;
-}
-
-/* The plugin's final stats object, or NULL with err. */
 static json_t *
 record_disk (const struct trial_result *r, struct fm_err *err)
 {
-  char *text = stats_signed (r->stats);
-  json_error_t jerr;
-  json_t *j;
+  struct fd_json *j =
+      fd_json_parse (r->stats, "the record: the plugin's stats", err);
+  json_t *o;
 
-  if (text == NULL) {
-    fm_fail (err, "the record: out of memory");
-    return NULL;
-  }
-  j = json_loads (text, 0, &jerr);
-  free (text);
   if (j == NULL)
-    fm_fail (err, "the record: the plugin's stats are not JSON: %s (column %d)",
-             jerr.text, jerr.column);
-  return j;
+    return NULL;
+  o = json_incref (fd_json_root (j));
+  fd_json_free (j);
+  return o;
 }
 
 /* A checker's verdict on the target's damage, or null. */

@@ -17,7 +17,6 @@
 #include "check-main.h"
 #include "ctlclient.h"
 
-
 /* A stats reply read as a trial reads it (fd_stats_read). */
 static int
 read_stats (const char *reply, struct fd_stats *s, struct fm_err *err)
@@ -267,6 +266,35 @@ START_TEST (test_faultlog)
 }
 END_TEST
 
+/* A seed above INT64_MAX (any uint64 is one): read back as written, while
+ * a negative the text itself holds is still refused, beside it or not.
+ */
+START_TEST (test_wide)
+{
+  const char *text = "{\"seed\": 18446744073709551615, \"half\": "
+                     "9223372036854775808, \"r\": 2.5e19, \"n\": -3, "
+                     "\"s\": \"18446744073709551615\"}";
+  struct fm_err err = {""};
+  struct fd_json *j = fd_json_parse (text, "stats", &err);
+  uint64_t v;
+
+  ck_assert_msg (j != NULL, "%s", err.msg);
+  ck_assert_int_eq (fd_json_u64 (j, "seed", &v, &err), 0);
+  ck_assert_uint_eq (v, UINT64_MAX);
+  ck_assert_int_eq (fd_json_u64 (j, "half", &v, &err), 0);
+  ck_assert_uint_eq (v, (uint64_t)INT64_MAX + 1);
+  ck_assert_int_eq (fd_json_u64 (j, "n", &v, &err), -1);
+  ck_assert_str_eq (err.msg, "stats: 'n' is not a non-negative integer");
+  ck_assert_int_eq (fd_json_u64 (j, "r", &v, &err), -1);
+  ck_assert_int_eq (fd_json_u64 (j, "s", &v, &err), -1);
+  fd_json_free (j);
+  /* Past 2^64 is no integer jansson or a seed can hold. */
+  ck_assert_ptr_null (
+      fd_json_parse ("{\"x\": 18446744073709551616}", "stats", &err));
+  ck_assert_msg (strstr (err.msg, "stats is not JSON") != NULL, "%s", err.msg);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -274,7 +302,7 @@ main (void)
       {"reordered", test_reordered}, {"whitespace", test_whitespace},
       {"namesake", test_namesake},   {"missing", test_missing},
       {"type", test_type},           {"malformed", test_malformed},
-      {"faultlog", test_faultlog},
+      {"faultlog", test_faultlog},   {"wide", test_wide},
   };
 
   return fd_check_main ("json", cases, sizeof cases / sizeof cases[0]);

@@ -275,7 +275,8 @@ START_TEST (test_bad_stats)
   fill (&s, &r);
   snprintf (r.stats, sizeof r.stats, "{\"reads\": 1, \"x\": [2,");
   ck_assert_ptr_null (read_back (&s, &r, &err));
-  ck_assert_msg (strstr (err.msg, "stats are not JSON") != NULL, "%s", err.msg);
+  ck_assert_msg (strstr (err.msg, "the plugin's stats is not JSON") != NULL,
+                 "%s", err.msg);
 }
 END_TEST
 

@@ -219,6 +219,17 @@ def test_inode_table_block_is_reported_and_losses_counted(run, tmp_path):
     assert lost >= 1 and len(rec["damaged"]) == lost
 
 
+def test_largest_seed_reaches_every_step(run, tmp_path):
+    """A seed above INT64_MAX is recorded as value - 2^64, as the database
+    holds it, and the steps that read the plugin's stats (the checker's
+    clock, the IRON verdict) read it too."""
+    rec = trial(run, tmp_path, "--seed", str(2**64 - 1), "--target",
+                "inode:1", "--faults", "erc=100ms")
+    assert rec["seed"] == -1 and rec["disk"]["seed"] == -1
+    assert phase(rec, "check")["outcome"] != "CLEAN"
+    assert rec["iron"]["detection"] == "error-code"
+
+
 def test_same_seed_same_record(run, tmp_path):
     args = ["--seed", "5", "--faults", "ber=1e-9,erc=10ms"]
     a = trial(run, tmp_path, *args, name="a")
