@@ -277,6 +277,10 @@ const struct fd_fs fd_fs_btrfs = {
     .name = "btrfs",
     .mount_type = "btrfs",
     .min_size = 128 << 20,
+    /* mkfs's random UUID is kept: it shapes no placement, and btrfs
+     * takes the devices of one UUID for one file system, so two trials of
+     * one seed at once would be taken for two copies of one device.
+     */
     .mkfs = {"mkfs.btrfs", "-q", "-f", "{dev}"},
     .check = {"btrfs", "check", "--readonly", "{dev}"},
     .repair = {"btrfs", "check", "--repair", "--force", "{dev}"},

@@ -220,6 +220,10 @@ const struct fd_fs fd_fs_ext3 = {
     .min_size = 1 << 20,
     .mkfs = {"mkfs.ext4", "-q", "-F", "-t", "ext3", "-b", "4096", "-I", "128",
              "-i", "8192", E2FS_IDENTITY, "{dev}"},
+    /* As ext4's: the kernel's ext4 driver, which mounts it, prefetches
+     * the block bitmaps too.
+     */
+    .mount_opts = "no_prefetch_block_bitmaps",
     E2FSPROGS_TOOLS,
     .allocate = fd_ext3_allocate,
 };

@@ -267,6 +267,10 @@ const struct fd_fs fd_fs_xfs = {
     .name = "xfs",
     .mount_type = "xfs",
     .min_size = 300 << 20, /* mkfs.xfs refuses smaller */
+    /* mkfs's random UUID is kept: it shapes no placement (only the
+     * bytes of each metadata header), and two trials of one seed at once
+     * would share it, which xfs refuses to mount twice.
+     */
     .mkfs = {"mkfs.xfs", "-q", "-f", "{dev}"},
     .check = {"xfs_repair", "-n", "-v", "{dev}"},
     .repair = {"xfs_repair", "-e", "-v", "{dev}"},
