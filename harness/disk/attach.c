@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mntent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -942,6 +943,38 @@ configure (struct fd_disk *d, const struct fd_attach_opts *o,
   return 0;
 }
 
+/* mkfs failed with ENOTCONN (mkfs.btrfs stats every mount on the
+ * machine): name the FUSE mounts whose server is gone, which is what
+ * gives it, so the error says what to clear.  Only then: stat on a FUSE
+ * mount whose server lives but hangs would hang too.
+ */
+static void
+name_dead_mounts (struct fm_err *err)
+{
+  char msg[FM_ERR_MAX], line[4096];
+  struct mntent *m, buf;
+  bool first = true;
+  struct stat st;
+  FILE *f;
+
+  if (strstr (err->msg, strerror (ENOTCONN)) == NULL ||
+      (f = setmntent ("/proc/self/mounts", "r")) == NULL)
+    return;
+  snprintf (msg, sizeof msg, "%s", err->msg);
+  while ((m = getmntent_r (f, &buf, line, sizeof line)) != NULL)
+    if (strncmp (m->mnt_type, "fuse", 4) == 0 && stat (m->mnt_dir, &st) == -1 &&
+        errno == ENOTCONN) {
+      snprintf (msg + strlen (msg), sizeof msg - strlen (msg), "%s%s",
+                first ? "; FUSE mounts whose server is gone (umount -l "
+                        "each): "
+                      : " ",
+                m->mnt_dir);
+      first = false;
+    }
+  endmntent (f);
+  fm_fail (err, "%s", msg);
+}
+
 struct fd_disk *
 fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
 {
@@ -976,8 +1009,10 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   if (o->mkfs && fs) {
     struct fd_mkfs_argv mkfs;
     fd_fs_mkfs_argv (fs, d->dev, o->seed, &mkfs);
-    if (fd_run_ok (mkfs.argv, 3600, err) == -1)
+    if (fd_run_ok (mkfs.argv, 3600, err) == -1) {
+      name_dead_mounts (err);
       goto fail;
+    }
   }
   if (!o->defer_mount && fd_disk_mount (d, err) == -1)
     goto fail;

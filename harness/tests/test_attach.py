@@ -68,6 +68,30 @@ def test_server_that_died_is_reported_and_torn_down(run, mountpoint):
     assert "nothing attached" in run("detach", mountpoint, check=1).stderr
 
 
+def test_mkfs_beside_a_died_fuse_server_names_its_mount(run, mountpoint,
+                                                       tmp_path):
+    """nbdfuse killed: its mount is dead, mkfs.btrfs of another disk fails
+    on it (it stats every mount), and the error names that mount."""
+    run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
+        "--size", "128M", "--fs", "ext4", "--mkfs", "--attach", "loop",
+        check=0)
+    state = "/run/futuredisk/attach/" + mountpoint.replace("/", "_")
+    try:
+        with open(os.path.join(state, "nbdfuse.pid")) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+        other = tmp_path / "other"
+        other.mkdir()
+        p = run("attach", "--mount", str(other), "--profile", "roadmap-2006",
+                "--size", "256M", "--fs", "btrfs", "--mkfs", "--attach",
+                "loop", check=1)
+        assert ("FUSE mounts whose server is gone (umount -l each): "
+                + os.path.join(state, "fuse")) in p.stderr, p.stderr
+        assert leftovers(str(other)) == []
+    finally:
+        run("detach", mountpoint)
+    assert not os.path.ismount(mountpoint)
+
+
 def test_store_survives_reattach(run, mountpoint, tmp_path):
     store = str(tmp_path / "disk.img")
     run("attach", "--mount", mountpoint, "--profile", "ent-15k", "--size",
