@@ -1,6 +1,7 @@
 """Rules of the project's own source that a reviewer should not have to
 police by eye: every function fits on a screen (in every folder of C),
-the repo stands alone, and error messages are set one way.
+the repo stands alone, error messages are set one way, and every
+Check case is registered with CTest.
 """
 import os
 import re
@@ -92,3 +93,38 @@ def test_errors_are_set_one_way():
     assert found and all(
         p.startswith(("faultmodels/src/units.c", "fs-under-test/chunkfs/src/io.c"))
         for p in found), found
+
+
+def check_cases():
+    """{program: its cases} as the C of each Check program lists them
+    (fd_check_main's table) and as CMake registers them (fd_check_cases),
+    each program named by its source file."""
+    listed, registered = {}, {}
+    for path in sources(".c"):
+        with open(os.path.join(TOP, path), errors="replace") as f:
+            m = re.search(r"struct fd_check_case cases\[\] = \{(.*?)\};",
+                          f.read(), re.S)
+        if m:
+            name = os.path.basename(path)[:-2]
+            listed[name] = set(re.findall(r'\{\s*"([\w-]+)"\s*,', m.group(1)))
+    for path in sources("CMakeLists.txt"):
+        with open(os.path.join(TOP, path)) as f:
+            for m in re.finditer(
+                    r"^\s*fd_check_cases\(\s*([\w-]+)\s+([^)]*)\)",
+                    f.read(), re.M):
+                registered.setdefault(m.group(1), set()).update(
+                    m.group(2).split())
+    return listed, registered
+
+
+def test_every_check_case_runs_in_ctest():
+    """A case missing from fd_check_cases never runs: CTest runs each
+    program once per registered name (CK_RUN_CASE)."""
+    listed, registered = check_cases()
+    assert len(listed) > 20
+    for name in sorted(set(listed) | set(registered)):
+        assert listed.get(name) == registered.get(name), \
+            (name, "not registered:",
+             sorted(listed.get(name, set()) - registered.get(name, set())),
+             "registered, not in the table:",
+             sorted(registered.get(name, set()) - listed.get(name, set())))
