@@ -269,13 +269,17 @@ def layout(tmp_path, d):
     return ident, groups, blocks
 
 
-def test_same_seed_same_layout(run, tmp_path):
+@pytest.mark.parametrize("fill", [["--meta-only", "300"], [],
+                                  ["--fill", "60", "--tree", "aged"]],
+                         ids=["meta-only", "data", "aged"])
+def test_same_seed_same_layout(run, tmp_path, fill):
     """The same seed lays ext4 out the same: mkfs's identity is the
     seed's, and the populate's allocations come from one CPU's
-    preallocation; else the check reads another layout each run."""
+    preallocation, written back by populate itself (not a flusher on any
+    CPU), with an aged tree's deletes committed between its rounds;
+    else the check reads another layout each run."""
     def kept(seed, name):
-        trial(run, tmp_path, "--seed", str(seed), "--meta-only", "300",
-              "--keep", name=name)
+        trial(run, tmp_path, "--seed", str(seed), *fill, "--keep", name=name)
         return layout(tmp_path, tmp_path / name)
     a, b, c = kept(5, "a"), kept(5, "b"), kept(6, "c")
     assert a[0] == b[0]

@@ -293,6 +293,41 @@ fd_populate_file (const char *full, uint64_t seed, struct fd_entry *e,
                       : fd_populate_write (full, seed, e, FD_NO_SYNC, err);
 }
 
+uint64_t
+fd_writeback_batch (uint64_t fs_bytes)
+{
+  uint64_t b = fs_bytes / 64;
+
+  return b > (256 << 20) ? 256 << 20 : b < (1 << 20) ? 1 << 20 : b;
+}
+
+int
+fd_populate_writeback (const char *root, const struct fd_manifest *m,
+                       struct fd_writeback *wb, bool all, struct fm_err *err)
+{
+  char full[4096];
+
+  if (m->meta_only || (!all && m->bytes - wb->bytes < wb->batch))
+    return 0;
+  for (; wb->from < m->n; wb->from++) {
+    const struct fd_entry *e = &m->v[wb->from];
+    int fd, r;
+
+    if ((e->type != FD_FILE && e->type != FD_SPARSE) || e->size == 0)
+      continue;
+    snprintf (full, sizeof full, "%s/%s", root, e->path);
+    if ((fd = open (full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+      return fm_fail (err, "%s: %s", full, fd_strerror (errno));
+    r = sync_file_range (fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    close (fd);
+    if (r == -1)
+      return fm_fail (err, "%s: sync_file_range: %s", full,
+                      fd_strerror (errno));
+  }
+  wb->bytes = m->bytes;
+  return 0;
+}
+
 /* Everything durable: syncfs(2) of the file system under root, and
  * fsync of the root directory, which is what reaches a FUSE file system
  * (a sync does not call into one).  Not sync(2): it waits on every file

@@ -97,6 +97,37 @@ extern int fd_populate_file (const char *full, uint64_t seed,
  */
 extern void fd_populate_sync (const char *root);
 
+/* Where the populate's own writeback has got to: manifest entries before
+ * `from` are written back.
+ */
+struct fd_writeback {
+  size_t from;
+  uint64_t bytes; /* the manifest's bytes when it got there */
+  uint64_t batch; /* fd_writeback_batch of the file system */
+};
+
+/* How much data the populate leaves to write back at once on a file
+ * system of fs_bytes: a 64th of it, at most 256 MiB, at least 1 MiB.
+ * Few enough dirty bytes that ext4 never finds them near its free space
+ * (at two thirds of it, it starts the kernel's writeback itself).
+ */
+extern uint64_t fd_writeback_batch (uint64_t fs_bytes);
+
+/* Start writeback (sync_file_range) of the data of the files from
+ * wb->from on, in the manifest's order, from this thread, once they
+ * hold wb->batch bytes (with all: whatever they hold); durable no
+ * sooner.  Left to the kernel, a flusher thread on any CPU wrote the
+ * data back and the file system gave it its blocks there (ext4's small
+ * files take them from a preallocation per CPU), when its thresholds and
+ * timers said: the layout, so the check's reads, differed between runs
+ * of a seed.  In batches rather than each file as it is closed: the
+ * kernel, too, places new inodes and directory blocks before the data
+ * written around them.  -1 with err naming the file.
+ */
+extern int fd_populate_writeback (const char *root, const struct fd_manifest *m,
+                                  struct fd_writeback *wb, bool all,
+                                  struct fm_err *err);
+
 /* The trees other than the mixed one (trees.c). */
 extern int fd_populate_tree (const char *root, const struct fd_populate_opts *o,
                              struct fd_manifest *m, struct fm_err *err);

@@ -72,6 +72,7 @@ struct tree {
   uint64_t ndirs;  /* directories, the root included */
   uint64_t files;  /* files made (not links or directories) */
   bool half_synced;
+  struct fd_writeback wb;
   uint64_t promises; /* made so far */
   time_t last;       /* of the last progress line */
 };
@@ -104,6 +105,7 @@ plan (struct tree *t, struct fm_err *err)
   t->target = (uint64_t)(o->fill_pct / 100 * (double)total);
   t->target = t->target > used ? t->target - used : 0;
   t->cap = t->target / 8 > (1 << 20) ? t->target / 8 : (1 << 20);
+  t->wb.batch = fd_writeback_batch (total);
   t->scale = 1;
   if (o->meta_only) {
     /* The same sizes, scaled so that `files` files reach the fill. */
@@ -519,6 +521,8 @@ sync_promise (struct tree *t, struct fm_err *err)
 {
   size_t k;
 
+  if (fd_populate_writeback (t->root, t->m, &t->wb, true, err) == -1)
+    return -1;
   fd_populate_sync (t->root);
   if (promise (t, NULL, err) == -1)
     return -1;
@@ -550,6 +554,8 @@ add_entry (struct tree *t, uint64_t i, struct fm_err *err)
     return -1;
   if (fd_manifest_push (t->m, &e) == -1)
     return fm_fail (err, "out of memory");
+  if (fd_populate_writeback (t->root, t->m, &t->wb, false, err) == -1)
+    return -1;
   /* Before a crash, the first half is made durable; the crash workload
    * follows.
    */

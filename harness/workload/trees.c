@@ -91,6 +91,7 @@ struct gen {
   double scale;    /* metadata only: sizes times this */
   uint64_t next_id, files, links, deleted;
   int file_errno; /* errno of the last file that could not be made */
+  struct fd_writeback wb;
   time_t last;
   char stage[32]; /* for the progress line */
 };
@@ -173,6 +174,8 @@ add_file (struct gen *g, const char *path, uint64_t size, struct fm_err *err)
     return fm_fail (err, "out of memory");
   g->m->bytes += size;
   g->files++;
+  if (fd_populate_writeback (g->root, g->m, &g->wb, false, err) == -1)
+    return -1;
   progress (g);
   return (ssize_t)g->m->n - 1;
 }
@@ -405,8 +408,17 @@ aged (struct gen *g, struct fm_err *err)
   for (r = 0; r < AGE_ROUNDS; r++) {
     snprintf (g->stage, sizeof g->stage, "round %u of %d", r + 1, AGE_ROUNDS);
     if (age_creates (g, high, true, &i, err) == -1 ||
+        fd_populate_writeback (g->root, g->m, &g->wb, true, err) == -1 ||
         age_deletes (g, r, q, err) == -1)
       return -1;
+    /* The deletes took entries out of the manifest: all before its end
+     * are written back.  Their blocks are the allocator's again only
+     * once the journal commits them: here, rather than when its timer
+     * says, so the next round's files land in the same place each run.
+     */
+    g->wb.from = g->m->n;
+    g->wb.bytes = g->m->bytes;
+    fd_populate_sync (g->root);
   }
   snprintf (g->stage, sizeof g->stage, "last creates");
   return age_creates (g, g->target, false, &i, err);
@@ -594,6 +606,7 @@ fd_populate_tree (const char *root, const struct fd_populate_opts *o,
   total = (uint64_t)sv.f_blocks * sv.f_frsize;
   used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
   g.room = total - used;
+  g.wb.batch = fd_writeback_batch (total);
   g.target = (uint64_t)(o->fill_pct / 100 * (double)total);
   g.target = g.target > used ? g.target - used : 0;
   switch (o->tree) {
@@ -612,7 +625,7 @@ fd_populate_tree (const char *root, const struct fd_populate_opts *o,
     default:
       return fm_fail (err, "tree %d: not a tree of trees.c", (int)o->tree);
   }
-  if (rc == -1)
+  if (rc == -1 || fd_populate_writeback (root, m, &g.wb, true, err) == -1)
     return -1;
   /* Everything durable at the end, as the mixed tree without a crash. */
   fd_populate_sync (root);
