@@ -103,8 +103,13 @@ struct emu {
   struct job *decider; /* or NULL */
   uint64_t inflight;   /* requests between arrival and return; atomic:
                         * the return drops it without the lock */
-  uint64_t last_event; /* CLOCK_MONOTONIC time of the latest arrival */
-  bool reorders;       /* the drive reorders its queue at all */
+  uint64_t arriving;   /* writes preparing their store pages on their way
+                        * to the drive; atomic */
+  /* CLOCK_MONOTONIC time of the latest arrival, decision or (virtual
+   * mode) reply; atomic: a reply stores it without the lock.
+   */
+  uint64_t last_event;
+  bool reorders; /* the drive reorders its queue at all */
   /* Virtual mode: whether the client sends requests together (decisions
    * then wait for the batch), waits since the last one that found
    * company, and requests since the last probe for it.
@@ -119,6 +124,10 @@ struct emu {
    */
   size_t depth;
   unsigned since_lull;
+  /* Virtual mode: the mean wall time from one event (last_event) to the
+   * next arrival while others are in the plugin.
+   */
+  uint64_t gap_ns;
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -628,9 +637,10 @@ struct job {
   int (*served) (struct emu *e, struct job *j, const struct fm_timing *t);
   struct emu_result *r;
   struct fm_err *err;
-  int ret;      /* the served step's result */
-  bool decided; /* the drive picked it and `served` ran */
-  bool refused; /* the power was off: it never ran */
+  int ret;       /* the served step's result */
+  bool decided;  /* the drive picked it and `served` ran */
+  bool refused;  /* the power was off: it never ran */
+  bool arriving; /* counted in e->arriving until it takes the lock */
   /* What the served step leaves for the work outside the lock. */
   bool copied, apply, cached;
   uint64_t at, nflips, *flips;
@@ -739,30 +749,37 @@ emu_early_decisions (size_t queued, size_t window, bool reorders,
   return queued >= window ? queued - window + 1 : 0;
 }
 
-/* Virtual mode: should a new request's decision wait for others sent
- * with it?  A reply goes out the moment its request is decided, so a
- * client's requests reach the plugin one after another unless a decision
- * waits: once a wait has found company, every decision waits (batching);
- * after BATCH_MISSES waits that found none, none does — but every
+/* Virtual mode: should a new request's decision wait for others sent with
+ * it?  A reply goes out the moment its request is decided, so a client's
+ * requests reach the plugin one after another unless a decision waits:
+ * once a wait has found company, every decision waits (batching); after
+ * BATCH_MISSES waits that found none, none does — but every
  * PROBE_EVERY-th request waits again, to notice a client that started
  * sending requests together.  A client with one request at a time pays
  * the grace once per PROBE_EVERY requests.  A request that finds the
  * drive's window full waits too: decide_due takes at once only the picks
- * that keep the window full.  While batching, a decision
- * waits for a lull of the grace (an arrival or a decision restarts it),
- * so the reply a decision lets go can bring the client's next request
- * into the queue first, as it would reach a real drive's queue while the
- * drive served the one before.  The lull also tells the client's depth:
- * once the queue is back at it, DEPTH_BATCH decisions are taken at once
- * with no lull (one would serialise the client: a single request in
- * transit at a time), and short of it the lull is DEPTH_LULL graces;
- * every DEPTH_PROBE_EVERY-th decision waits a lull to learn the depth
- * again.  fio keeping 16 random reads in flight on cmr-20t-2024 gets 162
- * virtual IOPS against the model's 166 at QD16 (one decision per lull:
- * 158), at 19,000 requests per second of wall time (one per lull: 6,700;
- * DEPTH_BATCH 6: 22,000 but 156).  Larger batches buy little: on a 1 GiB
- * span, 8 gave 15 % more wall rate for 4 % less virtual, 16 gave 22 % for
- * 12 %, because each request's thread still sleeps until its decision.
+ * that keep the window full.  While batching, a decision waits for a lull
+ * of the grace (an arrival, a decision or a reply restarts it), so the
+ * reply a decision lets go can bring the client's next request into the
+ * queue first, as it would reach a real drive's queue while the drive
+ * served the one before.  The lull also tells the client's depth: once
+ * the queue is back at it, DEPTH_BATCH decisions are taken at once with
+ * no lull (one would serialise the client: a single request in transit at
+ * a time), and short of it the lull is DEPTH_LULL graces; every
+ * DEPTH_PROBE_EVERY-th decision waits a lull to learn the depth again.
+ * No lull ends while a decided request has yet to reply or a write is
+ * still preparing its store pages on its way in: a write-through write's
+ * store copy runs after its decision, its reply brings the client's next
+ * request, and both take longer than a lull of graces for large writes.
+ * For the same reason the lull is at least GAP_LULL times the mean wall
+ * time from an event to the next arrival (at most LULL_CAP_NS): 1 MiB
+ * writes reach the plugin some 300 us apart.  fio keeping 16 random reads
+ * in flight on cmr-20t-2024 gets 162 virtual IOPS against the model's 166
+ * at QD16 (one decision per lull: 158), at 19,000 requests per second of
+ * wall time (one per lull: 6,700; DEPTH_BATCH 6: 22,000 but 156).  Larger
+ * batches buy little: on a 1 GiB span, 8 gave 15 % more wall rate for 4 %
+ * less virtual, 16 gave 22 % for 12 %, because each request's thread
+ * still sleeps until its decision.
  * Lock held.
  */
 #define PROBE_EVERY       16
@@ -770,6 +787,8 @@ emu_early_decisions (size_t queued, size_t window, bool reorders,
 #define DEPTH_PROBE_EVERY 64
 #define DEPTH_LULL        4
 #define DEPTH_BATCH       4
+#define GAP_LULL          2
+#define LULL_CAP_NS       1000000u
 
 static bool
 virtual_waits (struct emu *e)
@@ -813,7 +832,62 @@ at_depth (const struct emu *e)
 static uint64_t
 lull_needed (const struct emu *e)
 {
-  return depth_known (e) ? DEPTH_LULL * e->grace_ns : e->grace_ns;
+  uint64_t base = depth_known (e) ? DEPTH_LULL * e->grace_ns : e->grace_ns;
+  uint64_t gap = GAP_LULL * e->gap_ns;
+
+  if (gap > LULL_CAP_NS)
+    gap = LULL_CAP_NS;
+  return gap > base ? gap : base;
+}
+
+/* Has every decided request replied, and has every write on its way in
+ * reached the drive?  Until then a lull proves nothing: the replies still
+ * to go bring requests, and the writes are coming.  Lock held.
+ */
+static bool
+settled (const struct emu *e)
+{
+  return __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) <=
+             fm_disk_queued (e->disk) &&
+         __atomic_load_n (&e->arriving, __ATOMIC_RELAXED) == 0;
+}
+
+/* Wall ns since the latest event: none if a reply stored it after `now`
+ * was read (replies store it without the lock).
+ */
+static uint64_t
+since_event (const struct emu *e, uint64_t now)
+{
+  uint64_t last = __atomic_load_n (&e->last_event, __ATOMIC_RELAXED);
+
+  return now > last ? now - last : 0;
+}
+
+/* Wall ns left of the lull a waiting decision takes (0: it is over). Lock
+ * held.
+ */
+static uint64_t
+lull_left (const struct emu *e)
+{
+  uint64_t since = since_event (e, monotonic_ns ());
+  uint64_t need = lull_needed (e);
+
+  if (e->scale == 0 && !settled (e))
+    return need;
+  return since < need ? need - since : 0;
+}
+
+/* A request arrived: the events' gap learns from it.  Lock held. */
+static void
+arrived (struct emu *e)
+{
+  uint64_t now = monotonic_ns ();
+  uint64_t since = since_event (e, now);
+
+  if (e->scale == 0 && __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
+    e->gap_ns +=
+        (since < LULL_CAP_NS ? since : LULL_CAP_NS) / 8 - e->gap_ns / 8;
+  __atomic_store_n (&e->last_event, now, __ATOMIC_RELAXED);
 }
 
 /* A decision that waited is about to be taken, after a lull or at the
@@ -941,7 +1015,7 @@ waiter_left (struct emu *e, struct job *j)
 static void
 decide_due (struct emu *e, struct job *j, bool waits)
 {
-  bool full = monotonic_ns () - e->last_event >= lull_needed (e);
+  bool full = lull_left (e) == 0;
 
   size_t early = emu_early_decisions (
       fm_disk_queued (e->disk), e->profile.queue_depth, e->reorders,
@@ -969,7 +1043,7 @@ decide_due (struct emu *e, struct job *j, bool waits)
       batch_seen (e, full);
     if (waits && e->batching) {
       decide (e, UINT64_MAX, j, full ? 1 : DEPTH_BATCH);
-      e->last_event = monotonic_ns ();
+      __atomic_store_n (&e->last_event, monotonic_ns (), __ATOMIC_RELAXED);
     } else
       decide (e, UINT64_MAX, j, UINT_MAX);
   }
@@ -999,7 +1073,7 @@ drive (struct emu *e, struct job *j)
   /* The grace is about when threads reach us: the real clock, even when
    * a test drives the emulated one (cfg.wall_ns).
    */
-  e->last_event = monotonic_ns ();
+  arrived (e);
   waits = e->scale == 0 && virtual_waits (e);
   for (;;) {
     uint64_t d = UINT64_MAX;
@@ -1015,11 +1089,8 @@ drive (struct emu *e, struct job *j)
 
         wall = e->wall_ns ();
         d = due > wall ? due - wall : 0;
-      } else {
-        uint64_t lull = monotonic_ns () - e->last_event;
-        uint64_t need = lull_needed (e);
-        d = lull < need ? need - lull : 0;
-      }
+      } else
+        d = lull_left (e);
     }
     if (!wait_for (e, j, d))
       return false;
@@ -1049,6 +1120,9 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
     errno = ESHUTDOWN;
     ret = -1;
   }
+  /* The lull starts again: the client's next request follows the reply. */
+  if (e->scale == 0)
+    __atomic_store_n (&e->last_event, monotonic_ns (), __ATOMIC_RELAXED);
   __atomic_sub_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
   if (e->scale > 0 || r->done_ns == 0)
     return ret;
@@ -1073,6 +1147,8 @@ run (struct emu *e, struct job *j)
   bool locked = true;
 
   pthread_mutex_lock (&e->lock);
+  if (j->arriving)
+    __atomic_sub_fetch (&e->arriving, 1, __ATOMIC_RELAXED);
   /* A disk without power never sees the request: no time passes. */
   if (!e->off)
     locked = drive (e, j);
@@ -1209,8 +1285,11 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
   /* Fresh store pages are faulted in here, in parallel, rather than by
    * a destage under the lock, one thread at a time.
    */
-  if (e->store->ops->prepare)
+  if (e->store->ops->prepare) {
+    j.arriving = true;
+    __atomic_add_fetch (&e->arriving, 1, __ATOMIC_RELAXED);
     e->store->ops->prepare (e->store, count, offset);
+  }
   ret = run (e, &j);
 
   if (ret == 0 && j.apply && !j.cached &&
