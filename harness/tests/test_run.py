@@ -282,11 +282,13 @@ def test_same_seed_same_layout(run, tmp_path, fill):
     def kept(seed, name):
         trial(run, tmp_path, "--seed", str(seed), *fill, "--keep", name=name)
         return layout(tmp_path, tmp_path / name)
-    a, b, c = kept(5, "a"), kept(5, "b"), kept(6, "c")
+    a, b = kept(5, "a"), kept(5, "b")
     assert a[0] == b[0]
     assert a[1] == b[1]
     assert a[2] == b[2]
-    assert all(x != y for x, y in zip(a[0], c[0])), (a[0], c[0])
+    if fill[:1] == ["--meta-only"]:  # another seed, another identity (once)
+        c = kept(6, "c")
+        assert all(x != y for x, y in zip(a[0], c[0])), (a[0], c[0])
 
 
 @pytest.mark.parametrize("phase", ["attach", "populate", "inject", "check",
