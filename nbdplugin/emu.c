@@ -282,6 +282,13 @@ struct emu *
 emu_new (const struct emu_config *cfg, struct fm_err *err)
 {
   struct emu *e = calloc (1, sizeof *e);
+  /* The cache's memory, once: as much as the model can hold dirty (a
+   * flash drive's model never caches writes).
+   */
+  uint64_t cache_bytes =
+      fm_profile_rotating (&cfg->profile) && cfg->caches.write_cache
+          ? cfg->profile.cache_bytes
+          : 0;
 
   if (e == NULL) {
     fm_fail (err, "out of memory");
@@ -311,7 +318,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->store = cfg->store_path
                  ? store_file_open (cfg->store_path, cfg->profile.capacity,
                                     cfg->profile.name, err)
-                 : store_ram_new (cfg->profile.capacity, err);
+                 : store_ram_new (cfg->profile.capacity, cache_bytes > 0, err);
   if (e->store == NULL)
     goto fail;
   e->faults = faults_of (cfg, err);
@@ -322,13 +329,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
       (e->wlog = fd_wlog_create (cfg->writelog_path, cfg->profile.capacity,
                                  err)) == NULL)
     goto fail;
-  /* The cache's memory, once: as much as the model can hold dirty (a
-   * flash drive's model never caches writes).
-   */
-  e->wc = wcache_new (e->store, fm_profile_rotating (&cfg->profile) &&
-                                        cfg->caches.write_cache
-                                    ? cfg->profile.cache_bytes
-                                    : 0);
+  e->wc = wcache_new (e->store, cache_bytes);
   if (e->wc == NULL) {
     fm_fail (err, "write cache: cannot have %" PRIu64 " bytes: %s",
              cfg->profile.cache_bytes, fd_strerror (errno));

@@ -1,6 +1,7 @@
 /* futuredisk — nbdplugin: sparse store in RAM, hashed layout (disks over
- * 64 GiB; smaller ones use the flat layout, store-flat.c, unless the
- * address space for it cannot be reserved).
+ * 64 GiB, and disks behind a write cache; smaller ones use the flat
+ * layout, store-flat.c, unless the address space for it cannot be
+ * reserved).
  *
  * 4 KiB pages, grouped sixteen to a 64 KiB group, the groups in an
  * open-addressing hash table keyed by group number (16 bytes an entry, at
@@ -14,10 +15,16 @@
  * quickly, so a bitmap with one bit per 2 MiB region says where pages may
  * be (a set bit may be stale after a trim; a clear bit is never wrong).
  *
+ * Pages held by pointer can change hands: a write cache borrows pages
+ * (lend) and, at destage, hands a page written whole over for the one
+ * the store held there (adopt), so the bytes are not copied again.  The
+ * store's own layout for such disks, whatever their size.
+ *
  * Locking: a rwlock.  Reading and writing existing pages share it (the
  * bytes are copied under the shared lock, which is what keeps a page from
- * being freed, and reused at another offset, under a reader); adding or
- * freeing pages takes it exclusively, briefly.
+ * being freed, or handed over, and reused at another offset, under a
+ * reader); adding, freeing or exchanging pages takes it exclusively,
+ * briefly.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +34,10 @@
 #include <sys/mman.h>
 
 #include "store.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 #define GROUP_PAGES  16
 #define REGION_PAGES 512       /* 2 MiB per bitmap bit */
@@ -41,6 +52,13 @@ struct group {
 struct entry {
   uint64_t key;
   struct group *g;
+};
+
+/* Pages lent to a write cache, freed at close. */
+struct lent {
+  struct lent *next;
+  char *map;
+  size_t len;
 };
 
 struct ram {
@@ -58,28 +76,22 @@ struct ram {
   size_t nslabs, slabs_alloc;
   size_t slab_used; /* bytes handed out from the newest slab */
   char *free_pages; /* linked through their first 8 bytes */
+  size_t nfree;     /* pages on it */
+  struct lent *lent;
 };
 
 static const char zero_page[STORE_PAGE];
 
 /* ---- pages ---- */
 
-/* Up to `want` pages, contiguous in a slab where possible (a large write
- * to a fresh area then reads back with one memcpy); *got says how many.
- * A reused page from the free list comes alone.  NULL out of memory.
+/* Up to `want` fresh pages from the newest slab, contiguous; *got says
+ * how many.  NULL out of memory.  alloc_lock held.
  */
 static char *
-pages_alloc (struct ram *r, size_t want, size_t *got)
+slab_carve (struct ram *r, size_t want, size_t *got)
 {
-  char *pg = NULL;
+  char *pg;
 
-  pthread_mutex_lock (&r->alloc_lock);
-  if (r->free_pages) {
-    pg = r->free_pages;
-    memcpy (&r->free_pages, pg, sizeof (char *));
-    *got = 1;
-    goto out;
-  }
   if (r->nslabs == 0 || r->slab_used == SLAB_BYTES) {
     char *slab;
 
@@ -87,7 +99,7 @@ pages_alloc (struct ram *r, size_t want, size_t *got)
       size_t n = r->slabs_alloc ? 2 * r->slabs_alloc : 64;
       char **ns = realloc (r->slabs, n * sizeof *ns);
       if (ns == NULL)
-        goto out;
+        return NULL;
       r->slabs = ns;
       r->slabs_alloc = n;
     }
@@ -95,7 +107,7 @@ pages_alloc (struct ram *r, size_t want, size_t *got)
     slab = mmap (NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (slab == MAP_FAILED)
-      goto out;
+      return NULL;
     r->slabs[r->nslabs++] = slab;
     r->slab_used = 0;
   }
@@ -104,9 +116,32 @@ pages_alloc (struct ram *r, size_t want, size_t *got)
     *got = want;
   pg = r->slabs[r->nslabs - 1] + r->slab_used;
   r->slab_used += *got * STORE_PAGE;
-out:
-  pthread_mutex_unlock (&r->alloc_lock);
   return pg;
+}
+
+/* Up to `want` (at most TAKE_MAX) pages into pg[]; returns how many, 0
+ * out of memory.  Pages waiting on the free list (reused, or prepared)
+ * come first; else fresh ones, contiguous in a slab (a large write to a
+ * fresh area then reads back with one memcpy).
+ */
+#define TAKE_MAX 64
+static size_t
+pages_take (struct ram *r, char **pg, size_t want)
+{
+  size_t got = 0, k;
+
+  pthread_mutex_lock (&r->alloc_lock);
+  while (got < want && r->free_pages) {
+    pg[got] = r->free_pages;
+    memcpy (&r->free_pages, pg[got], sizeof (char *));
+    r->nfree--;
+    got++;
+  }
+  if (got == 0 && (pg[0] = slab_carve (r, want, &got)) != NULL)
+    for (k = 1; k < got; k++)
+      pg[k] = pg[0] + k * STORE_PAGE;
+  pthread_mutex_unlock (&r->alloc_lock);
+  return got;
 }
 
 static void
@@ -115,7 +150,45 @@ page_free (struct ram *r, char *pg)
   pthread_mutex_lock (&r->alloc_lock);
   memcpy (pg, &r->free_pages, sizeof (char *));
   r->free_pages = pg;
+  r->nfree++;
   pthread_mutex_unlock (&r->alloc_lock);
+}
+
+/* Put `need` more pages on the free list, resident: the kernel faults
+ * fresh ones in here, where the writes that take them later (a destage,
+ * under the drive's lock) would each wait for it.  Writes prepared
+ * together, or one page prepared twice before its destage, leave pages
+ * over, which the next fresh writes take; PREPARED_MAX bounds the list
+ * (prepares past it leave their pages to the write).
+ */
+#define PREPARED_MAX 16384 /* pages: 64 MiB */
+static void
+free_add (struct ram *r, size_t need)
+{
+  while (need > 0) {
+    char *run, *head = NULL;
+    size_t got = 0, k;
+
+    pthread_mutex_lock (&r->alloc_lock);
+    run = r->nfree < PREPARED_MAX ? slab_carve (r, need, &got) : NULL;
+    pthread_mutex_unlock (&r->alloc_lock);
+    if (run == NULL)
+      return;
+    need -= got;
+    /* Faulted in by one call (a fault per page costs more); a kernel
+     * without MADV_POPULATE_WRITE faults them as they are linked.
+     */
+    madvise (run, got * STORE_PAGE, MADV_POPULATE_WRITE);
+    for (k = got; k-- > 0;) {
+      memcpy (run + k * STORE_PAGE, &head, sizeof head);
+      head = run + k * STORE_PAGE;
+    }
+    pthread_mutex_lock (&r->alloc_lock);
+    memcpy (run + (got - 1) * STORE_PAGE, &r->free_pages, sizeof (char *));
+    r->free_pages = head;
+    r->nfree += got;
+    pthread_mutex_unlock (&r->alloc_lock);
+  }
 }
 
 /* ---- the table ---- */
@@ -336,39 +409,38 @@ ram_write (struct store *s, const void *buf, uint64_t count, uint64_t offset)
    * A page someone else added meanwhile is written in place instead.
    */
   while (count > 0) {
-    uint64_t in = offset % STORE_PAGE;
+    uint64_t in = offset % STORE_PAGE, run_off = offset, left = count;
     size_t want = (in + count + STORE_PAGE - 1) / STORE_PAGE, got, k;
-    char *run = pages_alloc (r, want, &got);
+    char *run[TAKE_MAX];
     const char *run_src = src;
-    uint64_t run_off = offset, left = count;
 
-    if (run == NULL)
+    got = pages_take (r, run, want < TAKE_MAX ? want : TAKE_MAX);
+    if (got == 0)
       return oom (s, count);
     for (k = 0; k < got; k++) {
       uint64_t pin = run_off % STORE_PAGE, n = STORE_PAGE - pin;
       if (n > left)
         n = left;
-      fill_fresh (run + k * STORE_PAGE, pin, n, run_src);
+      fill_fresh (run[k], pin, n, run_src);
       run_src += n;
       run_off += n;
       left -= n;
     }
     pthread_rwlock_wrlock (&r->lock);
     for (k = 0; k < got; k++) {
-      char *fresh = run + k * STORE_PAGE, *pg;
       uint64_t pin = offset % STORE_PAGE, n = STORE_PAGE - pin;
+      char *pg = insert (r, offset / STORE_PAGE, run[k]);
       if (n > count)
         n = count;
-      pg = insert (r, offset / STORE_PAGE, fresh);
       if (pg == NULL) {
         pthread_rwlock_unlock (&r->lock);
         for (; k < got; k++)
-          page_free (r, run + k * STORE_PAGE);
+          page_free (r, run[k]);
         return oom (s, count);
       }
-      if (pg != fresh) { /* added by a racing writer: ours goes on top */
+      if (pg != run[k]) { /* added by a racing writer: ours goes on top */
         memcpy (pg + pin, src, n);
-        page_free (r, fresh);
+        page_free (r, run[k]);
       }
       src += n;
       offset += n;
@@ -500,11 +572,75 @@ ram_close (struct store *s)
   for (i = 0; i < r->nslabs; i++)
     munmap (r->slabs[i], SLAB_BYTES);
   free (r->slabs);
+  while (r->lent) {
+    struct lent *l = r->lent;
+    r->lent = l->next;
+    munmap (l->map, l->len);
+    free (l);
+  }
   free (r->table);
   free (r->regions);
   pthread_rwlock_destroy (&r->lock);
   pthread_mutex_destroy (&r->alloc_lock);
   free (r);
+}
+
+static void
+ram_prepare (struct store *s, uint64_t count, uint64_t offset)
+{
+  struct ram *r = (struct ram *)s;
+  uint64_t p, end;
+  size_t need = 0;
+
+  if (count == 0)
+    return;
+  end = (offset + count - 1) / STORE_PAGE + 1;
+  pthread_rwlock_rdlock (&r->lock);
+  for (p = offset / STORE_PAGE; p < end; p++)
+    need += page_at (r, p * STORE_PAGE) == NULL;
+  pthread_rwlock_unlock (&r->lock);
+  if (need)
+    free_add (r, need);
+}
+
+static char *
+ram_lend (struct store *s, size_t n)
+{
+  struct ram *r = (struct ram *)s;
+  struct lent *l = malloc (sizeof *l);
+  char *map;
+
+  if (l == NULL)
+    return NULL;
+  /* Resident now: the cache's pages are its DRAM, there from the start. */
+  map = mmap (NULL, n * STORE_PAGE, PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (map == MAP_FAILED) {
+    free (l);
+    return NULL;
+  }
+  *l = (struct lent){.map = map, .len = n * STORE_PAGE};
+  pthread_mutex_lock (&r->alloc_lock);
+  l->next = r->lent;
+  r->lent = l;
+  pthread_mutex_unlock (&r->alloc_lock);
+  return map;
+}
+
+static char *
+ram_adopt (struct store *s, char *page, uint64_t offset)
+{
+  struct ram *r = (struct ram *)s;
+  uint64_t p = offset / STORE_PAGE;
+  struct entry *e;
+  char *old = NULL;
+
+  pthread_rwlock_wrlock (&r->lock);
+  if ((e = lookup (r, p / GROUP_PAGES)) != NULL &&
+      (old = e->g->page[p % GROUP_PAGES]) != NULL)
+    e->g->page[p % GROUP_PAGES] = page;
+  pthread_rwlock_unlock (&r->lock);
+  return old;
 }
 
 static const struct store_ops ram_ops = {
@@ -515,17 +651,20 @@ static const struct store_ops ram_ops = {
     .flush = ram_flush,
     .extents = ram_extents,
     .bytes_stored = ram_bytes_stored,
+    .prepare = ram_prepare,
+    .lend = ram_lend,
+    .adopt = ram_adopt,
     .close = ram_close,
 };
 
 struct store *
-store_ram_new (uint64_t size, struct fm_err *err)
+store_ram_new (uint64_t size, bool for_cache, struct fm_err *err)
 {
   struct ram *r;
   uint64_t pages = (size + STORE_PAGE - 1) / STORE_PAGE;
   uint64_t regions = pages / REGION_PAGES + 1;
 
-  if (size <= STORE_FLAT_MAX) {
+  if (size <= STORE_FLAT_MAX && !for_cache) {
     struct store *s = store_flat_new (size, err);
     if (s)
       return s;

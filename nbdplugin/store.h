@@ -20,6 +20,7 @@
 #define FUTUREDISK_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "faultmodels/error.h"
@@ -54,6 +55,20 @@ struct store_ops {
    * kernel to fault fresh pages in.  Called without the drive's lock.
    */
   void (*prepare) (struct store *s, uint64_t count, uint64_t offset);
+  /* Optional, both or neither (NULL: the store is written by copying).
+   * A write cache that keeps its bytes in the store's own pages can hand
+   * a whole page over at destage instead of copying it: one copy of
+   * every overwritten byte fewer.
+   * lend: n contiguous pages, resident, for the caller to use as it likes
+   * until close, which frees them; NULL out of memory.
+   * adopt: if the store holds a page at `offset` (page aligned), `page`
+   * (lent, or handed back by an earlier adopt) holds it from now on, and
+   * the page it replaces is returned, the caller's now; NULL, and nothing
+   * changed, if the store holds none there (the caller writes instead).
+   * Both may run beside reads and writes of other pages.
+   */
+  char *(*lend) (struct store *s, size_t n);
+  char *(*adopt) (struct store *s, char *page, uint64_t offset);
   void (*close) (struct store *s);
 };
 
@@ -65,9 +80,12 @@ struct store {
 
 /* RAM store of `size` bytes.  NULL with err filled on failure.  Disks up
  * to STORE_FLAT_MAX get the flat layout where its address space can be
- * reserved; bigger ones, and those where it cannot, the hashed one.
+ * reserved; bigger ones, those where it cannot, and those for a write
+ * cache (`for_cache`: the store must lend and adopt pages, which only a
+ * layout holding pages by pointer can) the hashed one.
  */
-extern struct store *store_ram_new (uint64_t size, struct fm_err *err);
+extern struct store *store_ram_new (uint64_t size, bool for_cache,
+                                    struct fm_err *err);
 
 /* The RAM store's flat layout on its own (store-flat.c), for tests. */
 #define STORE_FLAT_MAX (64ULL << 30)

@@ -21,6 +21,7 @@
 
 #define BLOCK           512
 #define BLOCKS_PER_PAGE (STORE_PAGE / BLOCK)
+#define ALL_BLOCKS      ((uint8_t)((1u << BLOCKS_PER_PAGE) - 1))
 
 /* Headroom beyond the cache size for pages the model's sectors share
  * with others (pages)...
@@ -36,7 +37,9 @@ struct cpage {
   char *data;         /* STORE_PAGE bytes in a slab */
 };
 
-/* One mapping of pages and their headers, kept until wcache_free. */
+/* One mapping of pages and their headers, kept until wcache_free (the
+ * pages are the store's where it lends them, and only headers are here).
+ */
 struct slab {
   struct slab *next;
   size_t len; /* bytes mapped */
@@ -73,20 +76,27 @@ populated (size_t len)
 static int
 pool_add (struct wcache *w, size_t n)
 {
-  size_t len = n * (STORE_PAGE + sizeof (struct cpage)) + sizeof (struct slab);
-  char *map = populated (len);
+  bool lent = w->backing->ops->lend != NULL;
+  size_t own = lent ? 0 : n * STORE_PAGE;
+  size_t len = own + n * sizeof (struct cpage) + sizeof (struct slab);
+  char *map = populated (len), *data;
   struct cpage *c;
   struct slab *s;
   size_t i;
 
   if (map == NULL)
     return -1;
-  c = (struct cpage *)(map + n * STORE_PAGE);
+  data = lent ? w->backing->ops->lend (w->backing, n) : map;
+  if (data == NULL) {
+    munmap (map, len);
+    return -1;
+  }
+  c = (struct cpage *)(map + own);
   s = (struct slab *)(c + n);
   *s = (struct slab){.next = w->slabs, .len = len, .map = map};
   w->slabs = s;
   for (i = 0; i < n; i++) {
-    c[i].data = map + i * STORE_PAGE;
+    c[i].data = data + i * STORE_PAGE;
     c[i].next = w->free_pages;
     w->free_pages = &c[i];
   }
@@ -422,7 +432,18 @@ commit_blocks (struct wcache *w, struct cpage *c, uint8_t m)
 {
   uint8_t todo = c->dirty & m;
   unsigned b = 0;
+  char *old;
 
+  /* A page written whole changes hands instead of being copied: the
+   * store takes it and gives back the page it held.  Where it holds none,
+   * the write below makes one (its own: the cache keeps its pool).
+   */
+  if (todo == ALL_BLOCKS && w->backing->ops->adopt &&
+      (old = w->backing->ops->adopt (w->backing, c->data,
+                                     c->page * STORE_PAGE)) != NULL) {
+    c->data = old;
+    b = BLOCKS_PER_PAGE;
+  }
   /* Write runs of dirty blocks, so a whole dirty page is one write. */
   while (b < BLOCKS_PER_PAGE) {
     unsigned e;

@@ -17,6 +17,10 @@
  * drive's cache bytes (512-byte sectors scattered over many pages, data
  * misdirected away from the sectors the model caches) gets more, once,
  * and keeps them.
+ * Where the store lends pages (store.h), the pool is the store's pages,
+ * and a destage of a page written whole swaps it for the store's page
+ * there instead of copying it: a page moves between the cache and the
+ * store, and neither may be used once the store is closed.
  */
 #ifndef FUTUREDISK_WCACHE_H
 #define FUTUREDISK_WCACHE_H

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Memory follows data written, not capacity: write 1 GiB to a disk in the
 RAM store and report nbdkit's resident memory and its page tables, against
-nbdkit's memory plugin (sparse allocator) given the same writes.  Two
-disks: an 8 TB roadmap-2013 (the hashed layout) and the same profile cut
-to 64 GiB, the largest disk of the flat layout, whose index is the
+nbdkit's memory plugin (sparse allocator) given the same writes.  Three
+disks: an 8 TB roadmap-2013 (the hashed layout), the same profile cut to
+64 GiB (hashed too: its drive caches writes) and that disk with its write
+cache off, the largest disk of the flat layout, whose index is the
 process's page tables (so they are counted: VmPTE).
 
 Usage: bench_memory.py PLUGIN.so [PATTERN...]
@@ -19,7 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from nbdkit_server import Nbdkit  # noqa: E402
 
 GiB = 1 << 30
-DISKS = [("8 TB", 8000 * 10**9), ("64 GiB", 64 * GiB)]
+DISKS = [("8 TB", 8000 * 10**9, ()), ("64 GiB", 64 * GiB, ()),
+         ("64 GiB, cache off", 64 * GiB, ("write-cache=off",))]
 
 
 def status_mib(pid, key):
@@ -57,16 +59,16 @@ def run(server_args, disk, pattern):
 def main():
     plugin = sys.argv[1]
     patterns = sys.argv[2:] or ["seq", "scatter64k", "scatter4k"]
-    print(f"{'pattern':<12} {'server':<38} {'RSS before':>11} "
+    print(f"{'pattern':<12} {'server':<44} {'RSS before':>11} "
           f"{'RSS after':>10} {'page tables':>12} {'per GiB':>8}")
-    for label, disk in DISKS:
+    for label, disk, extra in DISKS:
         for pat in patterns:
             for name, args in [
                     (f"futuredisk roadmap-2013 ({label})",
-                     [plugin, "roadmap-2013", f"size={disk}"]),
+                     [plugin, "roadmap-2013", f"size={disk}", *extra]),
                     (f"memory {label} (baseline)", ["memory", str(disk)])]:
                 base, rss, pte = run(args, disk, pat)
-                print(f"{pat:<12} {name:<38} {base:>8.0f} MiB {rss:>6.0f} MiB "
+                print(f"{pat:<12} {name:<44} {base:>8.0f} MiB {rss:>6.0f} MiB "
                       f"{pte:>8.0f} MiB {(rss + pte) / 1024:>7.2f}x",
                       flush=True)
 

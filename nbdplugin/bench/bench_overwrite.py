@@ -14,12 +14,13 @@ ratio plugin / memory; then the median ratio per pass, its range and a
 90% bootstrap interval (>= 1.0: the plugin is at least as fast), and
 each server's CPU seconds (user + system of the nbdkit process) per GiB
 written.  The plugin runs the profile (default roadmap-2013) on an 8 GiB
-disk in time=virtual think=zero with the fault set (default consumer;
+disk (--size: a disk over 64 GiB gets the store's hashed layout, not the
+flat one) in time=virtual think=zero with the fault set (default consumer;
 "none" for no faults).
 
-Usage: bench_overwrite.py [--profile P] [--faults SPEC] PLUGIN.so
-       [SECONDS] [ROUNDS]     (defaults: roadmap-2013, consumer, 5 s,
-       5 rounds)"""
+Usage: bench_overwrite.py [--profile P] [--faults SPEC] [--size SIZE]
+       PLUGIN.so [SECONDS] [ROUNDS]     (defaults: roadmap-2013, consumer,
+       8G, 5 s, 5 rounds)"""
 import argparse
 import statistics
 import sys
@@ -28,7 +29,6 @@ import sys
 from bench_fio import (Nbdkit, cpu_seconds, fio_result, fio_start,
                        median_interval)
 
-SIZE = "8G"
 REGION = "1G"
 PASSES = ("fresh", "overwrite")
 
@@ -68,6 +68,8 @@ def parse_args():
     p.add_argument("--faults", default="consumer",
                    help="the plugin's faults= (default consumer; none: no "
                         "fault set)")
+    p.add_argument("--size", default="8G",
+                   help="both disks' size, nbdkit's notation (default 8G)")
     p.add_argument("plugin", help="nbdkit-futuredisk-plugin.so")
     p.add_argument("seconds", nargs="?", type=int, default=5,
                    help="the overwrite pass, time-based (default 5)")
@@ -83,11 +85,11 @@ def parse_args():
 
 def main():
     a = parse_args()
-    ours = [a.plugin, f"profile={a.profile}", f"size={SIZE}",
+    ours = [a.plugin, f"profile={a.profile}", f"size={a.size}",
             "time=virtual", "think=zero"]
     if a.faults != "none":
         ours.append(f"faults={a.faults}")
-    base = ["memory", SIZE]
+    base = ["memory", a.size]
     runs = []
     for r in range(a.rounds):
         runs.append(one_round(ours, base, a.seconds, swap=r % 2 == 1))

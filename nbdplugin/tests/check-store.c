@@ -136,7 +136,7 @@ extents_test (struct store *s)
 START_TEST (test_ram_shadow)
 {
   struct fm_err err;
-  struct store *s = store_ram_new (SMALL, &err);
+  struct store *s = store_ram_new (SMALL, false, &err);
 
   ck_assert_ptr_nonnull (s);
   shadow_test (s, 1);
@@ -148,21 +148,79 @@ END_TEST
 START_TEST (test_ram_shadow_hashed)
 {
   struct fm_err err;
-  struct store *s = store_ram_new (1ULL << 40, &err);
+  struct store *s = store_ram_new (1ULL << 40, false, &err);
 
   ck_assert_ptr_nonnull (s);
   shadow_test (s, 2);
   s->ops->close (s);
-  s = store_ram_new (1ULL << 40, &err);
+  s = store_ram_new (1ULL << 40, false, &err);
   extents_test (s);
   s->ops->close (s);
+}
+END_TEST
+
+/* A store for a write cache lends pages and takes them over: a page
+ * handed in holds the offset from then on, the one it replaces comes
+ * back with the bytes it held, and where the store holds no page nothing
+ * changes hands.  The flat layout does neither.
+ */
+START_TEST (test_ram_adopt)
+{
+  struct fm_err err;
+  struct store *s = store_ram_new (SMALL, true, &err), *flat;
+  char *lent, *old, buf[STORE_PAGE];
+  const uint64_t at = 5 * STORE_PAGE;
+  struct ext_list l = {.n = 0};
+
+  ck_assert_ptr_nonnull (s);
+  ck_assert_str_eq (s->ops->name, "ram-hashed");
+  ck_assert_ptr_nonnull (s->ops->lend);
+  lent = s->ops->lend (s, 2);
+  ck_assert_ptr_nonnull (lent);
+  memset (lent, 'n', STORE_PAGE);
+  ck_assert_ptr_null (s->ops->adopt (s, lent, at));
+  ck_assert_uint_eq (s->ops->bytes_stored (s), 0);
+  ck_assert_int_eq (s->ops->read (s, buf, STORE_PAGE, at), 0);
+  ck_assert_int_eq (buf[0], 0);
+
+  memset (buf, 'o', STORE_PAGE);
+  ck_assert_int_eq (s->ops->write (s, buf, STORE_PAGE, at), 0);
+  old = s->ops->adopt (s, lent, at);
+  ck_assert_ptr_nonnull (old);
+  ck_assert_ptr_ne (old, lent);
+  ck_assert_int_eq (old[0], 'o');
+  ck_assert_int_eq (old[STORE_PAGE - 1], 'o');
+  ck_assert_int_eq (s->ops->read (s, buf, STORE_PAGE, at), 0);
+  ck_assert_int_eq (buf[0], 'n');
+  ck_assert_int_eq (buf[STORE_PAGE - 1], 'n');
+  ck_assert_uint_eq (s->ops->bytes_stored (s), STORE_PAGE);
+
+  /* The page handed back is the caller's: it can go in again. */
+  memset (old, 'p', STORE_PAGE);
+  ck_assert_ptr_eq (s->ops->adopt (s, old, at), lent);
+  ck_assert_int_eq (s->ops->read (s, buf, 2, at + STORE_PAGE - 1), 0);
+  ck_assert_int_eq (buf[0], 'p');
+  ck_assert_int_eq (buf[1], 0);
+  ck_assert_int_eq (s->ops->extents (s, SMALL, 0, collect, &l), 0);
+  ck_assert_int_eq (l.n, 3);
+  ck_assert (!l.hole[1]);
+  ck_assert_uint_eq (l.off[1], at);
+  ck_assert_uint_eq (l.len[1], STORE_PAGE);
+  s->ops->close (s);
+
+  flat = store_ram_new (SMALL, false, &err);
+  ck_assert_ptr_nonnull (flat);
+  ck_assert_str_eq (flat->ops->name, "ram-flat");
+  ck_assert_ptr_null (flat->ops->lend);
+  ck_assert_ptr_null (flat->ops->adopt);
+  flat->ops->close (flat);
 }
 END_TEST
 
 START_TEST (test_ram_extents)
 {
   struct fm_err err;
-  struct store *s = store_ram_new (SMALL, &err);
+  struct store *s = store_ram_new (SMALL, false, &err);
 
   extents_test (s);
   s->ops->close (s);
@@ -174,7 +232,7 @@ START_TEST (test_ram_sparse)
 {
   const uint64_t cap = 24000000000000ULL;
   struct fm_err err;
-  struct store *s = store_ram_new (cap, &err);
+  struct store *s = store_ram_new (cap, false, &err);
   struct ext_list l = {.n = 0};
   char buf[STORE_PAGE];
   int i;
@@ -301,9 +359,9 @@ START_TEST (test_ram_race)
 {
   struct fm_err err;
 
-  race_test (store_ram_new (2 * RACE_SHARED, &err));
+  race_test (store_ram_new (2 * RACE_SHARED, false, &err));
   /* The hashed layout adds pages under its lock: "added meanwhile". */
-  race_test (store_ram_new (1ULL << 40, &err));
+  race_test (store_ram_new (1ULL << 40, false, &err));
 }
 END_TEST
 
@@ -387,7 +445,7 @@ START_TEST (test_ram_fallback)
   ck_assert_int_eq (setrlimit (RLIMIT_AS, &lim), 0);
   ck_assert_ptr_null (store_flat_new (32ULL << 30, &err));
   ck_assert_ptr_nonnull (strstr (err.msg, "cannot reserve"));
-  s = store_ram_new (32ULL << 30, &err);
+  s = store_ram_new (32ULL << 30, false, &err);
   ck_assert_ptr_nonnull (s);
   shadow_test (s, 4);
   s->ops->close (s);
@@ -834,6 +892,7 @@ main (void)
       {"ram_sparse", test_ram_sparse},
       {"ram_race", test_ram_race},
       {"ram_shadow_hashed", test_ram_shadow_hashed},
+      {"ram_adopt", test_ram_adopt},
       {"flat_memory", test_flat_memory},
       {"ram_fallback", test_ram_fallback},
       {"flat_locked", test_flat_locked},

@@ -325,9 +325,12 @@ def test_trace_flag(server):
 
 def test_store_layout_in_debug(server, workdir):
     """-v names the store holding the bytes: the RAM store's flat layout up
-    to 64 GiB, its hashed one above, or the file."""
-    for args, name in [(("roadmap-2006", "size=64M"), "ram-flat"),
-                       (("roadmap-2013",), "ram-hashed"),
+    to 64 GiB without a write cache, its hashed one above or behind a
+    write cache (whose destage hands pages over), or the file."""
+    for args, name in [(("roadmap-2006", "size=64M", "write-cache=off"),
+                        "ram-flat"),
+                       (("roadmap-2006", "size=64M"), "ram-hashed"),
+                       (("roadmap-2013", "write-cache=off"), "ram-hashed"),
                        (("roadmap-2006", "size=64M",
                          f"store={workdir}/disk.img"), "file")]:
         s = server(*args, extra=("-v",))
