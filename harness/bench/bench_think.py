@@ -3,14 +3,25 @@
 
 Runs `predict --fs ext4` on one disk ROUNDS times with the machine as it
 is and ROUNDS times beside two CPU hogs (`yes >/dev/null` x2), for
---think cpu and --think real, and prints per mode and load the fsck
-times and their spread, (max - min) / median.  think=cpu puts the
-checker's cgroup CPU time on the clock, so load should barely move it;
-think=real puts wall time on it, so load shows.
+--think zero, cpu and real, and prints per mode and load the fsck times
+and their spread, (max - min) / median.  think=zero charges no host time
+at all: its spread is the floor, what the kernel's request stream alone
+varies (how it splits, merges and orders the checker's reads, and so
+where the platter is when each arrives).  think=cpu puts the checker's
+cgroup CPU time on the clock, so load should barely move it; think=real
+puts wall time on it, so load shows.
 
 Then one `futuredisk run --fs ext4 --think cpu --keep` to set e2fsck's
 own CPU figure (-tt's last "time: real/ user/ sys" line, in check.out)
 beside the CPU seconds think=cpu charged the check (charged_s).
+
+With --e2fsck instead: where the charged CPU's spread comes from.  One
+`futuredisk run --fs ext4 --think cpu --keep` trial of one seed, ROUNDS
+times idle, beside two hogs, and beside two hogs at SCHED_IDLE (which
+run only when nothing else in the machine wants a CPU); per run
+e2fsck's own user and system seconds (-tt), the CPU think=cpu charged,
+the check's virtual seconds and its reads; per load each one's median
+and spread.
 
 With --client instead: the mechanism alone, without the kernel's block
 layer and page cache in the way: a client that reads, burns CPU and
@@ -19,6 +30,7 @@ and beside the hogs, per think mode; its virtual seconds and their
 spread.
 
 Usage: bench_think.py BUILD_DIR [ROUNDS] [PROFILE] [FILES]   (as root)
+       bench_think.py --e2fsck BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --client BUILD_DIR [ROUNDS]"""
 import json
 import os
@@ -52,8 +64,8 @@ def predict(fd, think, profile, files, out):
         ck["bytes_read"], drops() - d0
 
 
-def hogs(n):
-    return [subprocess.Popen(["sh", "-c", "exec yes >/dev/null"])
+def hogs(n, prefix=()):
+    return [subprocess.Popen([*prefix, "sh", "-c", "exec yes >/dev/null"])
             for _ in range(n)]
 
 
@@ -61,10 +73,13 @@ def spread(xs):
     return (max(xs) - min(xs)) / statistics.median(xs)
 
 
-def e2fsck_vs_charged(fd, profile, files, d):
+def e2fsck_run(fd, profile, files, d):
+    """One kept think=cpu trial: (e2fsck's user s, its system s, charged
+    CPU s, check virtual s, check reads)."""
+    subprocess.run(["rm", "-rf", f"{d}/run"], check=True)
     cmd = [fd, "run", "--fs", "ext4", "--profile", profile, "--size",
            "full", "--meta-only", str(files), "--think", "cpu", "--keep",
-           "--dir", f"{d}/run", f"--json={d}/run.json"]
+           "--seed", "1", "--dir", f"{d}/run", f"--json={d}/run.json"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     with open(f"{d}/run.json") as f:
@@ -75,7 +90,38 @@ def e2fsck_vs_charged(fd, profile, files, d):
         times = re.findall(r"time:\s*([\d.]+)/\s*([\d.]+)/\s*([\d.]+)",
                            f.read())
     real, user, sys_ = map(float, times[-1])
-    return user + sys_, ck["charged_s"], ck["virtual_s"]
+    return user, sys_, ck["charged_s"], ck["virtual_s"], ck["reads"]
+
+
+def e2fsck_vs_charged(fd, profile, files, d):
+    user, sys_, charged, virt, _ = e2fsck_run(fd, profile, files, d)
+    return user + sys_, charged, virt
+
+
+def e2fsck_main(build, rounds, profile, files):
+    fd = f"{build}/harness/futuredisk"
+    os.environ.setdefault("FUTUREDISK_PLUGIN",
+                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    names = ("e2fsck user", "e2fsck sys", "charged", "virtual")
+    with tempfile.TemporaryDirectory() as d:
+        for load in ("idle", "hogs", "idle-hogs"):
+            hs = hogs(2 if load != "idle" else 0,
+                      ["chrt", "-i", "0"] if load == "idle-hogs" else [])
+            try:
+                got = [e2fsck_run(fd, profile, files, d)
+                       for _ in range(rounds)]
+            finally:
+                for h in hs:
+                    h.kill()
+                    h.wait()
+            for g in got:
+                print(f"{load:<9} " + "  ".join(
+                    f"{n} {x:.3f}" for n, x in zip(names, g))
+                    + f"  reads {g[4]}", flush=True)
+            print(f"{load:<9} median / spread: " + "  ".join(
+                f"{n} {statistics.median([g[k] for g in got]):.3f} / "
+                f"{100 * spread([g[k] for g in got]):.1f} %"
+                for k, n in enumerate(names)), flush=True)
 
 
 def client_once(build, think, d):
@@ -126,6 +172,12 @@ def client_main(build, rounds):
 
 
 def main():
+    if sys.argv[1] == "--e2fsck":
+        e2fsck_main(os.path.abspath(sys.argv[2]),
+                    int(sys.argv[3]) if len(sys.argv) > 3 else 5,
+                    sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
+                    int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
+        return
     if sys.argv[1] == "--client":
         client_main(os.path.abspath(sys.argv[2]),
                     int(sys.argv[3]) if len(sys.argv) > 3 else 5)
@@ -140,7 +192,7 @@ def main():
                           f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        for think in ("cpu", "real"):
+        for think in ("zero", "cpu", "real"):
             for load in (0, 2):
                 hs = hogs(load)
                 try:
@@ -169,7 +221,7 @@ def main():
                           f"{g[1]:.3f}" for g in got)
                          + f" (spread {100 * spread([g[1] for g in got]):.2f}"
                          " %)" if think == "cpu" else ""), flush=True)
-        for think in ("cpu", "real"):
+        for think in ("zero", "cpu", "real"):
             idle = [r[2] for r in rows if r[0] == think and r[1] == 0][0]
             busy = [r[2] for r in rows if r[0] == think and r[1] == 2][0]
             print(f"think={think}: median under load / idle "
