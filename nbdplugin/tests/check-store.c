@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,86 @@ START_TEST (test_ram_adopt)
   ck_assert_ptr_null (flat->ops->lend);
   ck_assert_ptr_null (flat->ops->adopt);
   flat->ops->close (flat);
+}
+END_TEST
+
+/* Pages changing hands under readers: a reader of an offset sees one
+ * whole page that was written there, never a page the cache has taken
+ * back and is filling for another offset.  Each page handed in is filled
+ * with one byte: the offset's round; a handed-back page is refilled with
+ * a byte no page at its offset ever holds before it goes in again.
+ */
+#define ADOPT_PAGES  8
+#define ADOPT_ROUNDS 200000
+
+struct adopt_reader {
+  struct store *s;
+  volatile bool stop;
+  uint64_t bad, reads;
+};
+
+static void *
+adopt_reader (void *opaque)
+{
+  struct adopt_reader *a = opaque;
+  static char buf[ADOPT_PAGES * STORE_PAGE];
+
+  /* All the pages in one read: the longer the copy, the likelier a
+   * page changes hands under it.
+   */
+  while (!a->stop) {
+    uint64_t p, k;
+
+    ck_assert_int_eq (a->s->ops->read (a->s, buf, sizeof buf, 0), 0);
+    for (p = 0; p < ADOPT_PAGES; p++) {
+      const char *pg = buf + p * STORE_PAGE;
+      for (k = 1; k < STORE_PAGE; k++)
+        if (pg[k] != pg[0])
+          break;
+      /* Round bytes are 'A' + p, 8 apart; refills are 'z'. */
+      a->bad += k < STORE_PAGE || pg[0] == 'z' ||
+                (uint8_t)(pg[0] - 'A') % ADOPT_PAGES != p;
+    }
+    __atomic_add_fetch (&a->reads, 1, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+START_TEST (test_ram_adopt_race)
+{
+  struct fm_err err;
+  struct adopt_reader a = {.s = store_ram_new (SMALL, true, &err)};
+  char *spare[ADOPT_PAGES], page[STORE_PAGE];
+  pthread_t th;
+  uint64_t p, round;
+
+  ck_assert_ptr_nonnull (a.s);
+  for (p = 0; p < ADOPT_PAGES; p++) {
+    memset (page, 'A' + (int)p, STORE_PAGE);
+    ck_assert_int_eq (a.s->ops->write (a.s, page, STORE_PAGE, p * STORE_PAGE),
+                      0);
+  }
+  spare[0] = a.s->ops->lend (a.s, ADOPT_PAGES);
+  ck_assert_ptr_nonnull (spare[0]);
+  for (p = 1; p < ADOPT_PAGES; p++)
+    spare[p] = spare[0] + p * STORE_PAGE;
+  ck_assert_int_eq (pthread_create (&th, NULL, adopt_reader, &a), 0);
+  while (__atomic_load_n (&a.reads, __ATOMIC_RELAXED) == 0)
+    sched_yield ();
+  for (round = 0; round < ADOPT_ROUNDS; round++) {
+    uint64_t q = round % ADOPT_PAGES;
+    int b = 'A' + (int)(q + ADOPT_PAGES * (round / ADOPT_PAGES % 4));
+
+    memset (spare[q], b, STORE_PAGE);
+    spare[q] = a.s->ops->adopt (a.s, spare[q], q * STORE_PAGE);
+    ck_assert_ptr_nonnull (spare[q]);
+    memset (spare[q], 'z', STORE_PAGE); /* ours now: nobody reads it */
+  }
+  a.stop = true;
+  pthread_join (th, NULL);
+  ck_assert_uint_gt (a.reads, 0);
+  ck_assert_uint_eq (a.bad, 0);
+  a.s->ops->close (a.s);
 }
 END_TEST
 
@@ -893,6 +974,7 @@ main (void)
       {"ram_race", test_ram_race},
       {"ram_shadow_hashed", test_ram_shadow_hashed},
       {"ram_adopt", test_ram_adopt},
+      {"ram_adopt_race", test_ram_adopt_race},
       {"flat_memory", test_flat_memory},
       {"ram_fallback", test_ram_fallback},
       {"flat_locked", test_flat_locked},
