@@ -74,9 +74,10 @@ struct ram {
   pthread_mutex_t alloc_lock; /* the slabs and the free list */
   char **slabs;
   size_t nslabs, slabs_alloc;
-  size_t slab_used; /* bytes handed out from the newest slab */
-  char *free_pages; /* linked through their first 8 bytes */
-  size_t nfree;     /* pages on it */
+  size_t slab_used;  /* bytes handed out from the newest slab */
+  char *free_pages;  /* linked through their first 8 bytes */
+  size_t nfree;      /* pages on it */
+  size_t lent_pages; /* pages lent, all told */
   struct lent *lent;
 };
 
@@ -158,8 +159,10 @@ page_free (struct ram *r, char *pg)
  * fresh ones in here, where the writes that take them later (a destage,
  * under the drive's lock) would each wait for it.  Writes prepared
  * together, or one page prepared twice before its destage, leave pages
- * over, which the next fresh writes take; PREPARED_MAX bounds the list
- * (prepares past it leave their pages to the write).
+ * over, which the next fresh writes take.  The list holds at most
+ * PREPARED_MAX pages plus as many as were lent (a write cache can hold
+ * that many prepared writes before it destages them); prepares past it
+ * leave their pages to the write.
  */
 #define PREPARED_MAX 16384 /* pages: 64 MiB */
 static void
@@ -170,7 +173,8 @@ free_add (struct ram *r, size_t need)
     size_t got = 0, k;
 
     pthread_mutex_lock (&r->alloc_lock);
-    run = r->nfree < PREPARED_MAX ? slab_carve (r, need, &got) : NULL;
+    run = r->nfree < PREPARED_MAX + r->lent_pages ? slab_carve (r, need, &got)
+                                                  : NULL;
     pthread_mutex_unlock (&r->alloc_lock);
     if (run == NULL)
       return;
@@ -623,24 +627,28 @@ ram_lend (struct store *s, size_t n)
   pthread_mutex_lock (&r->alloc_lock);
   l->next = r->lent;
   r->lent = l;
+  r->lent_pages += n;
   pthread_mutex_unlock (&r->alloc_lock);
   return map;
 }
 
-static char *
-ram_adopt (struct store *s, char *page, uint64_t offset)
+static void
+ram_adopt (struct store *s, char *const *pages, const uint64_t *offsets,
+           char **old, size_t n)
 {
   struct ram *r = (struct ram *)s;
-  uint64_t p = offset / STORE_PAGE;
-  struct entry *e;
-  char *old = NULL;
+  size_t i;
 
   pthread_rwlock_wrlock (&r->lock);
-  if ((e = lookup (r, p / GROUP_PAGES)) != NULL &&
-      (old = e->g->page[p % GROUP_PAGES]) != NULL)
-    e->g->page[p % GROUP_PAGES] = page;
+  for (i = 0; i < n; i++) {
+    uint64_t p = offsets[i] / STORE_PAGE;
+    struct entry *e = lookup (r, p / GROUP_PAGES);
+
+    old[i] = e ? e->g->page[p % GROUP_PAGES] : NULL;
+    if (old[i])
+      e->g->page[p % GROUP_PAGES] = pages[i];
+  }
   pthread_rwlock_unlock (&r->lock);
-  return old;
 }
 
 static const struct store_ops ram_ops = {

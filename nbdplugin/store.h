@@ -49,10 +49,12 @@ struct store_ops {
   int (*extents) (struct store *s, uint64_t count, uint64_t offset,
                   store_extent_fn *fn, void *opaque);
   uint64_t (*bytes_stored) (struct store *s);
-  /* Optional (NULL: nothing to prepare).  Make the memory behind the
-   * range ready to be written, contents unchanged, so that a write there
-   * later - a destage, under the drive's lock - does not wait for the
-   * kernel to fault fresh pages in.  Called without the drive's lock.
+  /* Optional (NULL: nothing to prepare).  Make memory ready for the
+   * range to be written (the flat layout faults its own pages in, the
+   * hashed one puts fresh pages on its free list), contents unchanged,
+   * so that a write there later - a destage, under the drive's lock -
+   * does not wait for the kernel to fault fresh pages in.  Called without
+   * the drive's lock.
    */
   void (*prepare) (struct store *s, uint64_t count, uint64_t offset);
   /* Optional, both or neither (NULL: the store is written by copying).
@@ -61,14 +63,17 @@ struct store_ops {
    * every overwritten byte fewer.
    * lend: n contiguous pages, resident, for the caller to use as it likes
    * until close, which frees them; NULL out of memory.
-   * adopt: if the store holds a page at `offset` (page aligned), `page`
-   * (lent, or handed back by an earlier adopt) holds it from now on, and
-   * the page it replaces is returned, the caller's now; NULL, and nothing
-   * changed, if the store holds none there (the caller writes instead).
+   * adopt: for each i, if the store holds a page at offsets[i] (page
+   * aligned), pages[i] (lent, or handed back by an earlier adopt) holds
+   * it from now on, and old[i] is the page it replaces, the caller's now;
+   * old[i] is NULL, and nothing changed there, if the store holds none
+   * (the caller writes instead).  All n under one exclusive hold: a
+   * destage waits for readers' copies once, not once a page.
    * Both may run beside reads and writes of other pages.
    */
   char *(*lend) (struct store *s, size_t n);
-  char *(*adopt) (struct store *s, char *page, uint64_t offset);
+  void (*adopt) (struct store *s, char *const *pages, const uint64_t *offsets,
+                 char **old, size_t n);
   void (*close) (struct store *s);
 };
 

@@ -29,6 +29,8 @@
 #define POOL_SLACK 256
 /* ... and the least a pool that runs dry gets more by (pages). */
 #define POOL_GROW 256
+/* Pages handed to the store at once. */
+#define ADOPT_BATCH 64
 
 struct cpage {
   struct cpage *next; /* in its bucket, or in the free list */
@@ -55,6 +57,8 @@ struct wcache {
   struct cpage *free_pages;
   struct slab *slabs;
   uint64_t pool_pages, grows;
+  struct cpage *batch[ADOPT_BATCH]; /* pages on their way to the store */
+  size_t nbatch;
 };
 
 /* Memory resident from the start: a private mapping, populated (the
@@ -432,18 +436,7 @@ commit_blocks (struct wcache *w, struct cpage *c, uint8_t m)
 {
   uint8_t todo = c->dirty & m;
   unsigned b = 0;
-  char *old;
 
-  /* A page written whole changes hands instead of being copied: the
-   * store takes it and gives back the page it held.  Where it holds none,
-   * the write below makes one (its own: the cache keeps its pool).
-   */
-  if (todo == ALL_BLOCKS && w->backing->ops->adopt &&
-      (old = w->backing->ops->adopt (w->backing, c->data,
-                                     c->page * STORE_PAGE)) != NULL) {
-    c->data = old;
-    b = BLOCKS_PER_PAGE;
-  }
   /* Write runs of dirty blocks, so a whole dirty page is one write. */
   while (b < BLOCKS_PER_PAGE) {
     unsigned e;
@@ -509,9 +502,59 @@ wcache_supersede (struct wcache *w, uint64_t count, uint64_t offset)
   return each_overlapping (w, count, offset, supersede_page);
 }
 
+/* Pages written whole change hands instead of being copied: the store
+ * takes each and gives back the page it held, ADOPT_BATCH at a time (one
+ * exclusive hold of the store's lock each).  Where the store holds none,
+ * the page stays cached for commit_page to write (a fresh page is the
+ * store's to make: the cache keeps its pool).
+ */
+static void
+adopt_batch (struct wcache *w)
+{
+  char *pages[ADOPT_BATCH], *old[ADOPT_BATCH];
+  uint64_t offsets[ADOPT_BATCH];
+  size_t i;
+
+  for (i = 0; i < w->nbatch; i++) {
+    pages[i] = w->batch[i]->data;
+    offsets[i] = w->batch[i]->page * STORE_PAGE;
+  }
+  w->backing->ops->adopt (w->backing, pages, offsets, old, w->nbatch);
+  for (i = 0; i < w->nbatch; i++) {
+    struct cpage *c = w->batch[i];
+    if (old[i] == NULL)
+      continue;
+    c->data = old[i];
+    w->dirty_blocks -= BLOCKS_PER_PAGE;
+    c->dirty = 0;
+    drop (w, c);
+  }
+  w->nbatch = 0;
+}
+
+/* Pages already visited may be dropped here; each_overlapping has the
+ * next one in hand, which is not among them.
+ */
+static int
+adopt_page (struct wcache *w, struct cpage *c, uint64_t count, uint64_t offset)
+{
+  if (c->dirty == ALL_BLOCKS &&
+      block_mask (c->page, count, offset) == ALL_BLOCKS) {
+    w->batch[w->nbatch++] = c;
+    if (w->nbatch == ADOPT_BATCH)
+      adopt_batch (w);
+  }
+  return 0;
+}
+
 int
 wcache_commit (struct wcache *w, uint64_t count, uint64_t offset)
 {
+  if (w->backing->ops->adopt) {
+    each_overlapping (w, count, offset, adopt_page);
+    if (w->nbatch)
+      adopt_batch (w);
+  }
   return each_overlapping (w, count, offset, commit_page);
 }
 
