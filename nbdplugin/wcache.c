@@ -505,57 +505,64 @@ wcache_supersede (struct wcache *w, uint64_t count, uint64_t offset)
 /* Pages written whole change hands instead of being copied: the store
  * takes each and gives back the page it held, ADOPT_BATCH at a time (one
  * exclusive hold of the store's lock each).  Where the store holds none,
- * the page stays cached for commit_page to write (a fresh page is the
- * store's to make: the cache keeps its pool).
+ * the page is written (a fresh page is the store's to make: the cache
+ * keeps its pool).  The batch is empty afterwards, even on failure.
  */
-static void
+static int
 adopt_batch (struct wcache *w)
 {
   char *pages[ADOPT_BATCH], *old[ADOPT_BATCH];
   uint64_t offsets[ADOPT_BATCH];
-  size_t i;
+  size_t i, n;
+  int ret = 0;
 
   for (i = 0; i < w->nbatch; i++) {
     pages[i] = w->batch[i]->data;
     offsets[i] = w->batch[i]->page * STORE_PAGE;
   }
   w->backing->ops->adopt (w->backing, pages, offsets, old, w->nbatch);
-  for (i = 0; i < w->nbatch; i++) {
+  n = w->nbatch;
+  w->nbatch = 0;
+  for (i = 0; i < n; i++) {
     struct cpage *c = w->batch[i];
-    if (old[i] == NULL)
+    if (old[i] == NULL) {
+      if (ret == 0 && commit_blocks (w, c, ALL_BLOCKS) == -1)
+        ret = -1;
       continue;
+    }
     c->data = old[i];
     w->dirty_blocks -= BLOCKS_PER_PAGE;
     c->dirty = 0;
     drop (w, c);
   }
-  w->nbatch = 0;
+  return ret;
 }
 
-/* Pages already visited may be dropped here; each_overlapping has the
+/* commit_page, with pages written whole batched for the store to take.
+ * Pages already visited may be dropped here; each_overlapping has the
  * next one in hand, which is not among them.
  */
 static int
 adopt_page (struct wcache *w, struct cpage *c, uint64_t count, uint64_t offset)
 {
-  if (c->dirty == ALL_BLOCKS &&
-      block_mask (c->page, count, offset) == ALL_BLOCKS) {
-    w->batch[w->nbatch++] = c;
-    if (w->nbatch == ADOPT_BATCH)
-      adopt_batch (w);
-  }
-  return 0;
+  if (c->dirty != ALL_BLOCKS ||
+      block_mask (c->page, count, offset) != ALL_BLOCKS)
+    return commit_page (w, c, count, offset);
+  w->batch[w->nbatch++] = c;
+  return w->nbatch == ADOPT_BATCH ? adopt_batch (w) : 0;
 }
 
 int
 wcache_commit (struct wcache *w, uint64_t count, uint64_t offset)
 {
-  if (w->backing->ops->adopt) {
-    each_overlapping (w, count, offset, adopt_page);
-    if (w->nbatch)
-      adopt_batch (w);
-  }
-  return each_overlapping (w, count, offset, commit_page);
+  int ret;
+
+  if (!w->backing->ops->adopt)
+    return each_overlapping (w, count, offset, commit_page);
+  ret = each_overlapping (w, count, offset, adopt_page);
+  if (w->nbatch && adopt_batch (w) == -1)
+    ret = -1;
+  return ret;
 }
 
 void
