@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -600,6 +601,39 @@ start_loop (struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* The kernel's read-ahead for the device: what it gives a disk that
+ * reports no optimal I/O size (128 KiB), whichever device we were given.
+ * A loop device keeps the read-ahead of its last use: attached to a
+ * file on the machine's own disk it took 2,560 KiB, and kept it when it
+ * was detached and attached again to our FUSE file.  The same trial then read
+ * its metadata in 1 MiB requests or in 128 KiB ones, depending on the device it
+ * got: 747 or 846 check reads, 3.86 or 4.40 virtual seconds (ext4,
+ * roadmap-2006, 50,000 files).
+ */
+#define READ_AHEAD_SECTORS 256
+
+static int
+pin_read_ahead (struct fd_disk *d, struct fm_err *err)
+{
+  long got = 0;
+  int fd = open (d->dev, O_RDONLY | O_CLOEXEC);
+
+  if (fd == -1)
+    return fm_fail (err, "%s: %s", d->dev, fd_strerror (errno));
+  if (ioctl (fd, BLKRASET, (unsigned long)READ_AHEAD_SECTORS) == -1 ||
+      ioctl (fd, BLKRAGET, &got) == -1) {
+    int e = errno;
+    close (fd);
+    return fm_fail (err, "%s: setting its read-ahead to %d KiB: %s", d->dev,
+                    READ_AHEAD_SECTORS / 2, fd_strerror (e));
+  }
+  close (fd);
+  if (got != READ_AHEAD_SECTORS)
+    return fm_fail (err, "%s: read-ahead set to %d KiB, reads back %ld KiB",
+                    d->dev, READ_AHEAD_SECTORS / 2, got / 2);
+  return 0;
+}
+
 int
 fd_attach_via_check (const char *via, struct fm_err *err)
 {
@@ -1005,6 +1039,8 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
     goto fail;
   if (d->nbd ? start_nbd (d, err) == -1
              : start_nbdfuse (d, err) == -1 || start_loop (d, err) == -1)
+    goto fail;
+  if (pin_read_ahead (d, err) == -1)
     goto fail;
   if (o->mkfs && fs) {
     struct fd_mkfs_argv mkfs;

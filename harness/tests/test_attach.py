@@ -155,3 +155,55 @@ def test_help(run):
                                            check=0).stdout
     assert "--faults SPEC" in run("attach", "--help", check=0).stdout
     assert "detach DIR" in run("detach", "--help", check=0).stdout
+
+
+def free_loops():
+    """Loop devices with nothing attached (their sysfs has no backing file)."""
+    return [d for d in os.listdir("/sys/block") if d.startswith("loop")
+            and not os.path.exists(f"/sys/block/{d}/loop/backing_file")]
+
+
+def read_ahead(dev):
+    with open(f"/sys/block/{dev}/queue/read_ahead_kb") as f:
+        return int(f.read())
+
+
+def test_read_ahead_is_a_disks_whatever_device_we_get(run, mountpoint):
+    # A loop device keeps the read-ahead of its last use (a file on a real
+    # disk leaves 2,560 KiB); the attach must give its device a plain
+    # disk's 128 KiB whatever it had.  Another test may take the device
+    # set up here first: then try again with the next.
+    subprocess.run(["losetup", "-f"], check=True, capture_output=True)
+    was = {}
+    try:
+        got, dev, primed = attach_primed(run, mountpoint, was)
+    finally:
+        # What the machine's other loop devices had, back (still free ones).
+        for d, kb in was.items():
+            if d in free_loops():
+                with open(f"/sys/block/{d}/queue/read_ahead_kb", "w") as f:
+                    f.write(f"{kb}\n")
+    assert dev in primed, "five attaches never got a loop device set up"
+    assert got == 128
+
+
+def attach_primed(run, mountpoint, was):
+    for _ in range(5):
+        primed = free_loops()
+        assert primed, "losetup -f left no free loop device"
+        for d in primed:
+            was.setdefault(d, read_ahead(d))
+            with open(f"/sys/block/{d}/queue/read_ahead_kb", "w") as f:
+                f.write("4096\n")
+        p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
+                "--size", "64M", "--fs", "ext4", "--mkfs", "--attach",
+                "loop", check=0)
+        dev = dict(line.split(" ", 1) for line in
+                   p.stdout.splitlines())["device"].removeprefix("/dev/")
+        try:
+            got = read_ahead(dev)
+        finally:
+            assert run("detach", mountpoint).returncode == 0
+        if dev in primed:
+            break
+    return got, dev, primed
