@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libnbd.h>
+
 #include "faultmodels/faultset.h"
 #include "attach.h"
 #include "errmsg.h"
@@ -603,11 +605,12 @@ start_loop (struct fd_disk *d, struct fm_err *err)
 
 /* The kernel's read-ahead for the device: what it gives a disk that
  * reports no optimal I/O size (128 KiB), whichever device we were given.
- * A loop device keeps the read-ahead of its last use: attached to a
- * file on the machine's own disk it took 2,560 KiB, and kept it when it
- * was detached and attached again to our FUSE file.  The same trial then read
- * its metadata in 1 MiB requests or in 128 KiB ones, depending on the device it
- * got: 747 or 846 check reads, 3.86 or 4.40 virtual seconds (ext4,
+ * A loop device's depends on its history: one that had been attached to
+ * a file on the machine's own disk had 2,560 KiB, and kept it over our
+ * FUSE file; telling it whether the disk spins (tell_rotational) may set
+ * it again, so this comes after.  The same trial then read its metadata
+ * in 1 MiB requests or in 128 KiB ones, depending on the device it got:
+ * 747 or 846 check reads, 3.86 or 4.40 virtual seconds (ext4,
  * roadmap-2006, 50,000 files).
  */
 #define READ_AHEAD_SECTORS 256
@@ -631,6 +634,44 @@ pin_read_ahead (struct fd_disk *d, struct fm_err *err)
   if (got != READ_AHEAD_SECTORS)
     return fm_fail (err, "%s: read-ahead set to %d KiB, reads back %ld KiB",
                     d->dev, READ_AHEAD_SECTORS / 2, got / 2);
+  return 0;
+}
+
+/* Tell the kernel whether a loop device's disk spins, as the NBD export
+ * says (the nbd device takes it from the export itself): a loop device
+ * over a FUSE file says it does not, and the file systems lay out
+ * differently on a disk they believe solid-state (btrfs's ssd mode, ext4's
+ * group scan).  Asked of the server, so that the answer is the profile's
+ * whatever named it.
+ */
+static int
+tell_rotational (struct fd_disk *d, struct fm_err *err)
+{
+  char path[128];
+  struct nbd_handle *h;
+  int rot;
+  FILE *fp;
+
+  if (d->nbd)
+    return 0;
+  if ((h = nbd_create ()) == NULL)
+    return fm_fail (err, "libnbd: %s", nbd_get_error ());
+  if (nbd_connect_unix (h, d->sock) == -1 ||
+      (rot = nbd_is_rotational (h)) == -1) {
+    fm_fail (err, "%s: asking the server whether the disk spins: %s", d->sock,
+             nbd_get_error ());
+    nbd_close (h);
+    return -1;
+  }
+  nbd_shutdown (h, 0);
+  nbd_close (h);
+  snprintf (path, sizeof path, "/sys/block/%s/queue/rotational",
+            d->dev + strlen ("/dev/"));
+  if ((fp = fopen (path, "w")) == NULL)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  fprintf (fp, "%d\n", rot);
+  if (fclose (fp) == EOF)
+    return fm_fail (err, "%s: writing %d: %s", path, rot, fd_strerror (errno));
   return 0;
 }
 
@@ -1040,7 +1081,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   if (d->nbd ? start_nbd (d, err) == -1
              : start_nbdfuse (d, err) == -1 || start_loop (d, err) == -1)
     goto fail;
-  if (pin_read_ahead (d, err) == -1)
+  if (tell_rotational (d, err) == -1 || pin_read_ahead (d, err) == -1)
     goto fail;
   if (o->mkfs && fs) {
     struct fd_mkfs_argv mkfs;

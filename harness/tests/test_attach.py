@@ -207,3 +207,22 @@ def attach_primed(run, mountpoint, was):
         if dev in primed:
             break
     return got, dev, primed
+
+
+@pytest.mark.parametrize("profile,spins", [("roadmap-2006", 1),
+                                           ("ssd-sata", 0)])
+def test_loop_device_spins_as_the_profile_says(run, mountpoint, profile,
+                                               spins):
+    # A loop device over a FUSE file says its disk does not spin; the nbd
+    # device takes it from the export.  The file systems lay out by it.
+    p = run("attach", "--mount", mountpoint, "--profile", profile,
+            "--size", "64M", "--fs", "ext4", "--mkfs", "--attach", "loop",
+            check=0)
+    dev = dict(line.split(" ", 1) for line in
+               p.stdout.splitlines())["device"].removeprefix("/dev/")
+    try:
+        with open(f"/sys/block/{dev}/queue/rotational") as f:
+            got = int(f.read())
+    finally:
+        assert run("detach", mountpoint).returncode == 0
+    assert got == spins
