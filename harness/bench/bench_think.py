@@ -29,7 +29,12 @@ reads again (through libnbd, in a cgroup of its own), ROUNDS times idle
 and beside the hogs, per think mode; its virtual seconds and their
 spread.
 
-Usage: bench_think.py BUILD_DIR [ROUNDS] [PROFILE] [FILES]   (as root)
+With --attach HOW first, every predict attaches its disk that way
+(`serial`: the requests reach the drive one at a time, in the kernel's
+order).
+
+Usage: bench_think.py [--attach HOW] BUILD_DIR [ROUNDS] [PROFILE] [FILES]
+                                                            (as root)
        bench_think.py --e2fsck BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --client BUILD_DIR [ROUNDS]"""
 import json
@@ -39,6 +44,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+
+ATTACH = []  # ["--attach", HOW], or none: the harness's default
 
 
 def drops():
@@ -54,7 +62,8 @@ def drops():
 def predict(fd, think, profile, files, out):
     d0 = drops()
     cmd = [fd, "predict", "--fs", "ext4", "--profile", profile,
-           "--files", str(files), "--think", think, f"--json={out}"]
+           "--files", str(files), "--think", think, f"--json={out}",
+           *ATTACH]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     with open(out) as f:
@@ -172,6 +181,9 @@ def client_main(build, rounds):
 
 
 def main():
+    if sys.argv[1] == "--attach":
+        ATTACH.extend(sys.argv[1:3])
+        del sys.argv[1:3]
     if sys.argv[1] == "--e2fsck":
         e2fsck_main(os.path.abspath(sys.argv[2]),
                     int(sys.argv[3]) if len(sys.argv) > 3 else 5,

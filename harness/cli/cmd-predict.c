@@ -67,6 +67,11 @@ predict_usage (FILE *fp)
       "limit;\n"
       "                native (default), server-2024, server-2006, "
       "nas-2010\n"
+      "  --attach HOW  the block device: auto (default), nbd, loop, or "
+      "serial (loop,\n"
+      "                the requests reaching the drive one at a time in the "
+      "kernel's\n"
+      "                order: the same seed gives the same check time)\n"
       "  --json[=FILE|-]  each disk's trial record, one JSON line: "
       "appended to FILE,\n"
       "                or on stdout (--json, --json=-; the table goes to "
@@ -116,6 +121,7 @@ struct predict_opts {
   enum fd_tree tree;
   bool per_tb_set;          /* --files-per-tb given */
   const char *think, *host; /* --think, --host; NULL: not given */
+  const char *via;          /* --attach; NULL: auto */
 };
 
 /* A disk's checker host (--host, else the profile's host key), its
@@ -184,6 +190,9 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
     case 'H':
       o->host = arg;
       return fd_hostrun_check ("--think", NULL, "--host", arg, err);
+    case 'a':
+      o->via = arg;
+      return fd_attach_via_check (arg, err);
   }
   return fm_fail (err, "unhandled option");
 }
@@ -201,6 +210,7 @@ static const struct option predict_options[] = {
     {"tree", required_argument, NULL, 'W'},
     {"think", required_argument, NULL, 'K'},
     {"host", required_argument, NULL, 'H'},
+    {"attach", required_argument, NULL, 'a'},
     {NULL, 0, NULL, 0},
 };
 
@@ -274,6 +284,7 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
   t.progress = stderr;
   t.progress_every = 10;
   t.think = o->think;
+  t.via = o->via;
   t.host = h->host;
   t.cgroup = h->cgroup;
   if (o->think) {

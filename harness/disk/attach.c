@@ -63,7 +63,8 @@ struct fd_disk {
   char mount_opts[64];
   pid_t nbdkit_pid, nbdfuse_pid;
   unsigned fuse_conn, fs_conn; /* nbdfuse's, a FUSE file system's (or 0) */
-  bool nbd; /* dev is a kernel nbd device, else a loop device */
+  bool nbd;    /* dev is a kernel nbd device, else a loop device */
+  bool serial; /* a loop device over one single-threaded nbdfuse */
   bool fuse_mounted, mounted;
   /* The kernel log from the attach on (-1: none readable): what it says
    * of dev goes to kernel.log in dir at the detach.
@@ -553,14 +554,32 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
 static int
 start_nbdfuse (struct fd_disk *d, struct fm_err *err)
 {
-  char *argv[] = {(char *)"nbdfuse", (char *)"-P", d->fusepid, d->fusefile,
-                  (char *)"--unix",  d->sock,      NULL};
+  char *argv[10];
+  size_t n = 0;
   char log[PATH_MAX + 16];
   struct stat st;
 
   if (mkdir (d->fusedir, 0700) == -1 && errno != EEXIST) {
     return fm_fail (err, "%s: %s", d->fusedir, fd_strerror (errno));
   }
+  argv[n++] = (char *)"nbdfuse";
+  argv[n++] = (char *)"-P";
+  argv[n++] = d->fusepid;
+  /* Serial: one FUSE thread and one connection, so the requests reach
+   * the drive one at a time, in the order the kernel sent them.
+   * Otherwise FUSE's threads take them as they come and nbdfuse spreads
+   * them over its connections at random: their order, and which ones
+   * the drive queues together, change from run to run.
+   */
+  if (d->serial) {
+    argv[n++] = (char *)"-s";
+    argv[n++] = (char *)"-C";
+    argv[n++] = (char *)"1";
+  }
+  argv[n++] = d->fusefile;
+  argv[n++] = (char *)"--unix";
+  argv[n++] = d->sock;
+  argv[n] = NULL;
   snprintf (log, sizeof log, "%s/nbdfuse.log", d->dir);
   /* nbdfuse stays in the foreground; its pid file says it is ready. */
   d->fuse_mounted = true; /* (perhaps half-way: detach checks) */
@@ -679,9 +698,9 @@ int
 fd_attach_via_check (const char *via, struct fm_err *err)
 {
   if (via == NULL || strcmp (via, "auto") == 0 || strcmp (via, "nbd") == 0 ||
-      strcmp (via, "loop") == 0)
+      strcmp (via, "loop") == 0 || strcmp (via, "serial") == 0)
     return 0;
-  return fm_fail (err, "--attach %s: not one of auto, nbd, loop", via);
+  return fm_fail (err, "--attach %s: not one of auto, nbd, loop, serial", via);
 }
 
 /* Is an executable `name` on PATH? */
@@ -999,6 +1018,7 @@ configure (struct fd_disk *d, const struct fd_attach_opts *o,
   if (o->mount && !fs) {
     return fm_fail (err, "mounting needs a file system type (--fs)");
   }
+  d->serial = o->via && strcmp (o->via, "serial") == 0;
   if (o->via == NULL || strcmp (o->via, "auto") == 0)
     d->nbd = kernel_has_nbd () && on_path ("nbd-client");
   else if ((d->nbd = strcmp (o->via, "nbd") == 0) && !kernel_has_nbd ()) {
@@ -1255,7 +1275,7 @@ fd_disk_control (const struct fd_disk *d)
 const char *
 fd_disk_via (const struct fd_disk *d)
 {
-  return d->nbd ? "nbd" : "loop";
+  return d->nbd ? "nbd" : d->serial ? "serial" : "loop";
 }
 
 const char *

@@ -44,13 +44,17 @@ struct fd_attach_opts {
 };
 
 /* How the disk becomes a block device: "nbd" (/dev/nbdN by nbd-client),
- * "loop" (nbdfuse's file behind losetup --direct-io=on) or "auto" (nbd
- * where the kernel has it — loading the module if it can — and nbd-client
- * is installed, else loop).  -1 with err naming a bad value.
+ * "loop" (nbdfuse's file behind losetup --direct-io=on), "serial" (loop,
+ * with nbdfuse on one thread and one connection: the requests reach the
+ * drive one at a time in the kernel's order) or "auto" (nbd where the
+ * kernel has it — loading the module if it can — and nbd-client is
+ * installed, else loop).  -1 with err naming a bad value.
  */
 extern int fd_attach_via_check (const char *via, struct fm_err *err);
 
-/* "nbd" or "loop": the way an attached disk was made a block device. */
+/* "nbd", "loop" or "serial": the way an attached disk was made a block
+ * device.
+ */
 extern const char *fd_disk_via (const struct fd_disk *d);
 
 extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,

@@ -104,7 +104,7 @@ struct trial_spec {
   const char *host;              /* --host NAME (host.h), or NULL */
   /* The checkers' cgroup (hostrun.h; think=cpu, the host's RAM), or NULL */
   const struct fd_cgroup *cgroup;
-  const char *via; /* --attach: auto, nbd, loop; NULL: auto */
+  const char *via; /* --attach: auto, nbd, loop, serial; NULL: auto */
   const char *extra[FD_FAULT_KEYS_MAX];
   size_t n_extra;
   uint64_t seed;

@@ -226,3 +226,38 @@ def test_loop_device_spins_as_the_profile_says(run, mountpoint, profile,
     finally:
         assert run("detach", mountpoint).returncode == 0
     assert got == spins
+
+
+def test_serial_attach_is_one_fuse_thread_on_one_connection(run, mountpoint):
+    # The kernel's requests reach the drive one at a time, in its order:
+    # nbdfuse on one FUSE thread (-s) and one NBD connection (-C 1).
+    p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
+            "--size", "64M", "--fs", "ext4", "--mkfs", "--attach", "serial",
+            check=0)
+    info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+    try:
+        assert info["device"].startswith("/dev/loop")
+        assert info["attach"] == "serial"
+        sock_dir = os.path.dirname(info["control"])
+        fuse = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().decode().split("\0")[:-1]
+            except OSError:
+                continue
+            if argv and os.path.basename(argv[0]) == "nbdfuse" and \
+                    any(a.startswith(sock_dir + "/") for a in argv):
+                fuse.append(argv)
+        assert len(fuse) == 1, fuse
+        argv = fuse[0]
+        assert "-s" in argv and argv[argv.index("-C") + 1] == "1", argv
+    finally:
+        assert run("detach", mountpoint).returncode == 0
+    # The default spreads the requests over FUSE's threads and several
+    # connections.
+    p = run("attach", "--mount", mountpoint, "--size", "64M", "--fs", "ext4",
+            "--mkfs", "--attach", "loop", check=0)
+    info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+    assert run("detach", mountpoint).returncode == 0
+    assert info["attach"] == "loop"
