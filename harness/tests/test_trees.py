@@ -208,7 +208,9 @@ def test_garbled_stripes_found_and_attributed(run, tmp_path):
     read-only check finds damage, the repair fixes the structures, and
     every file the audit found corrupted in place is attributed to the
     stripes in the fault log."""
-    rec, d = trial(run, tmp_path, "--fill", "20", "--seed", "1",
+    # Seed 2: the stripes of seed 1 hold only directory blocks since the
+    # kernel was told the disk spins (ext4 allocates otherwise then).
+    rec, d = trial(run, tmp_path, "--fill", "20", "--seed", "2",
                    "--target", "dir:2:stripe")
     phases = {p["name"]: p for p in rec["phases"]}
     assert phases["check"]["outcome"] != "CLEAN"
