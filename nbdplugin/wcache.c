@@ -531,9 +531,7 @@ adopt_batch (struct wcache *w)
       continue;
     }
     c->data = old[i];
-    w->dirty_blocks -= BLOCKS_PER_PAGE;
-    c->dirty = 0;
-    drop (w, c);
+    discard_blocks (w, c, ALL_BLOCKS); /* the store holds them now */
   }
   return ret;
 }
