@@ -694,11 +694,24 @@ tell_rotational (struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* The ways a disk becomes a block device, as fd_disk_via names them. */
+static const char *const vias[] = {"nbd", "loop", "serial"};
+
+const char *
+fd_attach_via_name (const char *via)
+{
+  size_t i;
+
+  for (i = 0; via && i < sizeof vias / sizeof vias[0]; i++)
+    if (strcmp (via, vias[i]) == 0)
+      return vias[i];
+  return NULL;
+}
+
 int
 fd_attach_via_check (const char *via, struct fm_err *err)
 {
-  if (via == NULL || strcmp (via, "auto") == 0 || strcmp (via, "nbd") == 0 ||
-      strcmp (via, "loop") == 0 || strcmp (via, "serial") == 0)
+  if (via == NULL || strcmp (via, "auto") == 0 || fd_attach_via_name (via))
     return 0;
   return fm_fail (err, "--attach %s: not one of auto, nbd, loop, serial", via);
 }
@@ -1275,7 +1288,7 @@ fd_disk_control (const struct fd_disk *d)
 const char *
 fd_disk_via (const struct fd_disk *d)
 {
-  return d->nbd ? "nbd" : d->serial ? "serial" : "loop";
+  return d->nbd ? vias[0] : d->serial ? vias[2] : vias[1];
 }
 
 const char *

@@ -52,6 +52,11 @@ struct fd_attach_opts {
  */
 extern int fd_attach_via_check (const char *via, struct fm_err *err);
 
+/* The static string fd_disk_via gives for `via` ("nbd", "loop",
+ * "serial"), or NULL if it names none of them.
+ */
+extern const char *fd_attach_via_name (const char *via);
+
 /* "nbd", "loop" or "serial": the way an attached disk was made a block
  * device.
  */

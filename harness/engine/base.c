@@ -163,11 +163,7 @@ load_phases (struct trial *t, const char *path, struct fm_err *err)
     ret = fm_fail (err, "%s: no attach line", path);
   else
     sscanf (line + 7, "%15s", via);
-  /* static strings, as fd_disk_via gives them */
-  t->r->attached = strcmp (via, "nbd") == 0      ? "nbd"
-                   : strcmp (via, "loop") == 0   ? "loop"
-                   : strcmp (via, "serial") == 0 ? "serial"
-                                                 : NULL;
+  t->r->attached = fd_attach_via_name (via);
   while (ret == 0 && fgets (line, sizeof line, fp)) {
     struct phase *p = &t->r->ph[t->r->nph];
     if (t->r->nph == MAX_PHASES || load_phase (line, p) == -1)
