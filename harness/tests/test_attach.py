@@ -163,9 +163,18 @@ def free_loops():
             and not os.path.exists(f"/sys/block/{d}/loop/backing_file")]
 
 
-def read_ahead(dev):
-    with open(f"/sys/block/{dev}/queue/read_ahead_kb") as f:
+def queue(dev, name):
+    """A number of the device's request queue in sysfs."""
+    with open(f"/sys/block/{dev}/queue/{name}") as f:
         return int(f.read())
+
+
+def attach64(run, mountpoint, via, profile="roadmap-2006"):
+    """A 64 MiB ext4 disk attached `via`; what attach printed."""
+    p = run("attach", "--mount", mountpoint, "--profile", profile,
+            "--size", "64M", "--fs", "ext4", "--mkfs", "--attach", via,
+            check=0)
+    return dict(line.split(" ", 1) for line in p.stdout.splitlines())
 
 
 def test_read_ahead_is_a_disks_whatever_device_we_get(run, mountpoint):
@@ -192,16 +201,13 @@ def attach_primed(run, mountpoint, was):
         primed = free_loops()
         assert primed, "losetup -f left no free loop device"
         for d in primed:
-            was.setdefault(d, read_ahead(d))
+            was.setdefault(d, queue(d, "read_ahead_kb"))
             with open(f"/sys/block/{d}/queue/read_ahead_kb", "w") as f:
                 f.write("4096\n")
-        p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
-                "--size", "64M", "--fs", "ext4", "--mkfs", "--attach",
-                "loop", check=0)
-        dev = dict(line.split(" ", 1) for line in
-                   p.stdout.splitlines())["device"].removeprefix("/dev/")
+        dev = attach64(run, mountpoint, "loop")["device"].removeprefix(
+            "/dev/")
         try:
-            got = read_ahead(dev)
+            got = queue(dev, "read_ahead_kb")
         finally:
             assert run("detach", mountpoint).returncode == 0
         if dev in primed:
@@ -215,14 +221,10 @@ def test_loop_device_spins_as_the_profile_says(run, mountpoint, profile,
                                                spins):
     # A loop device over a FUSE file says its disk does not spin; the nbd
     # device takes it from the export.  The file systems lay out by it.
-    p = run("attach", "--mount", mountpoint, "--profile", profile,
-            "--size", "64M", "--fs", "ext4", "--mkfs", "--attach", "loop",
-            check=0)
-    dev = dict(line.split(" ", 1) for line in
-               p.stdout.splitlines())["device"].removeprefix("/dev/")
+    dev = attach64(run, mountpoint, "loop", profile)["device"].removeprefix(
+        "/dev/")
     try:
-        with open(f"/sys/block/{dev}/queue/rotational") as f:
-            got = int(f.read())
+        got = queue(dev, "rotational")
     finally:
         assert run("detach", mountpoint).returncode == 0
     assert got == spins
@@ -231,10 +233,7 @@ def test_loop_device_spins_as_the_profile_says(run, mountpoint, profile,
 def test_serial_attach_is_one_fuse_thread_on_one_connection(run, mountpoint):
     # The kernel's requests reach the drive one at a time, in its order:
     # nbdfuse on one FUSE thread (-s) and one NBD connection (-C 1).
-    p = run("attach", "--mount", mountpoint, "--profile", "roadmap-2006",
-            "--size", "64M", "--fs", "ext4", "--mkfs", "--attach", "serial",
-            check=0)
-    info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+    info = attach64(run, mountpoint, "serial")
     try:
         assert info["device"].startswith("/dev/loop")
         assert info["attach"] == "serial"
@@ -256,8 +255,6 @@ def test_serial_attach_is_one_fuse_thread_on_one_connection(run, mountpoint):
         assert run("detach", mountpoint).returncode == 0
     # The default spreads the requests over FUSE's threads and several
     # connections.
-    p = run("attach", "--mount", mountpoint, "--size", "64M", "--fs", "ext4",
-            "--mkfs", "--attach", "loop", check=0)
-    info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+    info = attach64(run, mountpoint, "loop")
     assert run("detach", mountpoint).returncode == 0
     assert info["attach"] == "loop"
