@@ -29,6 +29,18 @@ reads again (through libnbd, in a cgroup of its own), ROUNDS times idle
 and beside the hogs, per think mode; its virtual seconds and their
 spread.
 
+With --gaps instead: where think=cpu's spread comes from once the I/O
+path repeats.  ROUNDS kept `run --think cpu --attach serial` trials of
+one seed with the plugin's request trace on (nbdkit -D
+futuredisk.trace=1); per pair of runs whose check asked for the same
+requests, how much the CPU charged between the same two requests
+differs; then one run's check replayed through the drive model alone
+(build/faultmodels/replay-trace) with its own think times, and with
+each think time scaled by 1 + F u (u uniform in [-1, 1], 10 seeds per
+F): the spread the model gives to that much noise per gap and no other.
+Last, one `--think zero` trial's check replayed with one think time for
+every request (0-100 us): where the drive's read-ahead starts to pay.
+
 With --attach HOW first, every predict attaches its disk that way
 (`serial`: the requests reach the drive one at a time, in the kernel's
 order).
@@ -36,7 +48,9 @@ order).
 Usage: bench_think.py [--attach HOW] BUILD_DIR [ROUNDS] [PROFILE] [FILES]
                                                             (as root)
        bench_think.py --e2fsck BUILD_DIR [ROUNDS] [PROFILE] [FILES]
-       bench_think.py --client BUILD_DIR [ROUNDS]"""
+       bench_think.py --client BUILD_DIR [ROUNDS]
+       bench_think.py --gaps BUILD_DIR [ROUNDS] [PROFILE] [FILES]"""
+import difflib
 import json
 import os
 import re
@@ -180,6 +194,123 @@ def client_main(build, rounds):
                       f"spread {100 * spread(v):.2f} %", flush=True)
 
 
+def traced_run(fd, profile, files, d, i, think="cpu"):
+    """One kept serial trial with the request trace: the check's
+    trace lines (the last nbdkit's first requests, up to the check's
+    reads), its virtual s and its charged CPU s."""
+    run = f"{d}/gaps-{i}"
+    subprocess.run(["rm", "-rf", run], check=True)
+    cmd = [fd, "run", "--fs", "ext4", "--profile", profile, "--size",
+           "full", "--meta-only", str(files), "--think", think, "--attach",
+           "serial", "--keep", "--seed", "1", "--dir", run,
+           f"--json={run}.json"]
+    env = dict(os.environ, PATH=f"{d}/bin:" + os.environ["PATH"])
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(f"{run}.json") as f:
+        rec = json.loads(f.readlines()[-1])
+    ck = next(p for p in rec["phases"] if p["name"] == "check")
+    with open(f"{run}/nbdkit.log") as f:
+        log = f.read()
+    # The check is the first phase of the last server (after the unmount).
+    last = log.split("config key=control")[-1]
+    lines, reads = [], 0
+    for line in last.splitlines():
+        if "trace: " not in line:
+            continue
+        if reads == ck["reads"]:
+            break
+        lines.append(line[line.index("trace: "):])
+        reads += "trace: pread " in line
+    subprocess.run(["rm", "-rf", run], check=True)
+    return lines, ck["virtual_s"], ck.get("charged_s")
+
+
+def think_of(lines):
+    """(op offset count) and the think time before each request."""
+    reqs, thinks, prev = [], [], 0
+    for line in lines:
+        w = dict(x.split("=") for x in line.split()[2:] if "=" in x)
+        reqs.append((line.split()[1], w["offset"], w["count"]))
+        thinks.append(int(w["arrival_ns"]) - prev)
+        prev = int(w["done_ns"])
+    return reqs, thinks
+
+
+def replay(build, profile, trace, jitter, runs, think=None):
+    """Per run: (virtual s to the last reply, buffer hits)."""
+    p = subprocess.run([f"{build}/faultmodels/replay-trace", "--profile",
+                        profile, "--jitter", str(jitter), "--runs",
+                        str(runs), *(["--think", str(think)] if think
+                                     is not None else []), trace],
+                       capture_output=True, text=True, check=True)
+    return [(float(x.split()[1]), int(x.split()[3]))
+            for x in p.stdout.splitlines()]
+
+
+def gaps_main(build, rounds, profile, files):
+    fd = f"{build}/harness/futuredisk"
+    os.environ.setdefault("FUTUREDISK_PLUGIN",
+                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    nbdkit = subprocess.run(["sh", "-c", "command -v nbdkit"],
+                            capture_output=True, text=True,
+                            check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(f"{d}/bin")
+        with open(f"{d}/bin/nbdkit", "w") as f:
+            f.write(f"#!/bin/sh\nexec {nbdkit} -v -D futuredisk.trace=1 "
+                    '"$@"\n')
+        os.chmod(f"{d}/bin/nbdkit", 0o755)
+        runs = [traced_run(fd, profile, files, d, i) for i in range(rounds)]
+        parsed = [think_of(r[0]) for r in runs]
+        for i, (lines, virt, charged) in enumerate(runs):
+            thinks = parsed[i][1]
+            print(f"run {i}: check {virt:.3f} virtual s, charged "
+                  f"{charged:.3f} CPU s, {len(lines)} requests, think "
+                  f"between them {sum(thinks) / 1e9:.3f} s", flush=True)
+        # The kernel's read-ahead adds or drops a request now and then:
+        # compare the think before each request both runs asked for, in
+        # the stretches where their requests agree.
+        for i in range(rounds):
+            for j in range(i + 1, rounds):
+                (ra, a), (rb, b) = parsed[i], parsed[j]
+                m = difflib.SequenceMatcher(None, ra, rb, autojunk=False)
+                pairs = [(a[x.a + k], b[x.b + k])
+                         for x in m.get_matching_blocks()
+                         for k in range(1 if x.a == 0 else 0, x.size)]
+                # (a stretch's first request follows different ones)
+                rel = sorted(abs(x - y) / ((x + y) / 2) for x, y in pairs
+                             if min(x, y) >= 10000)
+                print(f"runs {i} and {j}: {len(pairs)} requests alike, "
+                      f"{len(rel)} with 10 us or more of think in both; "
+                      f"there the charges differ by median "
+                      f"{100 * statistics.median(rel):.1f} %, 90th "
+                      f"percentile {100 * rel[len(rel) * 9 // 10]:.1f} %",
+                      flush=True)
+        trace = f"{d}/check.trace"
+        with open(trace, "w") as f:
+            f.write("\n".join(runs[0][0]) + "\n")
+        base = replay(build, profile, trace, 0, 1)[0][0]
+        done = int(runs[0][0][-1].split("done_ns=")[1].split()[0]) / 1e9
+        print(f"run 0 replayed: {base:.6f} virtual s to the last reply, "
+              f"the plugin's {done:.6f}", flush=True)
+        for jitter in (0.01, 0.02, 0.05, 0.1, 0.2):
+            v = [x[0] for x in replay(build, profile, trace, jitter, 10)]
+            print(f"jitter {jitter:.2f}: median {statistics.median(v):.3f} "
+                  f"virtual s, {min(v):.3f}-{max(v):.3f}, spread "
+                  f"{100 * spread(v):.2f} %", flush=True)
+        # The same check with no host time at all, replayed behind hosts
+        # that take a fixed time per request: where the drive's read-ahead
+        # starts to pay.
+        lines = traced_run(fd, profile, files, d, "zero", "zero")[0]
+        with open(trace, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        for us in (0, 10, 20, 25, 50, 100):
+            v, hits = replay(build, profile, trace, 0, 1, us * 1000)[0]
+            print(f"think=zero check, {us} us per request: {v:.3f} virtual "
+                  f"s, {hits} buffer hits", flush=True)
+
+
 def main():
     if sys.argv[1] == "--attach":
         ATTACH.extend(sys.argv[1:3])
@@ -189,6 +320,12 @@ def main():
                     int(sys.argv[3]) if len(sys.argv) > 3 else 5,
                     sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
                     int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
+        return
+    if sys.argv[1] == "--gaps":
+        gaps_main(os.path.abspath(sys.argv[2]),
+                  int(sys.argv[3]) if len(sys.argv) > 3 else 5,
+                  sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
+                  int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
         return
     if sys.argv[1] == "--client":
         client_main(os.path.abspath(sys.argv[2]),
