@@ -48,6 +48,7 @@ recorded_spec (sqlite3 *db, const char *name, const char *run_id,
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
           " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
           " AND crash_points = ? AND tree = ? AND escalate = ? AND host = ?"
+          " AND (?20 IS NULL OR json_extract(record, '$.attach') = ?20)"
           " ORDER BY id DESC LIMIT 1",
           -1, &st, NULL) != SQLITE_OK)
     return 0;
@@ -74,6 +75,9 @@ recorded_spec (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_int (st, 18, s->escalate);
   sqlite3_bind_text (st, 19, fd_spec_host (s) ? fd_spec_host (s) : "native", -1,
                      SQLITE_STATIC);
+  /* auto takes nbd or loop, whichever the machine has: either will do. */
+  if (s->via && strcmp (s->via, "auto"))
+    sqlite3_bind_text (st, 20, s->via, -1, SQLITE_STATIC);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
   sqlite3_finalize (st);
@@ -142,6 +146,7 @@ describe_spec (const struct trial_spec *s, char *buf, size_t len)
 {
   char cut[48] = "";
   const char *tree = fd_tree_name (s->populate.tree);
+  const char *via = s->via && strcmp (s->via, "auto") ? s->via : NULL;
   bool meta = s->populate.meta_only;
 
   if (s->repair_cut)
@@ -150,15 +155,16 @@ describe_spec (const struct trial_spec *s, char *buf, size_t len)
     snprintf (cut, sizeof cut, " crash-points all");
   else if (s->crash_points)
     snprintf (cut, sizeof cut, " crash-points %" PRIu64, s->crash_points);
-  snprintf (buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s%s%s seed %" PRIu64 "%s",
-            s->fs->name, s->profile, s->size, meta ? "meta " : "fill ",
-            meta ? (double)s->populate.files : s->fill,
-            strcmp (tree, "mixed") ? " tree " : "",
-            strcmp (tree, "mixed") ? tree : "", s->crash ? " crash" : "",
-            s->faults_spec ? " faults " : "",
-            s->faults_spec ? s->faults_spec : "", s->target ? " target " : "",
-            s->target ? s->target : "", cut, s->host ? " host " : "",
-            s->host ? s->host : "", s->seed, s->rep ? " (again)" : "");
+  snprintf (
+      buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s%s%s%s%s seed %" PRIu64 "%s",
+      s->fs->name, s->profile, s->size, meta ? "meta " : "fill ",
+      meta ? (double)s->populate.files : s->fill,
+      strcmp (tree, "mixed") ? " tree " : "",
+      strcmp (tree, "mixed") ? tree : "", s->crash ? " crash" : "",
+      s->faults_spec ? " faults " : "", s->faults_spec ? s->faults_spec : "",
+      s->target ? " target " : "", s->target ? s->target : "", cut,
+      s->host ? " host " : "", s->host ? s->host : "", via ? " attach " : "",
+      via ? via : "", s->seed, s->rep ? " (again)" : "");
 }
 
 /* "ext4 roadmap-2006 1G fill 30 faults consumer seed 2" */

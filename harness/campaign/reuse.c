@@ -53,7 +53,7 @@ reuse_key_spec (const struct trial_spec *s, char *buf, size_t len)
         {"meta-only", meta},      {"tree", fd_tree_name (s->populate.tree)},
         {"seed", seed},           {"time", s->time_mode},
         {"think", s->think},      {"crash", s->crash ? "yes" : "no"},
-        {"write-faults", writes},
+        {"write-faults", writes}, {"attach", s->via ? s->via : "auto"},
     };
     for (i = 0; i < sizeof fields / sizeof fields[0] && at < len; i++)
       at += (size_t)snprintf (buf + at, len - at, "%s%s=%s", i ? " " : "",

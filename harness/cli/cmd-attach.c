@@ -154,7 +154,7 @@ attach_set (void *vo, int c, const char *arg, struct fm_err *err)
       o->a.store = arg;
       return 0;
     case 'a':
-      if (fd_attach_via_check (arg, err) == -1)
+      if (fd_attach_via_check ("--attach", arg, err) == -1)
         return -1;
       o->a.via = arg;
       return 0;

@@ -193,7 +193,7 @@ predict_set (void *vo, int c, const char *arg, struct fm_err *err)
       return fd_hostrun_check ("--think", NULL, "--host", arg, err);
     case 'a':
       o->via = arg;
-      return fd_attach_via_check (arg, err);
+      return fd_attach_via_check ("--attach", arg, err);
   }
   return fm_fail (err, "unhandled option");
 }

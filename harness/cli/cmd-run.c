@@ -262,9 +262,6 @@ run_set (void *vo, int c, const char *arg, struct fm_err *err)
                  : 0;
     case 'R':
       return fm_parse_uint ("--rep", arg, 0, 1000000, &s->rep, err);
-    case 'a':
-      s->via = arg;
-      return fd_attach_via_check (arg, err);
     case 'B':
       return fd_parse_rate ("--restore-rate", arg, &s->restore_rate, err);
   }
@@ -285,7 +282,6 @@ static const struct option run_own_options[] = {
     {"run-id", required_argument, NULL, 'r'},
     {"rep", required_argument, NULL, 'R'},
     {"restore-rate", required_argument, NULL, 'B'},
-    {"attach", required_argument, NULL, 'a'},
     {"base-out", required_argument, NULL, 'U'},
     {"base", required_argument, NULL, 'b'},
 };

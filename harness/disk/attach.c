@@ -709,11 +709,12 @@ fd_attach_via_name (const char *via)
 }
 
 int
-fd_attach_via_check (const char *via, struct fm_err *err)
+fd_attach_via_check (const char *label, const char *via, struct fm_err *err)
 {
   if (via == NULL || strcmp (via, "auto") == 0 || fd_attach_via_name (via))
     return 0;
-  return fm_fail (err, "--attach %s: not one of auto, nbd, loop, serial", via);
+  return fm_fail (err, "%s %.32s: not one of auto, nbd, loop, serial", label,
+                  via);
 }
 
 /* Is an executable `name` on PATH? */
@@ -1096,7 +1097,7 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   }
   d->kfd = -1;
   if ((o->fs && (fs = fd_fs_find (o->fs, err)) == NULL) ||
-      fd_attach_via_check (o->via, err) == -1 ||
+      fd_attach_via_check ("--attach", o->via, err) == -1 ||
       configure (d, o, fs, err) == -1) {
     free (d);
     return NULL;

@@ -48,9 +48,11 @@ struct fd_attach_opts {
  * with nbdfuse on one thread and one connection: the requests reach the
  * drive one at a time in the kernel's order) or "auto" (nbd where the
  * kernel has it — loading the module if it can — and nbd-client is
- * installed, else loop).  -1 with err naming a bad value.
+ * installed, else loop).  -1 with err naming a bad value after label
+ * ("--attach", or "attach" in a campaign file).
  */
-extern int fd_attach_via_check (const char *via, struct fm_err *err);
+extern int fd_attach_via_check (const char *label, const char *via,
+                                struct fm_err *err);
 
 /* The static string fd_disk_via gives for `via` ("nbd", "loop",
  * "serial"), or NULL if it names none of them.

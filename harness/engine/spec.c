@@ -20,7 +20,7 @@ typedef int set_fn (struct trial_spec *s, const char *label, const char *v,
 
 static set_fn set_fs, set_profile, set_size, set_fill, set_meta, set_tree,
     set_crash, set_escalate, set_faults, set_target, set_timeout, set_time,
-    set_think, set_repair_cut, set_crash_points, set_host;
+    set_think, set_repair_cut, set_crash_points, set_host, set_attach;
 
 /* opt + 2 is the campaign key.  none: the value that means "not given";
  * single: one value per matrix; flag: yes/no, "--opt" alone in run.
@@ -49,6 +49,7 @@ static const struct {
     [FD_KEY_CRASH_POINTS] = {"--crash-points", NULL, "0", false, false,
                              set_crash_points},
     [FD_KEY_HOST] = {"--host", NULL, "", false, false, set_host},
+    [FD_KEY_ATTACH] = {"--attach", NULL, "auto", false, false, set_attach},
 };
 
 const char *
@@ -297,6 +298,14 @@ set_host (struct trial_spec *s, const char *label, const char *v,
 {
   s->host = v;
   return fd_hostrun_check (NULL, NULL, label, v, err);
+}
+
+static int
+set_attach (struct trial_spec *s, const char *label, const char *v,
+            struct fm_err *err)
+{
+  s->via = v;
+  return fd_attach_via_check (label, v, err);
 }
 
 const char *

@@ -36,6 +36,7 @@ enum fd_key {
   FD_KEY_REPAIR_CUT,
   FD_KEY_CRASH_POINTS,
   FD_KEY_HOST,
+  FD_KEY_ATTACH,
   FD_NKEYS
 };
 

@@ -116,7 +116,9 @@ static const char schema_v6[] =
 /* Since version 3 a repair cut and a sweep of crash points are part of
  * the scenario, since version 4 a tree other than the mixed one, since
  * version 5 an escalation, since version 6 a host other than this
- * machine (so the scenarios of older trials stay as they were).
+ * machine (so the scenarios of older trials stay as they were).  A disk
+ * attached `serial` is a drive whose queue is one deep, another scenario
+ * (the record's `attach`; nbd and loop give the drive the same queue).
  */
 #define SCENARIO_SQL                                                           \
   SCENARIO_SQL_V2                                                              \
@@ -126,7 +128,8 @@ static const char schema_v6[] =
   "ELSE crash_points END ELSE '' END || CASE WHEN tree != 'mixed' THEN "       \
   "' tree=' || tree ELSE '' END || CASE WHEN escalate THEN ' escalate' "       \
   "ELSE '' END || CASE WHEN host != 'native' THEN ' host=' || host ELSE '' "   \
-  "END"
+  "END || CASE WHEN json_extract(record, '$.attach') = 'serial' THEN "         \
+  "' attach=serial' ELSE '' END"
 
 static int
 fail (sqlite3 *db, const char *path, const char *what, struct fm_err *err)

@@ -201,6 +201,35 @@ START_TEST (test_host)
 }
 END_TEST
 
+/* attach crosses too; auto is its word for none, so an unset key and
+ * auto both leave the trial to pick; a bad way is named with its line.
+ */
+START_TEST (test_attach)
+{
+  struct fm_err err;
+  struct fd_campaign *c;
+
+  c = load_text ("[campaign]\nname = x\nthink = zero\n[matrix m]\n"
+                 "fs = ext4\nattach = serial loop auto\n[matrix n]\n"
+                 "fs = ext4\n",
+                 &err);
+  ck_assert_msg (c != NULL, "%s", err.msg);
+  ck_assert_uint_eq (fd_campaign_ntrials (c), 4);
+  ck_assert_str_eq (spec_of (c, 0)->via, "serial");
+  ck_assert_str_eq (spec_of (c, 1)->via, "loop");
+  ck_assert_ptr_null (spec_of (c, 2)->via);
+  ck_assert_ptr_null (fd_campaign_trial (c, 2)->value[FD_KEY_ATTACH]);
+  ck_assert_ptr_null (spec_of (c, 3)->via);
+  fd_campaign_free (c);
+  ck_assert_ptr_null (load_text ("[campaign]\nname = x\n[matrix m]\n"
+                                 "fs = ext4\nattach = usb\n",
+                                 &err));
+  ck_assert_msg (strstr (err.msg, ":5: [matrix m] attach usb: not one of "
+                                  "auto, nbd, loop, serial"),
+                 "%s", err.msg);
+}
+END_TEST
+
 START_TEST (test_continuation)
 {
   struct fm_err err;
@@ -505,6 +534,7 @@ main (void)
       {"expand", test_expand},
       {"sweeps", test_sweeps},
       {"host", test_host},
+      {"attach", test_attach},
       {"continuation", test_continuation},
       {"comments", test_comments},
       {"errors", test_errors},

@@ -143,6 +143,31 @@ def test_night_is_recorded_once(futuredisk, tmp_path):
                 if f.startswith("futuredisk-campaign.")]
 
 
+def test_attach_key_is_a_scenario_and_resumes_apart(futuredisk, tmp_path):
+    ini = tmp_path / "a.ini"
+    ini.write_text("[campaign]\nname = a\nsize = 256M\nfill = 5\n"
+                   "think = zero\n[matrix m]\nfs = ext4\n"
+                   "attach = loop serial\n")
+    db = str(tmp_path / "a.db")
+    env = env_without_shards(TMPDIR=str(tmp_path))
+    out = fd(futuredisk, "campaign", str(ini), "--list", check=0).stdout
+    assert [line.split("fill 5")[1] for line in out.splitlines()] == [
+        " attach loop seed 1", " attach serial seed 1"]
+    # The serial trial alone first: a night that has it has not the other.
+    fd(futuredisk, "campaign", str(ini), "--db", db, "--run-id", "n",
+       "--shard", "1/2", env=env, check=0)
+    p = fd(futuredisk, "campaign", str(ini), "--db", db, "--resume",
+           env=env, check=0)
+    assert "1 recorded before, 1 to run" in p.stderr
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT scenario, json_extract(record, '$.attach') "
+                       "FROM trials ORDER BY id").fetchall()
+    con.close()
+    assert [r[1] for r in rows] == ["serial", "loop"]
+    assert rows[0][0] == rows[1][0] + " attach=serial"
+    assert leftovers(str(tmp_path)) == []
+
+
 def test_interrupted_night_resumes_without_repeats(futuredisk, tmp_path):
     ini = campaign_file(tmp_path)
     db = str(tmp_path / "i.db")

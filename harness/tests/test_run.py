@@ -532,8 +532,9 @@ def test_db_records_match_json(run, tmp_path):
     db = str(tmp_path / "trials.db")
     rec = trial(run, tmp_path, "--seed", "2", "--target", "data:1",
                 "--faults", "erc=10ms", "--db", db)
+    # A drive one request deep is a scenario of its own.
     trial(run, tmp_path, "--seed", "3", "--db", db, "--campaign", "night",
-          "--run-id", "R1", "--rep", "4", name="u")
+          "--run-id", "R1", "--rep", "4", "--attach", "serial", name="u")
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone() == (6,)
     assert con.execute("SELECT campaign, run_id, rep, scenario FROM trials "
@@ -541,7 +542,7 @@ def test_db_records_match_json(run, tmp_path):
         ("", "", 0, "fs=ext4 profile=roadmap-2006 size=256M fill=20 meta=0 "
          "crash=0 faults=erc=10ms target=data:1"),
         ("night", "R1", 4, "fs=ext4 profile=roadmap-2006 size=256M fill=20 "
-         "meta=0 crash=0 faults= target=")]
+         "meta=0 crash=0 faults= target= attach=serial")]
     rows = con.execute("SELECT id, fs, seed, files, bytes, write_probe, "
                        "record FROM trials ORDER BY id").fetchall()
     assert [r[2] for r in rows] == [2, 3]
