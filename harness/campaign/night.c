@@ -46,7 +46,8 @@ recorded_spec (sqlite3 *db, const char *name, const char *run_id,
           "SELECT id FROM trials WHERE campaign = ? AND run_id = ? AND fs = ?"
           " AND profile = ? AND size = ? AND fill_pct = ? AND meta_only = ?"
           " AND crash = ? AND faults = ? AND target = ? AND time_mode = ?"
-          " AND think = ? AND seed = ? AND rep = ? AND repair_cut = ?"
+          " AND (think = ?12 OR (?12 = 'auto' AND think IN ('cpu', 'real')))"
+          " AND seed = ? AND rep = ? AND repair_cut = ?"
           " AND crash_points = ? AND tree = ? AND escalate = ? AND host = ?"
           " AND (?20 IS NULL OR json_extract(record, '$.attach') = ?20)"
           " ORDER BY id DESC LIMIT 1",

@@ -59,10 +59,12 @@ predict_usage (FILE *fp)
       "                125MB); default: the used bytes written back "
       "through the\n"
       "                drive model, sequentially\n"
-      "  --think real|zero|cpu  the checker's own time on the clock: "
-      "wall (default),\n"
-      "                none, or its CPU time in a cgroup (root, cgroup "
-      "v2)\n"
+      "  --think auto|cpu|real|zero  the checker's own time on the "
+      "clock: its CPU\n"
+      "                time in a cgroup (cpu: root, cgroup v2), wall, or "
+      "none; auto\n"
+      "                (default): cpu where the cgroup can be made, else "
+      "real\n"
       "  --host NAME   the checker's machine: speed (think=cpu) and RAM "
       "limit;\n"
       "                native (default), server-2024, server-2006, "
@@ -120,16 +122,18 @@ struct predict_opts {
   uint64_t files, per_tb, seed;
   double fill, restore_rate;
   enum fd_tree tree;
-  bool per_tb_set;          /* --files-per-tb given */
-  const char *think, *host; /* --think, --host; NULL: not given */
-  const char *via;          /* --attach; NULL: auto */
+  bool per_tb_set;   /* --files-per-tb given */
+  const char *think; /* --think (default auto) */
+  const char *host;  /* --host; NULL: not given */
+  const char *via;   /* --attach; NULL: auto */
 };
 
 /* A disk's checker host (--host, else the profile's host key), its
  * cgroup and the plugin parameters that name them.
  */
 struct predict_host {
-  const char *host; /* NULL: native */
+  const char *host;  /* NULL: native */
+  const char *think; /* what --think came to with this host's cgroup */
   char name[32];
   struct fd_cgroup *cgroup;
   char think_arg[32], args[2][FD_HOSTRUN_ARG_MAX];
@@ -228,7 +232,8 @@ predict_parse (int argc, char **argv, struct predict_opts *o)
   int first, rc;
   size_t i;
 
-  *o = (struct predict_opts){.per_tb = 50000, .seed = 1, .fill = 50};
+  *o = (struct predict_opts){
+      .per_tb = 50000, .seed = 1, .fill = 50, .think = "auto"};
   rc = fd_options_parse (&predict_cmd, argc, argv, o, &first);
   if (rc != FD_OPTS_RUN)
     return rc;
@@ -284,15 +289,15 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
                                          .progress = stderr};
   t.progress = stderr;
   t.progress_every = 10;
-  t.think = o->think;
+  t.think = h->think;
   t.via = o->via;
   t.host = h->host;
   t.cgroup = h->cgroup;
-  if (o->think) {
-    snprintf (h->think_arg, sizeof h->think_arg, "think=%s", o->think);
+  if (h->think) {
+    snprintf (h->think_arg, sizeof h->think_arg, "think=%s", h->think);
     t.extra[t.n_extra++] = h->think_arg;
   }
-  fd_hostrun_args (o->think, h->host, h->cgroup, h->args, t.extra, &t.n_extra,
+  fd_hostrun_args (h->think, h->host, h->cgroup, h->args, t.extra, &t.n_extra,
                    FD_FAULT_KEYS_MAX, &err);
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
   if (mkdtemp (t.dir) == NULL) {
@@ -359,10 +364,11 @@ open_hosts (const struct predict_opts *o, struct predict_host *h,
       h[i].host = h[i].name;
     }
     if (fd_hostrun_open ("--think", o->think, h[i].host, 0, &h[i].cgroup,
-                         err) == -1) {
+                         &h[i].think, err) == -1) {
       free_hosts (h, i);
       return -1;
     }
+    fd_hostrun_notice ("predict", err);
   }
   return 0;
 }

@@ -73,12 +73,14 @@ static const char run_help[] =
     "  --time MODE      the disk's clock: virtual (default), real "
     "(requests\n"
     "                   take their modelled time), scale:F\n"
-    "  --think real|zero|cpu  the checker's own time between requests "
-    "on the\n"
-    "                   virtual clock: wall time (default), none "
-    "(device-bound),\n"
-    "                   or its CPU time in a cgroup (needs root, cgroup "
-    "v2)\n"
+    "  --think auto|cpu|real|zero  the checker's own time between "
+    "requests on\n"
+    "                   the virtual clock: its CPU time in a cgroup (cpu: "
+    "root,\n"
+    "                   cgroup v2), wall time (real), none (zero, "
+    "device-bound);\n"
+    "                   auto (default): cpu where the cgroup can be made, "
+    "else real\n"
     "  --host NAME      the machine the checker runs on: its speed "
     "(think=cpu)\n"
     "                   and RAM (a memory limit): native (default), "
@@ -154,7 +156,7 @@ run_usage (FILE *fp)
       "              [--fill PCT] [--meta-only N] [--tree KIND] [--crash] "
       "[--faults SPEC] "
       "[--target TYPE[:COUNT[:KIND]]]\n"
-      "              [--time MODE] [--think real|zero|cpu] [--host NAME] "
+      "              [--time MODE] [--think auto|cpu|real|zero] [--host NAME] "
       "[--host-ram SIZE] "
       "[--json[=FILE|-]] [--db "
       "FILE]\n"
@@ -307,23 +309,22 @@ run_options_all (void)
   run_options[N_OWN + FD_NKEYS] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* The plugin's clock parameters, after the fault keys. */
+/* A plugin clock parameter (k 0: time=, 1: think=), after the fault
+ * keys.
+ */
 static int
-run_clock_args (struct run_opts *o, struct fm_err *err)
+run_clock_arg (struct run_opts *o, size_t k, const char *val,
+               struct fm_err *err)
 {
   struct trial_spec *s = &o->s;
-  const char *const key[] = {"time", "think"},
-                    *val[] = {s->time_mode, s->think};
-  size_t k;
 
-  for (k = 0; k < 2; k++)
-    if (val[k]) {
-      if (s->n_extra == FD_FAULT_KEYS_MAX)
-        return fm_fail (err, "--faults: too many keys");
-      snprintf (o->clock_args[k], sizeof o->clock_args[k], "%s=%s", key[k],
-                val[k]);
-      s->extra[s->n_extra++] = o->clock_args[k];
-    }
+  if (val == NULL)
+    return 0;
+  if (s->n_extra == FD_FAULT_KEYS_MAX)
+    return fm_fail (err, "--faults: too many keys");
+  snprintf (o->clock_args[k], sizeof o->clock_args[k], "%s=%s",
+            k ? "think" : "time", val);
+  s->extra[s->n_extra++] = o->clock_args[k];
   return 0;
 }
 
@@ -377,7 +378,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (o->sweep && s->keep)
     return fd_usage_error ("run", "--repair-cut sweep: runs many trials in "
                                   "one directory: --keep keeps none");
-  if (run_clock_args (o, &err) == -1)
+  if (run_clock_arg (o, 0, s->time_mode, &err) == -1)
     return fd_usage_error ("run", "%s", err.msg);
   return FD_OPTS_RUN;
 }
@@ -572,7 +573,9 @@ run_trial (struct run_opts *o)
 
   /* The checkers' cgroup first: without one, nothing is started. */
   if (fd_hostrun_open ("--think", s->think, s->host, o->host_ram, &o->cgroup,
-                       &err) == -1 ||
+                       &s->think, &err) == -1 ||
+      fd_hostrun_notice ("run", &err) ||
+      run_clock_arg (o, 1, s->think, &err) == -1 ||
       fd_hostrun_args (s->think, s->host, o->cgroup, o->host_args, s->extra,
                        &s->n_extra, FD_FAULT_KEYS_MAX, &err) == -1) {
     fd_cgroup_free (o->cgroup);

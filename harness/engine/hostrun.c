@@ -11,9 +11,9 @@ fd_hostrun_check (const char *think_key, const char *think,
                   const char *host_key, const char *host, struct fm_err *err)
 {
   if (think && strcmp (think, "real") && strcmp (think, "zero") &&
-      strcmp (think, "cpu"))
-    return fm_fail (err, "%s: '%.64s' is not real, zero or cpu", think_key,
-                    think);
+      strcmp (think, "cpu") && strcmp (think, "auto"))
+    return fm_fail (err, "%s: '%.64s' is not auto, real, zero or cpu",
+                    think_key, think);
   if (host && fd_host_find (host_key, host, err) == NULL)
     return -1;
   return 0;
@@ -21,26 +21,50 @@ fd_hostrun_check (const char *think_key, const char *think,
 
 int
 fd_hostrun_open (const char *key, const char *think, const char *host,
-                 uint64_t ram, struct fd_cgroup **cg, struct fm_err *err)
+                 uint64_t ram, struct fd_cgroup **cg, const char **used,
+                 struct fm_err *err)
 {
   const struct fd_host *h = NULL;
   bool cpu = think && strcmp (think, "cpu") == 0;
+  bool fallback = think && strcmp (think, "auto") == 0;
 
   *cg = NULL;
+  *used = fallback ? "cpu" : think;
+  err->msg[0] = '\0';
   if (host && (h = fd_host_find ("--host", host, err)) == NULL)
     return -1;
   if (ram == 0 && h)
     ram = h->ram_bytes;
-  if (!cpu && ram == 0)
+  if (!cpu && !fallback && ram == 0)
     return 0;
   if ((*cg = fd_cgroup_new (key, ram, err)) == NULL) {
     char msg[sizeof err->msg];
     snprintf (msg, sizeof msg, "%s", err->msg);
+    if (fallback && ram == 0) {
+      *used = "real";
+      return 0; /* err says why */
+    }
     return fm_fail (err, "%s%s", msg,
-                    cpu ? "; --think real puts wall time on the clock "
-                          "instead, without a cgroup"
-                        : "");
+                    cpu || fallback ? "; --think real puts wall time on the "
+                                      "clock instead, without a cgroup"
+                                    : "");
   }
+  return 0;
+}
+
+int
+fd_hostrun_notice (const char *cmd, struct fm_err *err)
+{
+  static bool said;
+
+  if (err->msg[0] && !said)
+    fprintf (stderr,
+             "futuredisk %s: no cgroup for the checkers (%s): the wall time "
+             "between requests goes on the clock (think=real), not their "
+             "CPU time\n",
+             cmd, err->msg);
+  said = said || err->msg[0];
+  err->msg[0] = '\0';
   return 0;
 }
 

@@ -43,7 +43,7 @@ static const struct {
     [FD_KEY_TARGET] = {"--target", NULL, "none", false, false, set_target},
     [FD_KEY_TIMEOUT] = {"--timeout", "3600", NULL, false, true, set_timeout},
     [FD_KEY_TIME] = {"--time", "virtual", NULL, false, false, set_time},
-    [FD_KEY_THINK] = {"--think", "real", NULL, false, false, set_think},
+    [FD_KEY_THINK] = {"--think", "auto", NULL, false, false, set_think},
     [FD_KEY_REPAIR_CUT] = {"--repair-cut", NULL, "0", false, false,
                            set_repair_cut},
     [FD_KEY_CRASH_POINTS] = {"--crash-points", NULL, "0", false, false,

@@ -145,9 +145,10 @@ def test_night_is_recorded_once(futuredisk, tmp_path):
 
 def test_attach_key_is_a_scenario_and_resumes_apart(futuredisk, tmp_path):
     ini = tmp_path / "a.ini"
+    # think left to its default, auto: a resume finds the trials it ran
+    # as cpu.
     ini.write_text("[campaign]\nname = a\nsize = 256M\nfill = 5\n"
-                   "think = zero\n[matrix m]\nfs = ext4\n"
-                   "attach = loop serial\n")
+                   "[matrix m]\nfs = ext4\nattach = loop serial\n")
     db = str(tmp_path / "a.db")
     env = env_without_shards(TMPDIR=str(tmp_path))
     out = fd(futuredisk, "campaign", str(ini), "--list", check=0).stdout
@@ -165,6 +166,7 @@ def test_attach_key_is_a_scenario_and_resumes_apart(futuredisk, tmp_path):
     con.close()
     assert [r[1] for r in rows] == ["serial", "loop"]
     assert rows[0][0] == rows[1][0] + " attach=serial"
+    assert rows[1][0].endswith(" think=cpu")
     assert leftovers(str(tmp_path)) == []
 
 

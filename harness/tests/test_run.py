@@ -540,9 +540,9 @@ def test_db_records_match_json(run, tmp_path):
     assert con.execute("SELECT campaign, run_id, rep, scenario FROM trials "
                        "ORDER BY id").fetchall() == [
         ("", "", 0, "fs=ext4 profile=roadmap-2006 size=256M fill=20 meta=0 "
-         "crash=0 faults=erc=10ms target=data:1"),
+         "crash=0 faults=erc=10ms target=data:1 think=cpu"),
         ("night", "R1", 4, "fs=ext4 profile=roadmap-2006 size=256M fill=20 "
-         "meta=0 crash=0 faults= target= attach=serial")]
+         "meta=0 crash=0 faults= target= think=cpu attach=serial")]
     rows = con.execute("SELECT id, fs, seed, files, bytes, write_probe, "
                        "record FROM trials ORDER BY id").fetchall()
     assert [r[2] for r in rows] == [2, 3]
@@ -591,7 +591,7 @@ def test_db_records_match_json(run, tmp_path):
     assert [r[0].split(" ")[-2:] for r in con.execute(
         "SELECT scenario FROM trials ORDER BY id")] == [
         ["faults=erc=10ms", "target=data:1"], ["faults=", "target="],
-        ["faults=", "target="]]
+        ["target=", "think=cpu"]]
     # A database of a newer schema version is refused, not altered.
     con.execute("PRAGMA user_version = 7")
     con.commit()

@@ -124,14 +124,14 @@ def test_memory_limit_is_a_finding(futuredisk, tmp_path):
     assert left == []
     assert phase(rec, "check")["outcome"] == "OOM"
     assert rec["error"] in (None, "")
-    assert "charged_s" in phase(rec, "check")  # in the cgroup, think=real
+    assert "charged_s" in phase(rec, "check")  # in the cgroup
 
 
 @pytest.mark.parametrize("args,message", [
     (["--think", "cpu", "--host", "cray-1"],
      "--host: unknown host 'cray-1' (known: native, server-2024, "
      "server-2006, nas-2010)"),
-    (["--think", "warm"], "--think: 'warm' is not real, zero or cpu"),
+    (["--think", "warm"], "--think: 'warm' is not auto, real, zero or cpu"),
     (["--host-ram", "0"], "--host-ram: '0' is not a positive size"),
 ])
 def test_bad_host_options(run, args, message):
@@ -152,6 +152,25 @@ def test_no_cgroup_no_start(futuredisk, tmp_path):
     assert "--think: a checker's cgroup needs root; --think real" in \
         p.stderr, p.stderr
     assert not d.exists()
+
+
+def test_default_think_is_cpu_where_a_cgroup_can_be_made(futuredisk,
+                                                         tmp_path):
+    """Without --think: the checker's CPU where there is a cgroup (the
+    record says cpu), else wall time, said once, and the command goes
+    on (here to fail later: an unprivileged user attaches nothing)."""
+    rec, left = trial(futuredisk, tmp_path, "auto")
+    assert rec["think"] == "cpu" and left == []
+    assert phase(rec, "check")["charged_s"] > 0
+    for cmd in (["run", "--fs", "ext4", "--dir", str(tmp_path / "never")],
+                ["predict", "--fs", "ext4", "--profile", "roadmap-2006"]):
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                            "--clear-groups", futuredisk, *cmd],
+                           capture_output=True, text=True, timeout=120)
+        assert p.stderr.count(
+            f"futuredisk {cmd[0]}: no cgroup for the checkers (--think: a "
+            "checker's cgroup needs root): the wall time between requests "
+            "goes on the clock (think=real)") == 1, p.stderr
 
 
 def test_profile_host_key(futuredisk, run, tmp_path):
