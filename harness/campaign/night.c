@@ -145,7 +145,7 @@ summary_of (sqlite3 *db, sqlite3_int64 id, char *error, size_t elen,
 static void
 describe_spec (const struct trial_spec *s, char *buf, size_t len)
 {
-  char cut[48] = "";
+  char cut[48] = "", clock[64];
   const char *tree = fd_tree_name (s->populate.tree);
   const char *via = s->via && strcmp (s->via, "auto") ? s->via : NULL;
   bool meta = s->populate.meta_only;
@@ -156,14 +156,20 @@ describe_spec (const struct trial_spec *s, char *buf, size_t len)
     snprintf (cut, sizeof cut, " crash-points all");
   else if (s->crash_points)
     snprintf (cut, sizeof cut, " crash-points %" PRIu64, s->crash_points);
+  /* A clock other than the defaults' (a matrix may cross them). */
+  snprintf (clock, sizeof clock, "%s%.24s%s%.8s",
+            strcmp (s->time_mode, "virtual") ? " time " : "",
+            strcmp (s->time_mode, "virtual") ? s->time_mode : "",
+            strcmp (s->think, "auto") ? " think " : "",
+            strcmp (s->think, "auto") ? s->think : "");
   snprintf (
-      buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s%s%s%s%s seed %" PRIu64 "%s",
+      buf, len, "%s %s %s %s%g%s%s%s%s%s%s%s%s%s%s%s%s%s seed %" PRIu64 "%s",
       s->fs->name, s->profile, s->size, meta ? "meta " : "fill ",
       meta ? (double)s->populate.files : s->fill,
       strcmp (tree, "mixed") ? " tree " : "",
       strcmp (tree, "mixed") ? tree : "", s->crash ? " crash" : "",
       s->faults_spec ? " faults " : "", s->faults_spec ? s->faults_spec : "",
-      s->target ? " target " : "", s->target ? s->target : "", cut,
+      s->target ? " target " : "", s->target ? s->target : "", cut, clock,
       s->host ? " host " : "", s->host ? s->host : "", via ? " attach " : "",
       via ? via : "", s->seed, s->rep ? " (again)" : "");
 }

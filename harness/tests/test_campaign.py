@@ -143,6 +143,16 @@ def test_night_is_recorded_once(futuredisk, tmp_path):
                 if f.startswith("futuredisk-campaign.")]
 
 
+def test_list_names_the_clock_a_matrix_crosses(futuredisk, tmp_path):
+    ini = tmp_path / "c.ini"
+    ini.write_text("[campaign]\nname = c\n[matrix m]\nfs = ext4\n"
+                   "time = virtual scale:2\nthink = auto zero\n")
+    out = fd(futuredisk, "campaign", str(ini), "--list", check=0).stdout
+    assert [line.split("fill 30")[1] for line in out.splitlines()] == [
+        " seed 1", " think zero seed 1", " time scale:2 seed 1",
+        " time scale:2 think zero seed 1"]
+
+
 def test_attach_key_is_a_scenario_and_resumes_apart(futuredisk, tmp_path):
     ini = tmp_path / "a.ini"
     # think left to its default, auto: a resume finds the trials it ran
