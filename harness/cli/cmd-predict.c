@@ -402,8 +402,10 @@ cmd_predict (int argc, char **argv)
     ret |= rc;
   }
   free_hosts (h, o.np);
-  printf ("(%s, %.0f%% full, %s tree, metadata only; took %.0f s wall)\n", o.fs,
-          o.fill, fd_tree_name (o.tree), fd_now_s () - t0);
+  /* The think mode too: auto comes to cpu or real on this machine. */
+  printf ("(%s, %.0f%% full, %s tree, metadata only, think=%s; took %.0f s "
+          "wall)\n",
+          o.fs, o.fill, fd_tree_name (o.tree), h[0].think, fd_now_s () - t0);
   if (fd_interrupted)
     return 130;
   return ret;

@@ -485,7 +485,9 @@ def test_predict_meta_only(run, tmp_path):
         size = int(rec["size"])
         assert rec["bytes"] > 0.4 * size  # half the disk allocated ...
         assert rec["disk"]["stored_bytes"] < 0.05 * size  # ... not stored
-    assert "took" in p.stdout
+    # The default think mode as it came out here (root: the cgroup's CPU).
+    assert "metadata only, think=cpu; took" in p.stdout
+    assert all(rec["think"] == "cpu" for rec in recs)
     assert leftovers(str(scratch)) == [] and list(scratch.iterdir()) == []
     # fsck or restore: the check's time beside a restore of the used bytes
     # written back through the drive model, no faster than its outer zone.
