@@ -41,6 +41,13 @@ F): the spread the model gives to that much noise per gap and no other.
 Last, one `--think zero` trial's check replayed with one think time for
 every request (0-100 us): where the drive's read-ahead starts to pay.
 
+With --consensus instead: what a check's time would repeat to if each
+request's think time were the median of GROUP runs' charges.  ROUNDS
+traced think=cpu serial trials idle and ROUNDS beside two hogs; each
+run's check replayed alone (to its last reply), and each GROUP of runs
+in a row replayed as one with the per-request median: the spread of
+either.
+
 With --attach HOW first, every predict attaches its disk that way
 (`serial`: the requests reach the drive one at a time, in the kernel's
 order).
@@ -49,7 +56,8 @@ Usage: bench_think.py [--attach HOW] BUILD_DIR [ROUNDS] [PROFILE] [FILES]
                                                             (as root)
        bench_think.py --e2fsck BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --client BUILD_DIR [ROUNDS]
-       bench_think.py --gaps BUILD_DIR [ROUNDS] [PROFILE] [FILES]"""
+       bench_think.py --gaps BUILD_DIR [ROUNDS] [PROFILE] [FILES]
+       bench_think.py --consensus BUILD_DIR [ROUNDS] [GROUP] [PROFILE] [FILES]"""
 import difflib
 import json
 import os
@@ -248,19 +256,78 @@ def replay(build, profile, trace, jitter, runs, think=None):
             for x in p.stdout.splitlines()]
 
 
+def tracing_nbdkit(d):
+    """d/bin/nbdkit: nbdkit with the plugin's request trace on (the
+    trials' PATH puts d/bin first)."""
+    nbdkit = subprocess.run(["sh", "-c", "command -v nbdkit"],
+                            capture_output=True, text=True,
+                            check=True).stdout.strip()
+    os.mkdir(f"{d}/bin")
+    with open(f"{d}/bin/nbdkit", "w") as f:
+        f.write(f"#!/bin/sh\nexec {nbdkit} -v -D futuredisk.trace=1 "
+                '"$@"\n')
+    os.chmod(f"{d}/bin/nbdkit", 0o755)
+
+
+def consensus_trace(parsed, path):
+    """The first run's requests, each after the median of the think times
+    the runs that asked for it too (aligned as in --gaps) charged before
+    it, written as trace lines replay-trace reads (no service time: the
+    replay gives its own)."""
+    reqs, base = parsed[0]
+    got = [[t] for t in base]
+    for other, thinks in parsed[1:]:
+        m = difflib.SequenceMatcher(None, reqs, other, autojunk=False)
+        for b in m.get_matching_blocks():
+            for k in range(1 if b.a == 0 else 0, b.size):
+                got[b.a + k].append(thinks[b.b + k])
+    now = 0
+    with open(path, "w") as f:
+        for (op, off, count), ts in zip(reqs, got):
+            now += int(statistics.median(ts))
+            f.write(f"trace: {op} offset={off} count={count} "
+                    f"arrival_ns={now} done_ns={now}\n")
+
+
+def consensus_main(build, rounds, group, profile, files):
+    fd = f"{build}/harness/futuredisk"
+    os.environ.setdefault("FUTUREDISK_PLUGIN",
+                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    with tempfile.TemporaryDirectory() as d:
+        tracing_nbdkit(d)
+        for load in (0, 2):
+            hs = hogs(load)
+            try:
+                runs = [think_of(traced_run(fd, profile, files, d, i)[0])
+                        for i in range(rounds)]
+            finally:
+                for h in hs:
+                    h.kill()
+                    h.wait()
+            single, agreed = [], []
+            for i, r in enumerate(runs):
+                consensus_trace([r], f"{d}/one.trace")
+                single.append(replay(build, profile, f"{d}/one.trace", 0,
+                                     1)[0][0])
+                if i % group == group - 1:
+                    consensus_trace(runs[i - group + 1:i + 1],
+                                    f"{d}/median.trace")
+                    agreed.append(replay(build, profile,
+                                         f"{d}/median.trace", 0, 1)[0][0])
+            for name, v in ((f"one run", single),
+                            (f"median of {group}", agreed)):
+                print(f"hogs={load} {name}: " + " ".join(
+                    f"{x:.3f}" for x in v) + f" virtual s; median "
+                    f"{statistics.median(v):.3f}, spread "
+                    f"{100 * spread(v):.2f} %", flush=True)
+
+
 def gaps_main(build, rounds, profile, files):
     fd = f"{build}/harness/futuredisk"
     os.environ.setdefault("FUTUREDISK_PLUGIN",
                           f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
-    nbdkit = subprocess.run(["sh", "-c", "command -v nbdkit"],
-                            capture_output=True, text=True,
-                            check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as d:
-        os.mkdir(f"{d}/bin")
-        with open(f"{d}/bin/nbdkit", "w") as f:
-            f.write(f"#!/bin/sh\nexec {nbdkit} -v -D futuredisk.trace=1 "
-                    '"$@"\n')
-        os.chmod(f"{d}/bin/nbdkit", 0o755)
+        tracing_nbdkit(d)
         runs = [traced_run(fd, profile, files, d, i) for i in range(rounds)]
         parsed = [think_of(r[0]) for r in runs]
         for i, (lines, virt, charged) in enumerate(runs):
@@ -326,6 +393,13 @@ def main():
                   int(sys.argv[3]) if len(sys.argv) > 3 else 5,
                   sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
                   int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
+        return
+    if sys.argv[1] == "--consensus":
+        consensus_main(os.path.abspath(sys.argv[2]),
+                       int(sys.argv[3]) if len(sys.argv) > 3 else 15,
+                       int(sys.argv[4]) if len(sys.argv) > 4 else 3,
+                       sys.argv[5] if len(sys.argv) > 5 else "roadmap-2006",
+                       int(sys.argv[6]) if len(sys.argv) > 6 else 50000)
         return
     if sys.argv[1] == "--client":
         client_main(os.path.abspath(sys.argv[2]),
