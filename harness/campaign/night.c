@@ -22,6 +22,7 @@
 
 #include "faultmodels/faults.h"
 #include "faultmodels/units.h"
+#include "attach.h"
 #include "campaign.h"
 #include "progname.h"
 #include "db.h"
@@ -77,7 +78,7 @@ recorded_spec (sqlite3 *db, const char *name, const char *run_id,
   sqlite3_bind_text (st, 19, fd_spec_host (s) ? fd_spec_host (s) : "native", -1,
                      SQLITE_STATIC);
   /* auto takes nbd or loop, whichever the machine has: either will do. */
-  if (s->via && strcmp (s->via, "auto"))
+  if (fd_attach_via_name (s->via))
     sqlite3_bind_text (st, 20, s->via, -1, SQLITE_STATIC);
   if (sqlite3_step (st) == SQLITE_ROW)
     id = sqlite3_column_int64 (st, 0);
@@ -147,7 +148,7 @@ describe_spec (const struct trial_spec *s, char *buf, size_t len)
 {
   char cut[48] = "", clock[64];
   const char *tree = fd_tree_name (s->populate.tree);
-  const char *via = s->via && strcmp (s->via, "auto") ? s->via : NULL;
+  const char *via = fd_attach_via_name (s->via); /* NULL: auto */
   bool meta = s->populate.meta_only;
 
   if (s->repair_cut)

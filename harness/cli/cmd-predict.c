@@ -293,10 +293,8 @@ predict_one (const struct predict_opts *o, struct predict_host *h,
   t.via = o->via;
   t.host = h->host;
   t.cgroup = h->cgroup;
-  if (h->think) {
-    snprintf (h->think_arg, sizeof h->think_arg, "think=%s", h->think);
-    t.extra[t.n_extra++] = h->think_arg;
-  }
+  snprintf (h->think_arg, sizeof h->think_arg, "think=%s", h->think);
+  t.extra[t.n_extra++] = h->think_arg;
   fd_hostrun_args (h->think, h->host, h->cgroup, h->args, t.extra, &t.n_extra,
                    FD_FAULT_KEYS_MAX, &err);
   fd_scratch_template ("predict", t.dir, sizeof t.dir);
