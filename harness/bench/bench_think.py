@@ -245,6 +245,16 @@ def think_of(lines):
     return reqs, thinks
 
 
+def aligned(ra, rb):
+    """(i, j) for each request ra[i] == rb[j] that both runs asked for
+    after the same request: the kernel's read-ahead adds or drops one now
+    and then, so the runs agree in stretches, and a stretch's first
+    request follows different ones (its think time is not comparable)."""
+    m = difflib.SequenceMatcher(None, ra, rb, autojunk=False)
+    return [(b.a + k, b.b + k) for b in m.get_matching_blocks()
+            for k in range(1 if b.a == 0 else 0, b.size)]
+
+
 def replay(build, profile, trace, jitter, runs, think=None):
     """Per run: (virtual s to the last reply, buffer hits)."""
     p = subprocess.run([f"{build}/faultmodels/replay-trace", "--profile",
@@ -277,10 +287,8 @@ def consensus_trace(parsed, path):
     reqs, base = parsed[0]
     got = [[t] for t in base]
     for other, thinks in parsed[1:]:
-        m = difflib.SequenceMatcher(None, reqs, other, autojunk=False)
-        for b in m.get_matching_blocks():
-            for k in range(1 if b.a == 0 else 0, b.size):
-                got[b.a + k].append(thinks[b.b + k])
+        for i, j in aligned(reqs, other):
+            got[i].append(thinks[j])
     now = 0
     with open(path, "w") as f:
         for (op, off, count), ts in zip(reqs, got):
@@ -314,7 +322,7 @@ def consensus_main(build, rounds, group, profile, files):
                                     f"{d}/median.trace")
                     agreed.append(replay(build, profile,
                                          f"{d}/median.trace", 0, 1)[0][0])
-            for name, v in ((f"one run", single),
+            for name, v in (("one run", single),
                             (f"median of {group}", agreed)):
                 print(f"hogs={load} {name}: " + " ".join(
                     f"{x:.3f}" for x in v) + f" virtual s; median "
@@ -335,17 +343,11 @@ def gaps_main(build, rounds, profile, files):
             print(f"run {i}: check {virt:.3f} virtual s, charged "
                   f"{charged:.3f} CPU s, {len(lines)} requests, think "
                   f"between them {sum(thinks) / 1e9:.3f} s", flush=True)
-        # The kernel's read-ahead adds or drops a request now and then:
-        # compare the think before each request both runs asked for, in
-        # the stretches where their requests agree.
+        # The think before each request both runs asked for.
         for i in range(rounds):
             for j in range(i + 1, rounds):
                 (ra, a), (rb, b) = parsed[i], parsed[j]
-                m = difflib.SequenceMatcher(None, ra, rb, autojunk=False)
-                pairs = [(a[x.a + k], b[x.b + k])
-                         for x in m.get_matching_blocks()
-                         for k in range(1 if x.a == 0 else 0, x.size)]
-                # (a stretch's first request follows different ones)
+                pairs = [(a[x], b[y]) for x, y in aligned(ra, rb)]
                 rel = sorted(abs(x - y) / ((x + y) / 2) for x, y in pairs
                              if min(x, y) >= 10000)
                 print(f"runs {i} and {j}: {len(pairs)} requests alike, "
