@@ -202,7 +202,7 @@ main (int argc, char **argv)
   struct fm_err err;
   struct trace t = {NULL, 0, 0};
   FILE *f = stdin;
-  int i, ret = 0;
+  int i, rc, ret = 0;
 
   for (i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -228,23 +228,22 @@ main (int argc, char **argv)
       return 1;
     }
     i++;
+    rc = 0;
     if (strcmp (a, "--profile") == 0)
       profile = v;
-    else if (strcmp (a, "--jitter") == 0) {
+    else if (strcmp (a, "--seed") == 0)
+      rc = fm_parse_uint (a, v, 0, UINT64_MAX, &h.seed, &err);
+    else if (strcmp (a, "--runs") == 0)
+      rc = fm_parse_uint (a, v, 1, 1000000, &runs, &err);
+    else if (strcmp (a, "--think") == 0)
+      rc = fm_parse_uint (a, v, 0, 3600000000000, &h.think, &err);
+    else {
       errno = 0;
       h.jitter = strtod (v, &end);
-      if (errno || *end || end == v || !(h.jitter >= 0 && h.jitter <= 1)) {
-        fprintf (stderr, "replay-trace: --jitter: '%s' is not in [0, 1]\n", v);
-        return 1;
-      }
-    } else if (fm_parse_uint (a, v, strcmp (a, "--runs") == 0,
-                              strcmp (a, "--runs") == 0    ? 1000000
-                              : strcmp (a, "--think") == 0 ? 3600000000000
-                                                           : UINT64_MAX,
-                              strcmp (a, "--runs") == 0    ? &runs
-                              : strcmp (a, "--think") == 0 ? &h.think
-                                                           : &h.seed,
-                              &err) == -1) {
+      if (errno || *end || end == v || !(h.jitter >= 0 && h.jitter <= 1))
+        rc = fm_fail (&err, "--jitter: '%s' is not in [0, 1]", v);
+    }
+    if (rc == -1) {
       fprintf (stderr, "replay-trace: %s\n", err.msg);
       return 1;
     }
