@@ -10,9 +10,17 @@
  * read's segment, at media speed, until it holds pf_max sectors past the
  * request.  A later read in a segment finds its data there (bus transfer
  * only) or, in the segment being read ahead, rides the stream and
- * completes when the media gets to its end.  Any other command that needs
- * the head, or a write, abandons the read-ahead, but only once pf_min
- * sectors are in (IBM Ultrastar DDRS "Minimum Pre-fetch",
+ * completes when the media gets to its end.  So does a read a little
+ * further on that the stream reaches within a revolution of the command
+ * (a metadata scan skipping a few blocks): sent there by itself the head
+ * would meet the same sectors no sooner, as each passes under it at the
+ * same times either way, and the command's overhead would make it miss
+ * them by a revolution.  DiskSim rides only a read starting at the very
+ * block being read ("almost read hit"); by that rule a checker reading
+ * a skipping scan with no time between reads lost a revolution per skip
+ * and was slower than one that thought 25 us between them.  Any other
+ * command that needs the head, or a write, abandons the read-ahead, but
+ * only once pf_min sectors are in (IBM Ultrastar DDRS "Minimum Pre-fetch",
  * https://www.easymanua.ls/ibm/ddrs-39130-ultrastar-9-1-gb-hard-drive/manual?p=118).
  * A write stops it too, as "write hit stops prefetch" says in DiskSim's
  * WD 4 TB model (https://github.com/westerndigitalcorporation/DiskSim).
@@ -191,6 +199,15 @@ look (const struct drive *d, uint64_t lba, uint64_t end, uint64_t t,
       l->seg = rc->ra;
       l->held = hi;
       l->kind = end <= hi ? L_HIT : hi < rc->cap ? L_RIDE : L_PART;
+      return;
+    }
+    /* Past the stream, but the stream gets there first (see above). */
+    if (lba > hi && hi < rc->cap &&
+        reach_time (d, s->end, rc->t, lba) <=
+            t + d->p.command_ns + R_UNITS / d->p.rpm) {
+      l->seg = rc->ra;
+      l->held = hi;
+      l->kind = L_RIDE;
       return;
     }
   }

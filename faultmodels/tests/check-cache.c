@@ -266,6 +266,63 @@ START_TEST (test_abandon)
 }
 END_TEST
 
+/* A read a little past the read-ahead, arriving while the stream is
+ * still short of it (a metadata scan skipping a few blocks), rides the
+ * stream: it ends when the media gets to its end, and a later arrival
+ * never ends sooner.  Stopping the read-ahead to go to the same sector
+ * would wait for it to come round again: a lost revolution, which made a
+ * host with no think time slower than one thinking 25 us.  A read the
+ * stream reaches only after more than a revolution goes to the media.
+ */
+START_TEST (test_skip_rides)
+{
+  struct fm_profile p = profile ("roadmap-2006");
+  const uint64_t len = 4 * KIB, x = 10 * MIB, skip = 16 * KIB;
+  const double rev = fm_profile_rev_ns (&p);
+  uint64_t delay, last_done = 0;
+
+  for (delay = 0; delay <= 200000; delay += 5000) {
+    struct fm_disk *d = disk (&p, true);
+    struct fm_timing t;
+    uint64_t now = 0;
+
+    rd (d, &now, x, len, delay);
+    t = rd (d, &now, x + len + skip, len, 0);
+    ck_assert_msg (t.cache_hit,
+                   "arriving %llu ns after: not served by the "
+                   "read-ahead",
+                   (unsigned long long)delay);
+    ck_assert_uint_eq (t.seeks, 0);
+    ck_assert_msg (t.done_ns - t.start_ns < rev / 4,
+                   "arriving %llu ns after: took %llu ns",
+                   (unsigned long long)delay,
+                   (unsigned long long)(t.done_ns - t.start_ns));
+    ck_assert_msg (t.done_ns >= last_done,
+                   "arriving %llu ns after ended sooner than arriving 5 us "
+                   "earlier",
+                   (unsigned long long)delay);
+    last_done = t.done_ns;
+    fm_disk_free (d);
+  }
+
+  /* 6 MiB on, inside its 8 MiB read-ahead but over two outer tracks
+   * (2.6 MB each) away.
+   */
+  {
+    struct fm_disk *d;
+    struct fm_timing t;
+    uint64_t now = 0;
+
+    p = profile ("cmr-20t-2024");
+    d = disk (&p, true);
+    rd (d, &now, x, len, 0);
+    t = rd (d, &now, x + len + 6 * MIB, len, 0);
+    ck_assert_msg (!t.cache_hit, "rode a read-ahead two revolutions away");
+    fm_disk_free (d);
+  }
+}
+END_TEST
+
 /* The keys: derived segment counts, and checks that name the key. */
 START_TEST (test_keys)
 {
@@ -335,6 +392,7 @@ main (void)
       {"read_after_write", test_read_after_write},
       {"prefetch_max", test_prefetch_max},
       {"abandon", test_abandon},
+      {"skip_rides", test_skip_rides},
       {"keys", test_keys},
   };
 
