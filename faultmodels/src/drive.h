@@ -274,9 +274,10 @@ extern void rc_free (struct drive *d);
 extern uint64_t rc_read (struct drive *d, uint64_t lba, uint64_t n, uint64_t t,
                          struct acct *a, bool *hit);
 
-/* Would a read of [lba, lba+n) at time t need no positioning: its data
- * in a segment or the write cache, or on the read-ahead the head is
- * already doing?  (The queue's scheduler prices such reads at zero.)
+/* Would a read of [lba, lba+n) arriving at time t need no positioning:
+ * its data in a segment or the write cache, or on the read-ahead the head
+ * is already doing, once the command overhead has passed (as rc_read
+ * asks)?  (The queue's scheduler prices such reads at zero.)
  * No side effects: the LRU order is not touched.
  */
 extern bool rc_ready (const struct drive *d, uint64_t lba, uint64_t n,

@@ -10,17 +10,16 @@
  * read's segment, at media speed, until it holds pf_max sectors past the
  * request.  A later read in a segment finds its data there (bus transfer
  * only) or, in the segment being read ahead, rides the stream and
- * completes when the media gets to its end.  So does a read a little
- * further on that the stream reaches within a revolution of the command
- * (a metadata scan skipping a few blocks): sent there by itself the head
- * would meet the same sectors no sooner, as each passes under it at the
- * same times either way, and the command's overhead would make it miss
- * them by a revolution.  DiskSim rides only a read starting at the very
- * block being read ("almost read hit"); by that rule a checker reading
- * a skipping scan with no time between reads lost a revolution per skip
- * and was slower than one that thought 25 us between them.  Any other
- * command that needs the head, or a write, abandons the read-ahead, but
- * only once pf_min sectors are in (IBM Ultrastar DDRS "Minimum Pre-fetch",
+ * completes when the media gets to its end.  The buffer is asked once
+ * the read's command overhead has passed: the head reads on while the
+ * drive takes the command in, and the drive cannot stop it for a command
+ * it has not yet decoded.  So a read a few sectors past the stream (a
+ * metadata scan skipping a block or two) finds them read meanwhile,
+ * where asking at arrival stopped the stream short of them and the
+ * overhead then made the head miss them by a revolution: a host with no
+ * think time was slower than one thinking 25 us.  Any other read that
+ * needs the head, or a write, abandons the read-ahead, but only once
+ * pf_min sectors are in (IBM Ultrastar DDRS "Minimum Pre-fetch",
  * https://www.easymanua.ls/ibm/ddrs-39130-ultrastar-9-1-gb-hard-drive/manual?p=118).
  * A write stops it too, as "write hit stops prefetch" says in DiskSim's
  * WD 4 TB model (https://github.com/westerndigitalcorporation/DiskSim).
@@ -201,15 +200,6 @@ look (const struct drive *d, uint64_t lba, uint64_t end, uint64_t t,
       l->kind = end <= hi ? L_HIT : hi < rc->cap ? L_RIDE : L_PART;
       return;
     }
-    /* Past the stream, but the stream gets there first (see above). */
-    if (lba > hi && hi < rc->cap &&
-        reach_time (d, s->end, rc->t, lba) <=
-            t + d->p.command_ns + R_UNITS / d->p.rpm) {
-      l->seg = rc->ra;
-      l->held = hi;
-      l->kind = L_RIDE;
-      return;
-    }
   }
   for (i = 0; i < rc->n; i++) {
     const struct segment *s = &rc->seg[i];
@@ -320,12 +310,12 @@ rc_read (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a,
     *hit = true;
     return bus_end;
   }
-  look (d, lba, end, t, &l);
+  look (d, lba, end, cmd_end, &l);
   if (l.kind == L_HIT) {
     *hit = true;
     touch (rc, &rc->seg[l.seg]);
     if (l.seg == rc->ra)
-      stream_extend (d, end, t);
+      stream_extend (d, end, cmd_end);
     return bus_end;
   }
   if (l.kind == L_RIDE) {
@@ -334,7 +324,7 @@ rc_read (struct drive *d, uint64_t lba, uint64_t n, uint64_t t, struct acct *a,
   }
   if (l.kind == L_PART)
     from = l.held;
-  cmd_end = max64 (cmd_end, rc_stop (d, t));
+  cmd_end = rc_stop (d, cmd_end);
   media_end = d->smr ? smr_read (d, cmd_end, from, end - from, a)
                      : drv_mechanical (d, cmd_end, from, end - from, false, a);
   if (rc->n == 0)
@@ -353,7 +343,7 @@ rc_ready (const struct drive *d, uint64_t lba, uint64_t n, uint64_t t)
 
   if (drv_dirty_covers (d, lba, n))
     return true;
-  look (d, lba, lba + n, t, &l);
+  look (d, lba, lba + n, t + d->p.command_ns, &l);
   return l.kind == L_HIT || l.kind == L_RIDE;
 }
 
