@@ -48,6 +48,14 @@ run's check replayed alone (to its last reply), and each GROUP of runs
 in a row replayed as one with the per-request median: the spread of
 either.
 
+With --floor instead: how far the CPU time of the very same work moves
+on this machine, outside the harness.  One kept think=zero trial's disk
+on a read-only loop device (the store's 4 KiB header skipped), `e2fsck
+-fn` on it ROUNDS times with its cache warm (after one run to warm it),
+then a fixed loop of Python arithmetic ROUNDS times; each run's user +
+system seconds (wait4) and their spread, idle and beside two hogs.
+think=cpu can repeat no better than these.
+
 With --attach HOW first, every predict attaches its disk that way
 (`serial`: the requests reach the drive one at a time, in the kernel's
 order).
@@ -57,7 +65,8 @@ Usage: bench_think.py [--attach HOW] BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --e2fsck BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --client BUILD_DIR [ROUNDS]
        bench_think.py --gaps BUILD_DIR [ROUNDS] [PROFILE] [FILES]
-       bench_think.py --consensus BUILD_DIR [ROUNDS] [GROUP] [PROFILE] [FILES]"""
+       bench_think.py --consensus BUILD_DIR [ROUNDS] [GROUP] [PROFILE] [FILES]
+       bench_think.py --floor BUILD_DIR [ROUNDS] [PROFILE] [FILES]"""
 import difflib
 import json
 import os
@@ -380,6 +389,54 @@ def gaps_main(build, rounds, profile, files):
                   f"s, {hits} buffer hits", flush=True)
 
 
+def cpu_of(cmd):
+    """User + system seconds of one command (its whole process tree)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 4):  # 4: e2fsck -n
+        sys.exit(f"{cmd[0]}: exit status {status}")
+    return ru.ru_utime + ru.ru_stime
+
+
+# The same arithmetic every run: an LCG over a list, about a CPU second.
+SPIN = ("x = [0] * 4096\ns = 1\nfor i in range(1500000):\n"
+        "    s = (s * 6364136223846793005 + 1442695040888963407) % 2**64\n"
+        "    x[s % 4096] += 1\n")
+
+
+def floor_main(build, rounds, profile, files):
+    fd = f"{build}/harness/futuredisk"
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([fd, "run", "--fs", "ext4", "--profile", profile,
+                        "--size", "full", "--meta-only", str(files),
+                        "--think", "zero", "--keep", "--seed", "1", "--dir",
+                        f"{d}/run"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        dev = subprocess.run(["losetup", "-r", "-f", "--show", "-o", "4096",
+                              f"{d}/run/disk.store"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        try:
+            cpu_of(["e2fsck", "-fn", dev])
+            for load in (0, 2):
+                hs = hogs(load)
+                try:
+                    for name, cmd in (("e2fsck -fn", ["e2fsck", "-fn", dev]),
+                                      ("python loop",
+                                       [sys.executable, "-c", SPIN])):
+                        v = [cpu_of(cmd) for _ in range(rounds)]
+                        print(f"hogs={load} {name}: " + " ".join(
+                            f"{x:.3f}" for x in v) + " CPU s; median "
+                            f"{statistics.median(v):.3f}, spread "
+                            f"{100 * spread(v):.2f} %", flush=True)
+                finally:
+                    for h in hs:
+                        h.kill()
+                        h.wait()
+        finally:
+            subprocess.run(["losetup", "-d", dev], check=True)
+
+
 def main():
     if sys.argv[1] == "--attach":
         ATTACH.extend(sys.argv[1:3])
@@ -402,6 +459,12 @@ def main():
                        int(sys.argv[4]) if len(sys.argv) > 4 else 3,
                        sys.argv[5] if len(sys.argv) > 5 else "roadmap-2006",
                        int(sys.argv[6]) if len(sys.argv) > 6 else 50000)
+        return
+    if sys.argv[1] == "--floor":
+        floor_main(os.path.abspath(sys.argv[2]),
+                   int(sys.argv[3]) if len(sys.argv) > 3 else 10,
+                   sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
+                   int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
         return
     if sys.argv[1] == "--client":
         client_main(os.path.abspath(sys.argv[2]),
