@@ -361,12 +361,11 @@ open_hosts (const struct predict_opts *o, struct predict_host *h,
       snprintf (h[i].name, sizeof h[i].name, "%s", p.host);
       h[i].host = h[i].name;
     }
-    if (fd_hostrun_open ("--think", o->think, h[i].host, 0, &h[i].cgroup,
-                         &h[i].think, err) == -1) {
+    if (fd_hostrun_open ("predict", "--think", o->think, h[i].host, 0,
+                         &h[i].cgroup, &h[i].think, err) == -1) {
       free_hosts (h, i);
       return -1;
     }
-    fd_hostrun_notice ("predict", err);
   }
   return 0;
 }

@@ -572,9 +572,8 @@ run_trial (struct run_opts *o)
   int ret;
 
   /* The checkers' cgroup first: without one, nothing is started. */
-  if (fd_hostrun_open ("--think", s->think, s->host, o->host_ram, &o->cgroup,
-                       &s->think, &err) == -1 ||
-      fd_hostrun_notice ("run", &err) ||
+  if (fd_hostrun_open ("run", "--think", s->think, s->host, o->host_ram,
+                       &o->cgroup, &s->think, &err) == -1 ||
       run_clock_arg (o, 1, s->think, &err) == -1 ||
       fd_hostrun_args (s->think, s->host, o->cgroup, o->host_args, s->extra,
                        &s->n_extra, FD_FAULT_KEYS_MAX, &err) == -1) {

@@ -19,10 +19,27 @@ fd_hostrun_check (const char *think_key, const char *think,
   return 0;
 }
 
+/* auto fell back to real: say so and why, once per process (predict
+ * opens one per disk).
+ */
+static void
+fallback_notice (const char *cmd, const char *why)
+{
+  static bool said;
+
+  if (!said)
+    fprintf (stderr,
+             "futuredisk %s: no cgroup for the checkers (%s): the wall time "
+             "between requests goes on the clock (think=real), not their "
+             "CPU time\n",
+             cmd, why);
+  said = true;
+}
+
 int
-fd_hostrun_open (const char *key, const char *think, const char *host,
-                 uint64_t ram, struct fd_cgroup **cg, const char **used,
-                 struct fm_err *err)
+fd_hostrun_open (const char *cmd, const char *key, const char *think,
+                 const char *host, uint64_t ram, struct fd_cgroup **cg,
+                 const char **used, struct fm_err *err)
 {
   const struct fd_host *h = NULL;
   bool cpu = think && strcmp (think, "cpu") == 0;
@@ -30,7 +47,6 @@ fd_hostrun_open (const char *key, const char *think, const char *host,
 
   *cg = NULL;
   *used = fallback ? "cpu" : think;
-  err->msg[0] = '\0';
   if (host && (h = fd_host_find ("--host", host, err)) == NULL)
     return -1;
   if (ram == 0 && h)
@@ -42,29 +58,15 @@ fd_hostrun_open (const char *key, const char *think, const char *host,
     snprintf (msg, sizeof msg, "%s", err->msg);
     if (fallback && ram == 0) {
       *used = "real";
-      return 0; /* err says why */
+      fallback_notice (cmd, msg);
+      err->msg[0] = '\0';
+      return 0;
     }
     return fm_fail (err, "%s%s", msg,
                     cpu || fallback ? "; --think real puts wall time on the "
                                       "clock instead, without a cgroup"
                                     : "");
   }
-  return 0;
-}
-
-int
-fd_hostrun_notice (const char *cmd, struct fm_err *err)
-{
-  static bool said;
-
-  if (err->msg[0] && !said)
-    fprintf (stderr,
-             "futuredisk %s: no cgroup for the checkers (%s): the wall time "
-             "between requests goes on the clock (think=real), not their "
-             "CPU time\n",
-             cmd, err->msg);
-  said = said || err->msg[0];
-  err->msg[0] = '\0';
   return 0;
 }
 

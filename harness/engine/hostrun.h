@@ -28,19 +28,14 @@ extern int fd_hostrun_check (const char *think_key, const char *think,
  * a RAM size (ram, --host-ram, when not 0; else the host's): 0 with *cg
  * (NULL when none is needed) and *used the think mode the checkers run
  * with, or -1 with err naming key.  auto is cpu where the cgroup can be
- * made and real where it cannot: then *used is "real" and err says why
- * (the caller tells the user), unless the host's RAM limit needs the
- * cgroup anyway, which fails as cpu does.
+ * made and real where it cannot: then *used is "real" and one line on
+ * stderr ("futuredisk CMD: ...", once per process) says why, unless the
+ * host's RAM limit needs the cgroup anyway, which fails as cpu does.
  */
-extern int fd_hostrun_open (const char *key, const char *think,
+extern int fd_hostrun_open (const char *cmd, const char *key, const char *think,
                             const char *host, uint64_t ram,
                             struct fd_cgroup **cg, const char **used,
                             struct fm_err *err);
-
-/* After fd_hostrun_open: if auto fell back to real, say so and why on
- * stderr ("futuredisk CMD: ..."), once per process.  Returns 0.
- */
-extern int fd_hostrun_notice (const char *cmd, struct fm_err *err);
 
 /* With think=cpu, the plugin's cgroup=DIR and host=NAME (when host is
  * not NULL) into args (two buffers), appended to extra[*n] (at most max).
