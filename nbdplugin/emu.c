@@ -878,6 +878,15 @@ lull_left (const struct emu *e)
   return since < need ? need - since : 0;
 }
 
+/* An event now: the lull a waiting decision takes starts again.  Stored
+ * without the lock (replies store it too).
+ */
+static void
+event_at (struct emu *e, uint64_t now)
+{
+  __atomic_store_n (&e->last_event, now, __ATOMIC_RELAXED);
+}
+
 /* A request arrived: the events' gap learns from it.  Lock held. */
 static void
 arrived (struct emu *e)
@@ -888,7 +897,7 @@ arrived (struct emu *e)
   if (e->scale == 0 && __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
     e->gap_ns +=
         (since < LULL_CAP_NS ? since : LULL_CAP_NS) / 8 - e->gap_ns / 8;
-  __atomic_store_n (&e->last_event, now, __ATOMIC_RELAXED);
+  event_at (e, now);
 }
 
 /* A decision that waited is about to be taken, after a lull or at the
@@ -1044,7 +1053,7 @@ decide_due (struct emu *e, struct job *j, bool waits)
       batch_seen (e, full);
     if (waits && e->batching) {
       decide (e, UINT64_MAX, j, full ? 1 : DEPTH_BATCH);
-      __atomic_store_n (&e->last_event, monotonic_ns (), __ATOMIC_RELAXED);
+      event_at (e, monotonic_ns ());
     } else
       decide (e, UINT64_MAX, j, UINT_MAX);
   }
@@ -1123,7 +1132,7 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
   }
   /* The lull starts again: the client's next request follows the reply. */
   if (e->scale == 0)
-    __atomic_store_n (&e->last_event, monotonic_ns (), __ATOMIC_RELAXED);
+    event_at (e, monotonic_ns ());
   __atomic_sub_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
   if (e->scale > 0 || r->done_ns == 0)
     return ret;
