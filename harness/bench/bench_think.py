@@ -437,43 +437,37 @@ def floor_main(build, rounds, profile, files):
             subprocess.run(["losetup", "-d", dev], check=True)
 
 
+# The modes after BUILD_DIR: each one's function and its optional
+# arguments, (type, default) in order.
+MODES = {
+    "--e2fsck": (e2fsck_main, [(int, 5), (str, "roadmap-2006"),
+                               (int, 50000)]),
+    "--gaps": (gaps_main, [(int, 5), (str, "roadmap-2006"), (int, 50000)]),
+    "--consensus": (consensus_main, [(int, 15), (int, 3),
+                                     (str, "roadmap-2006"), (int, 50000)]),
+    "--floor": (floor_main, [(int, 10), (str, "roadmap-2006"),
+                             (int, 50000)]),
+    "--client": (client_main, [(int, 5)]),
+}
+
+
+def positional(args, spec):
+    """args converted by spec's types, spec's defaults where args end."""
+    return [kind(args[i]) if i < len(args) else default
+            for i, (kind, default) in enumerate(spec)]
+
+
 def main():
     if sys.argv[1] == "--attach":
         ATTACH.extend(sys.argv[1:3])
         del sys.argv[1:3]
-    if sys.argv[1] == "--e2fsck":
-        e2fsck_main(os.path.abspath(sys.argv[2]),
-                    int(sys.argv[3]) if len(sys.argv) > 3 else 5,
-                    sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
-                    int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
-        return
-    if sys.argv[1] == "--gaps":
-        gaps_main(os.path.abspath(sys.argv[2]),
-                  int(sys.argv[3]) if len(sys.argv) > 3 else 5,
-                  sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
-                  int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
-        return
-    if sys.argv[1] == "--consensus":
-        consensus_main(os.path.abspath(sys.argv[2]),
-                       int(sys.argv[3]) if len(sys.argv) > 3 else 15,
-                       int(sys.argv[4]) if len(sys.argv) > 4 else 3,
-                       sys.argv[5] if len(sys.argv) > 5 else "roadmap-2006",
-                       int(sys.argv[6]) if len(sys.argv) > 6 else 50000)
-        return
-    if sys.argv[1] == "--floor":
-        floor_main(os.path.abspath(sys.argv[2]),
-                   int(sys.argv[3]) if len(sys.argv) > 3 else 10,
-                   sys.argv[4] if len(sys.argv) > 4 else "roadmap-2006",
-                   int(sys.argv[5]) if len(sys.argv) > 5 else 50000)
-        return
-    if sys.argv[1] == "--client":
-        client_main(os.path.abspath(sys.argv[2]),
-                    int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+    if sys.argv[1] in MODES:
+        fn, spec = MODES[sys.argv[1]]
+        fn(os.path.abspath(sys.argv[2]), *positional(sys.argv[3:], spec))
         return
     build = os.path.abspath(sys.argv[1])
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    profile = sys.argv[3] if len(sys.argv) > 3 else "roadmap-2006"
-    files = int(sys.argv[4]) if len(sys.argv) > 4 else 200000
+    rounds, profile, files = positional(
+        sys.argv[2:], [(int, 5), (str, "roadmap-2006"), (int, 200000)])
     fd = f"{build}/harness/futuredisk"
     # The plugin of the same build, whatever the binary was built with.
     os.environ.setdefault("FUTUREDISK_PLUGIN",
