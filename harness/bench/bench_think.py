@@ -104,6 +104,14 @@ def predict(fd, think, profile, files, out):
         ck["bytes_read"], drops() - d0
 
 
+def futuredisk_of(build):
+    """BUILD_DIR's futuredisk command, its trials served by the plugin of
+    the same build, whatever the binary was built with."""
+    os.environ.setdefault("FUTUREDISK_PLUGIN",
+                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    return f"{build}/harness/futuredisk"
+
+
 def hogs(n, prefix=()):
     return [subprocess.Popen([*prefix, "sh", "-c", "exec yes >/dev/null"])
             for _ in range(n)]
@@ -139,9 +147,7 @@ def e2fsck_vs_charged(fd, profile, files, d):
 
 
 def e2fsck_main(build, rounds, profile, files):
-    fd = f"{build}/harness/futuredisk"
-    os.environ.setdefault("FUTUREDISK_PLUGIN",
-                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    fd = futuredisk_of(build)
     names = ("e2fsck user", "e2fsck sys", "charged", "virtual")
     with tempfile.TemporaryDirectory() as d:
         for load in ("idle", "hogs", "idle-hogs"):
@@ -307,9 +313,7 @@ def consensus_trace(parsed, path):
 
 
 def consensus_main(build, rounds, group, profile, files):
-    fd = f"{build}/harness/futuredisk"
-    os.environ.setdefault("FUTUREDISK_PLUGIN",
-                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    fd = futuredisk_of(build)
     with tempfile.TemporaryDirectory() as d:
         tracing_nbdkit(d)
         for load in (0, 2):
@@ -340,9 +344,7 @@ def consensus_main(build, rounds, group, profile, files):
 
 
 def gaps_main(build, rounds, profile, files):
-    fd = f"{build}/harness/futuredisk"
-    os.environ.setdefault("FUTUREDISK_PLUGIN",
-                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    fd = futuredisk_of(build)
     with tempfile.TemporaryDirectory() as d:
         tracing_nbdkit(d)
         runs = [traced_run(fd, profile, files, d, i) for i in range(rounds)]
@@ -406,7 +408,7 @@ SPIN = ("x = [0] * 4096\ns = 1\nfor i in range(1500000):\n"
 
 
 def floor_main(build, rounds, profile, files):
-    fd = f"{build}/harness/futuredisk"
+    fd = futuredisk_of(build)
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([fd, "run", "--fs", "ext4", "--profile", profile,
                         "--size", "full", "--meta-only", str(files),
@@ -468,10 +470,7 @@ def main():
     build = os.path.abspath(sys.argv[1])
     rounds, profile, files = positional(
         sys.argv[2:], [(int, 5), (str, "roadmap-2006"), (int, 200000)])
-    fd = f"{build}/harness/futuredisk"
-    # The plugin of the same build, whatever the binary was built with.
-    os.environ.setdefault("FUTUREDISK_PLUGIN",
-                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
+    fd = futuredisk_of(build)
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for think in ("zero", "cpu", "real"):
