@@ -56,6 +56,15 @@ then a fixed loop of Python arithmetic ROUNDS times; each run's user +
 system seconds (wait4) and their spread, idle and beside two hogs.
 think=cpu can repeat no better than these.
 
+With --host instead: whether the machine itself speeds up and slows
+down.  build/harness/bench-cpu-steady runs one register-only loop (no
+memory traffic, no system calls) in BLOCKS blocks of about 0.1 s CPU,
+on each of the first two CPUs at once, with nothing else started; per
+CPU the median block and the blocks' spread, and how closely the two
+CPUs' blocks move together (Pearson's r).  A spread here is the
+processor's or the hypervisor's; a high r says it is the whole
+machine's, which no measure of one process's CPU time can take out.
+
 With --attach HOW first, every predict attaches its disk that way
 (`serial`: the requests reach the drive one at a time, in the kernel's
 order).
@@ -66,7 +75,8 @@ Usage: bench_think.py [--attach HOW] BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --client BUILD_DIR [ROUNDS]
        bench_think.py --gaps BUILD_DIR [ROUNDS] [PROFILE] [FILES]
        bench_think.py --consensus BUILD_DIR [ROUNDS] [GROUP] [PROFILE] [FILES]
-       bench_think.py --floor BUILD_DIR [ROUNDS] [PROFILE] [FILES]"""
+       bench_think.py --floor BUILD_DIR [ROUNDS] [PROFILE] [FILES]
+       bench_think.py --host BUILD_DIR [BLOCKS]"""
 import difflib
 import json
 import os
@@ -439,6 +449,26 @@ def floor_main(build, rounds, profile, files):
             subprocess.run(["losetup", "-d", dev], check=True)
 
 
+def host_main(build, blocks):
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    if len(cpus) < 2:
+        sys.exit("bench_think.py --host: needs two CPUs")
+    procs = [subprocess.Popen([f"{build}/harness/bench-cpu-steady", str(c),
+                               str(blocks)], stdout=subprocess.PIPE,
+                              text=True) for c in cpus]
+    ns = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            sys.exit(f"bench-cpu-steady: exit {p.returncode}")
+        ns.append([int(x) / 1e9 for x in out.split()])
+    for c, v in zip(cpus, ns):
+        print(f"cpu {c}: {blocks} blocks, median {statistics.median(v):.4f}"
+              f" CPU s, spread {100 * spread(v):.1f} %")
+    print(f"the two CPUs together: r = "
+          f"{statistics.correlation(ns[0], ns[1]):.2f}")
+
+
 # The modes after BUILD_DIR: each one's function and its optional
 # arguments, (type, default) in order.
 MODES = {
@@ -450,6 +480,7 @@ MODES = {
     "--floor": (floor_main, [(int, 10), (str, "roadmap-2006"),
                              (int, 50000)]),
     "--client": (client_main, [(int, 5)]),
+    "--host": (host_main, [(int, 40)]),
 }
 
 
