@@ -1,10 +1,11 @@
 /* chunkfs — the checker's core, under the driver (check.c) and the
  * passes: pass timing, the work list of chunks, the dirty and
  * initialised-chunks maps, remote chunk headers, inodes and directory
- * entries anywhere on the disk, back-references, lost+found, and the
- * inode slots of the chunk being checked (check-internal.h,
- * check-passes.h).  It reads and writes through check-io.c and reports
- * through ck_fix (problem.c); it never calls a pass.
+ * entries anywhere on the disk, back-references added or waiting (other
+ * chunks' tables are check-backref.c's), lost+found, and the inode slots
+ * of the chunk being checked (check-internal.h, check-passes.h).  It reads and
+ * writes through check-io.c and reports through ck_fix (problem.c); it never
+ * calls a pass.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -343,48 +344,6 @@ ck_add_pending (struct ck *k, uint32_t c, const struct backref *b)
     k->apend = na;
   }
   k->pend[k->npend++] = (struct pending){c, *b};
-}
-
-int
-ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
-{
-  struct cfs_chunk_header h;
-  unsigned char blk[CFS_BLOCK];
-  struct cfs_err err;
-  uint32_t i, j, n;
-
-  for (i = 0; i < k->npend; i++)
-    if (k->pend[i].chunk == c && !memcmp (&k->pend[i].br, b, sizeof *b))
-      return 1;
-  if (k->ino && c == k->c) {
-    for (i = 0; i < k->nbr; i++)
-      if (!memcmp (&k->br[i], b, sizeof *b))
-        return 1;
-    return 0;
-  }
-  if (ck_header (k, c, &h) == -1 || k->hc[c % CK_HCACHE].br_bad)
-    return -1;
-  if (h.backref_block == 0)
-    return 0;
-  if (h.backref_block < k->g.first_data ||
-      (uint64_t)h.backref_block + h.backref_blocks > k->g.chunk_blocks)
-    return -1;
-  for (j = 0; j < h.backref_blocks; j++) {
-    if (ck_read (k, cfs_block (&k->sb, c, h.backref_block + j), blk) == -1 ||
-        cfs_meta_check (blk, k->sb.uuid, CFS_MAGIC_BACKREF, c, h.generation,
-                        &err) == -1) {
-      /* Not read again for every entry naming this chunk. */
-      k->hc[c % CK_HCACHE].br_bad = true;
-      return -1;
-    }
-    n = cfs_get32 (blk + CFS_HEADER_SIZE);
-    for (i = 0; i < n && i < CFS_BACKREFS_PER_BLOCK; i++) {
-      struct backref r = cfs_br_decode (blk + CFS_HEADER_SIZE + 4 + 16 * i);
-      if (!memcmp (&r, b, sizeof r))
-        return 1;
-    }
-  }
-  return 0;
 }
 
 /* ---- lost+found ---- */

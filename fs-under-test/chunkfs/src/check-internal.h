@@ -45,6 +45,8 @@ struct cino {
   uint32_t ndblocks;
 };
 
+struct brtab; /* check-backref.c */
+
 struct pending {
   uint32_t chunk;
   struct backref br;
@@ -118,6 +120,11 @@ struct ck {
    */
   struct badblock *bad;
   size_t nbad, abad;
+  uint64_t writes; /* ck_write calls so far */
+  /* Other chunks' back-reference tables as far as read, per chunk (NULL
+   * until asked; check-backref.c).
+   */
+  struct brtab **brt;
   int pass;
   double pass_t0;
   char errmsg[256];
@@ -217,8 +224,14 @@ extern int ck_lost_found (struct ck *k, uint64_t target, uint32_t gen,
 extern int ck_add_backref (struct ck *k, const struct backref *b);
 /* Back-references waiting to be added to chunk c. */
 extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
-/* Does chunk c's table hold back-reference b (or a pending one)? */
+
+/* ---- check-backref.c ---- */
+/* Does chunk c's table hold back-reference b (or a pending one)?  1 yes,
+ * 0 no, -1 unknown (the table, or the block it would be in, unreadable).
+ */
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
+/* The tables read, freed at the end. */
+extern void ck_backref_release (struct ck *k);
 
 /* Chunk c's bit in the dirty map. */
 static inline bool

@@ -280,6 +280,7 @@ ck_write (struct ck *k, uint64_t abs, const void *buf)
 
   if (!k->write)
     return -1;
+  k->writes++; /* what was read before may be stale */
   if (k->pf && abs >= k->pf_abs && abs - k->pf_abs < k->pf_n)
     memcpy (k->pf + (abs - k->pf_abs) * CFS_BLOCK, buf, CFS_BLOCK);
   if (bc_get (k, abs) != NULL)

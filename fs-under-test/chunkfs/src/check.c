@@ -209,6 +209,7 @@ out:
   free (k->work);
   free (k->pend);
   ck_chunk_release (k);
+  ck_backref_release (k);
   ck_io_release (k);
   free (k);
 }

@@ -933,6 +933,77 @@ START_TEST (test_unreadable_once)
 }
 END_TEST
 
+static void
+drop_last_backref (unsigned char *blk)
+{
+  cfs_put32 (blk + CFS_HEADER_SIZE, cfs_get32 (blk + CFS_HEADER_SIZE) - 1);
+}
+
+/* Names from one chunk for 600 inodes of another: the target's
+ * back-reference table takes three blocks, and every name is found in
+ * it, in whichever block it is; a record missing from the last block is
+ * found, as is a middle block that does not check; -y leaves a table
+ * that checks clean.
+ */
+START_TEST (test_backref_table)
+{
+  struct img m;
+  struct cfs_check_result r;
+  struct cfs_chunk_header h;
+  struct cfs_super s;
+  struct cfs_err err;
+  struct cfs_io *io;
+  struct cfs_fs *fs;
+  struct cfs_attr from, to, a;
+  uint32_t tc = 0;
+  int i, linked;
+
+  build (&m, 3);
+  io = cfs_open (m.path, true, &err);
+  fs = open_fs (io, CFS_OPEN_WRITE);
+  s = *cfs_fs_super (fs);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "dir0", &from), 0);
+  ck_assert_int_eq (cfs_lookup (fs, 1, "dir1", &to), 0);
+  /* New inodes go to the directory's chunk until it is full: the links
+   * are made to those of the first one's chunk only.
+   */
+  for (i = 0, linked = 0; linked < 600 && i < 4000; i++) {
+    char name[16];
+    struct cfs_attr l;
+    snprintf (name, sizeof name, "t%d", i);
+    ck_assert_int_eq (cfs_create (fs, to.ino, name, 0100644, 0, 0, &a), 0);
+    if (tc == 0)
+      tc = (uint32_t)(a.ino >> 32);
+    if (a.ino >> 32 != tc || tc == from.ino >> 32)
+      continue;
+    snprintf (name, sizeof name, "l%d", i);
+    ck_assert_int_eq (cfs_link (fs, a.ino, from.ino, name, &l), 0);
+    linked++;
+  }
+  ck_assert_int_eq (linked, 600);
+  ck_assert_msg (cfs_fs_close (fs, &err) == 0, "%s", err.msg);
+  cfs_close (io, &err);
+  h = header_of (m.path, &s, tc);
+  ck_assert_uint_ge (h.backref_blocks, 3);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_msg (r.exit == 0 && r.problems == 0, "exit %u, %llu problems",
+                 r.exit, (unsigned long long)r.problems);
+
+  reseal (m.path, cfs_block (&s, tc, h.backref_block + h.backref_blocks - 1),
+          drop_last_backref);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.exit, CFS_EXIT_UNCORRECTED);
+  repair_converges (m.path, true);
+
+  h = header_of (m.path, &s, tc);
+  corrupt (m.path, cfs_block (&s, tc, h.backref_block + 1), 100, 0x20);
+  r = check (m.path, CFS_CHECK_NO, true);
+  ck_assert_uint_eq (r.exit, CFS_EXIT_UNCORRECTED);
+  repair_converges (m.path, true);
+  img_cleanup (&m);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -949,6 +1020,7 @@ main (void)
       {"extent_bad", test_extent_bad},
       {"itable_mark", test_itable_mark},
       {"unreadable_once", test_unreadable_once},
+      {"backref_table", test_backref_table},
   };
 
   return fd_check_main ("fsck", cases, sizeof cases / sizeof cases[0]);
