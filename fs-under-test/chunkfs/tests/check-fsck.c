@@ -939,29 +939,20 @@ drop_last_backref (unsigned char *blk)
   cfs_put32 (blk + CFS_HEADER_SIZE, cfs_get32 (blk + CFS_HEADER_SIZE) - 1);
 }
 
-/* Names from one chunk for 600 inodes of another: the target's
- * back-reference table takes three blocks, and every name is found in
- * it, in whichever block it is; a record missing from the last block is
- * found, as is a middle block that does not check; -y leaves a table
- * that checks clean.
+/* 600 names in dir0 for inodes of one other chunk, made in dir1: that
+ * chunk, whose back-reference table now takes three blocks or more.
  */
-START_TEST (test_backref_table)
+static uint32_t
+names_into_one_chunk (const char *path, struct cfs_super *s)
 {
-  struct img m;
-  struct cfs_check_result r;
-  struct cfs_chunk_header h;
-  struct cfs_super s;
   struct cfs_err err;
-  struct cfs_io *io;
-  struct cfs_fs *fs;
-  struct cfs_attr from, to, a;
+  struct cfs_io *io = cfs_open (path, true, &err);
+  struct cfs_fs *fs = open_fs (io, CFS_OPEN_WRITE);
+  struct cfs_attr from, to, a, l;
   uint32_t tc = 0;
   int i, linked;
 
-  build (&m, 3);
-  io = cfs_open (m.path, true, &err);
-  fs = open_fs (io, CFS_OPEN_WRITE);
-  s = *cfs_fs_super (fs);
+  *s = *cfs_fs_super (fs);
   ck_assert_int_eq (cfs_lookup (fs, 1, "dir0", &from), 0);
   ck_assert_int_eq (cfs_lookup (fs, 1, "dir1", &to), 0);
   /* New inodes go to the directory's chunk until it is full: the links
@@ -969,7 +960,6 @@ START_TEST (test_backref_table)
    */
   for (i = 0, linked = 0; linked < 600 && i < 4000; i++) {
     char name[16];
-    struct cfs_attr l;
     snprintf (name, sizeof name, "t%d", i);
     ck_assert_int_eq (cfs_create (fs, to.ino, name, 0100644, 0, 0, &a), 0);
     if (tc == 0)
@@ -983,6 +973,24 @@ START_TEST (test_backref_table)
   ck_assert_int_eq (linked, 600);
   ck_assert_msg (cfs_fs_close (fs, &err) == 0, "%s", err.msg);
   cfs_close (io, &err);
+  return tc;
+}
+
+/* Every name into a chunk with a table of several blocks is found in
+ * it, whichever block holds it; a record missing from the last block is
+ * found, as is a middle block that does not check; -y leaves a table
+ * that checks clean.
+ */
+START_TEST (test_backref_table)
+{
+  struct img m;
+  struct cfs_super s;
+  struct cfs_chunk_header h;
+  struct cfs_check_result r;
+  uint32_t tc;
+
+  build (&m, 3);
+  tc = names_into_one_chunk (m.path, &s);
   h = header_of (m.path, &s, tc);
   ck_assert_uint_ge (h.backref_blocks, 3);
   r = check (m.path, CFS_CHECK_NO, true);
