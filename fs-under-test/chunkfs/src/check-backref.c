@@ -9,12 +9,21 @@
  * only as far as the questions need, into a hash set; the answers are
  * the scan's: a back-reference in a block before the first bad one is
  * there, one not before it is unknown.  A table is read again after the
- * checker writes anything, or when its chunk's header changes.
+ * checker writes anything, or when its chunk's header changes.  The set
+ * serves pass 2's duplicate check of the chunk's own table too.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check-internal.h"
+
+/* A set of back-references: open addressing over an array. */
+struct ck_brset {
+  struct backref *v;
+  uint32_t n, cap;
+  uint32_t *slot; /* index in v + 1, 0 for empty */
+  uint32_t nslots;
+};
 
 /* The blocks of one chunk's table read so far, and what they hold. */
 struct brtab {
@@ -23,10 +32,7 @@ struct brtab {
   uint32_t block, blocks;
   uint32_t read; /* blocks read into the set */
   bool bad;      /* block `read` could not be read or did not check */
-  struct backref *v;
-  uint32_t n, cap;
-  uint32_t *slot; /* open addressing: index in v + 1, 0 for empty */
-  uint32_t nslots;
+  struct ck_brset set;
 };
 
 static uint32_t
@@ -43,7 +49,7 @@ br_hash (const struct backref *b)
 
 /* The slot holding b, or the empty one where it would go. */
 static uint32_t *
-find_slot (const struct brtab *t, const struct backref *b)
+find_slot (const struct ck_brset *t, const struct backref *b)
 {
   uint32_t i = br_hash (b) & (t->nslots - 1);
 
@@ -52,15 +58,15 @@ find_slot (const struct brtab *t, const struct backref *b)
   return &t->slot[i];
 }
 
-static bool
-holds (const struct brtab *t, const struct backref *b)
+bool
+ck_brset_has (const struct ck_brset *t, const struct backref *b)
 {
   return t->n && *find_slot (t, b) != 0;
 }
 
 /* Room for more: the set at most half full.  0, or -1 out of memory. */
 static int
-grow (struct brtab *t)
+grow (struct ck_brset *t)
 {
   uint32_t i, ns;
   uint32_t *slot;
@@ -87,19 +93,49 @@ grow (struct brtab *t)
   return 0;
 }
 
-static int
-insert (struct brtab *t, const struct backref *b)
+int
+ck_brset_add (struct ck_brset *t, const struct backref *b)
 {
   uint32_t *s;
 
   if (grow (t) == -1)
     return -1;
   s = find_slot (t, b);
-  if (*s == 0) {
-    t->v[t->n] = *b;
-    *s = ++t->n;
+  if (*s)
+    return 0;
+  t->v[t->n] = *b;
+  *s = ++t->n;
+  return 1;
+}
+
+static void
+brset_clear (struct ck_brset *t)
+{
+  t->n = 0;
+  if (t->slot)
+    memset (t->slot, 0, t->nslots * sizeof *t->slot);
+}
+
+static void
+brset_release (struct ck_brset *t)
+{
+  free (t->v);
+  free (t->slot);
+}
+
+struct ck_brset *
+ck_brset_new (void)
+{
+  return calloc (1, sizeof (struct ck_brset));
+}
+
+void
+ck_brset_free (struct ck_brset *t)
+{
+  if (t) {
+    brset_release (t);
+    free (t);
   }
-  return 0;
 }
 
 /* Chunk c's table, emptied if it was read under another header or before
@@ -129,9 +165,7 @@ table_of (struct ck *k, uint32_t c, const struct cfs_chunk_header *h)
   t->blocks = h->backref_blocks;
   t->read = 0;
   t->bad = false;
-  t->n = 0;
-  if (t->slot)
-    memset (t->slot, 0, t->nslots * sizeof *t->slot);
+  brset_clear (&t->set);
   return t;
 }
 
@@ -157,7 +191,7 @@ read_next (struct ck *k, uint32_t c, const struct cfs_chunk_header *h,
   n = cfs_get32 (blk + CFS_HEADER_SIZE);
   for (i = 0; i < n && i < CFS_BACKREFS_PER_BLOCK; i++) {
     struct backref r = cfs_br_decode (blk + CFS_HEADER_SIZE + 4 + 16 * i);
-    if (insert (t, &r) == -1)
+    if (ck_brset_add (&t->set, &r) == -1)
       return -1; /* t->read not advanced: the block is read again */
     found |= !memcmp (&r, b, sizeof r);
   }
@@ -191,7 +225,7 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
   t = table_of (k, c, &h);
   if (t == NULL)
     return -1;
-  if (holds (t, b))
+  if (ck_brset_has (&t->set, b))
     return 1;
   while (!t->bad && t->read < h.backref_blocks) {
     int r = read_next (k, c, &h, t, b);
@@ -217,8 +251,7 @@ ck_backref_release (struct ck *k)
     return;
   for (c = 0; c < k->sb.chunks; c++)
     if (k->brt[c]) {
-      free (k->brt[c]->v);
-      free (k->brt[c]->slot);
+      brset_release (&k->brt[c]->set);
       free (k->brt[c]);
     }
   free (k->brt);

@@ -232,6 +232,14 @@ extern void ck_add_pending (struct ck *k, uint32_t c, const struct backref *b);
 extern int ck_has_backref (struct ck *k, uint32_t c, const struct backref *b);
 /* The tables read, freed at the end. */
 extern void ck_backref_release (struct ck *k);
+/* A set of back-references (for a table's duplicates): NULL out of
+ * memory.  ck_brset_add: 1 added, 0 already there, -1 out of memory.
+ */
+struct ck_brset;
+extern struct ck_brset *ck_brset_new (void);
+extern bool ck_brset_has (const struct ck_brset *s, const struct backref *b);
+extern int ck_brset_add (struct ck_brset *s, const struct backref *b);
+extern void ck_brset_free (struct ck_brset *s);
 
 /* Chunk c's bit in the dirty map. */
 static inline bool

@@ -208,14 +208,18 @@ check_dir (struct ck *k, uint32_t dir)
 static void
 check_backrefs (struct ck *k)
 {
+  struct ck_brset *kept = ck_brset_new ();
   uint32_t i, out = 0;
 
   for (i = 0; i < k->nbr; i++) {
     struct backref *b = &k->br[i];
     bool dup = false;
     int named = 0;
-    for (uint32_t j = 0; j < out && !dup; j++)
-      dup = !memcmp (&k->br[j], b, sizeof *b);
+    if (kept)
+      dup = ck_brset_has (kept, b);
+    else /* no memory for the set: the ones kept are scanned instead */
+      for (uint32_t j = 0; j < out && !dup; j++)
+        dup = !memcmp (&k->br[j], b, sizeof *b);
     if (!dup && b->src_chunk != k->c && b->ino > 0 && b->ino < k->g.inodes &&
         k->ino[b->ino].used && !(k->ino[b->ino].in.flags & CFS_INODE_CONT))
       named = ck_dir_names (k, cfs_ref (b->src_chunk, b->src_dir),
@@ -232,9 +236,14 @@ check_backrefs (struct ck *k)
       if (S_ISDIR (t->in.mode) && t->named_by == 0)
         t->named_by = cfs_ref (b->src_chunk, b->src_dir);
     }
+    if (kept && ck_brset_add (kept, b) == -1) {
+      ck_brset_free (kept);
+      kept = NULL;
+    }
     k->br[out++] = *b;
   }
   k->nbr = out;
+  ck_brset_free (kept);
 }
 
 /* Every directory block of the chunk read ahead, in block order: read

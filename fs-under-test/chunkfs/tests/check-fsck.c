@@ -939,6 +939,19 @@ drop_last_backref (unsigned char *blk)
   cfs_put32 (blk + CFS_HEADER_SIZE, cfs_get32 (blk + CFS_HEADER_SIZE) - 1);
 }
 
+/* The block's first record again at its end (a table block has room for
+ * 254).
+ */
+static void
+repeat_first_backref (unsigned char *blk)
+{
+  uint32_t n = cfs_get32 (blk + CFS_HEADER_SIZE);
+
+  ck_assert_uint_lt (n, 254);
+  memcpy (blk + CFS_HEADER_SIZE + 4 + 16 * n, blk + CFS_HEADER_SIZE + 4, 16);
+  cfs_put32 (blk + CFS_HEADER_SIZE, n + 1);
+}
+
 /* 600 names in dir0 for inodes of one other chunk, made in dir1: that
  * chunk, whose back-reference table now takes three blocks or more.
  */
@@ -978,8 +991,8 @@ names_into_one_chunk (const char *path, struct cfs_super *s)
 
 /* Every name into a chunk with a table of several blocks is found in
  * it, whichever block holds it; a record missing from the last block is
- * found, as is a middle block that does not check; -y leaves a table
- * that checks clean.
+ * found, as are a record twice and a middle block that does not check;
+ * -y leaves a table that checks clean.
  */
 START_TEST (test_backref_table)
 {
@@ -988,6 +1001,7 @@ START_TEST (test_backref_table)
   struct cfs_chunk_header h;
   struct cfs_check_result r;
   uint32_t tc;
+  char *text;
 
   build (&m, 3);
   tc = names_into_one_chunk (m.path, &s);
@@ -1001,6 +1015,17 @@ START_TEST (test_backref_table)
           drop_last_backref);
   r = check (m.path, CFS_CHECK_NO, true);
   ck_assert_uint_eq (r.exit, CFS_EXIT_UNCORRECTED);
+  repair_converges (m.path, true);
+
+  /* A record twice: the second copy is stale, and only it. */
+  h = header_of (m.path, &s, tc);
+  reseal (m.path, cfs_block (&s, tc, h.backref_block + h.backref_blocks - 1),
+          repeat_first_backref);
+  r = img_check (m.path, CFS_CHECK_NO, &text);
+  ck_assert_msg (r.exit == CFS_EXIT_UNCORRECTED && r.problems == 1 &&
+                     strstr (text, "[040001]"),
+                 "%s", text);
+  free (text);
   repair_converges (m.path, true);
 
   h = header_of (m.path, &s, tc);
