@@ -205,6 +205,7 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
   struct cfs_chunk_header h;
   struct brtab *t;
   uint32_t i;
+  int r = 0;
 
   for (i = 0; i < k->npend; i++)
     if (k->pend[i].chunk == c && !memcmp (&k->pend[i].br, b, sizeof *b))
@@ -227,19 +228,14 @@ ck_has_backref (struct ck *k, uint32_t c, const struct backref *b)
     return -1;
   if (ck_brset_has (&t->set, b))
     return 1;
-  while (!t->bad && t->read < h.backref_blocks) {
-    int r = read_next (k, c, &h, t, b);
-    if (r != 0) {
-      if (t->bad) /* not read again for every entry naming this chunk */
-        k->hc[c % CK_HCACHE].br_bad = true;
-      return r;
-    }
-  }
+  while (r == 0 && !t->bad && t->read < h.backref_blocks)
+    r = read_next (k, c, &h, t, b);
   if (t->bad) {
+    /* Not read again for every entry naming this chunk. */
     k->hc[c % CK_HCACHE].br_bad = true;
     return -1;
   }
-  return 0;
+  return r;
 }
 
 void
