@@ -14,30 +14,18 @@
  * F times its modelled completion (real mode is F = 1).
  *
  * The queue.  Every request goes through the drive's queue
- * (fm_disk_enqueue) and waits for the drive to pick it
- * (fm_disk_dispatch); whichever thread takes a decision finishes the
- * picked requests' work under the lock (their `served` step: faults, the
- * write cache, the counters) and wakes their threads.  When decisions are
- * taken: in the scaled modes at their time — when the wall clock reaches
- * the moment the drive is free — so every request that arrived by then is
- * a candidate.  In virtual mode there is no such moment, so a decision is
- * taken once the arrivals have stopped for a grace of wall time
- * (cfg.grace_ns).  A request alone in the plugin is decided at once in
- * every mode: nothing could overtake it.  Nor can anything overtake the
- * requests in a full window (a later arrival queues behind the ones
- * waiting in the host), so in every mode the picks that leave the window
- * full are taken at once, and no more: a client deeper than the drive's
- * queue gets the drive's whole window at every pick.
+ * (fm_disk_enqueue) and waits for the drive to pick it; when the drive
+ * decides is the scheduler's (scheduler.h), and the picked requests' work
+ * under the lock (their `served` step: faults, the write cache, the
+ * counters) is serve's here.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +37,7 @@
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "json.h"
+#include "scheduler.h"
 #include "wcache.h"
 
 struct counters {
@@ -64,7 +53,6 @@ struct emu {
   uint64_t seed;
   uint64_t (*wall_ns) (void);
   int (*sleep_ns) (uint64_t ns);
-  uint64_t grace_ns;
 
   pthread_mutex_t lock; /* everything below */
   struct fm_disk *disk;
@@ -89,45 +77,7 @@ struct emu {
   uint64_t v_anchor, w_anchor;
   uint64_t last_arrival;
 
-  /* The drive's queue: requests wait in it for the drive's decision,
-   * each on its own futex word (a decision wakes only the requests it
-   * decided; one wake for all cost 5.5x the memory plugin's CPU per
-   * request with 16 in flight).  The decision takes a decided request
-   * out of the queue itself, so its thread leaves without the lock (a
-   * condition variable would retake it, and wait for the decider that
-   * holds it).  One waiter, the decider, keeps the clock: it alone
-   * sleeps for a lull or a due time and takes the decisions then, and
-   * passes the part on when it leaves.
-   */
-  struct job *waiters; /* in the drive, oldest first */
-  struct job *decider; /* or NULL */
-  uint64_t inflight;   /* requests between arrival and return; atomic:
-                        * the return drops it without the lock */
-  uint64_t arriving;   /* writes preparing their store pages on their way
-                        * to the drive; atomic */
-  /* CLOCK_MONOTONIC time of the latest arrival, decision or (virtual
-   * mode) reply; atomic: a reply stores it without the lock.
-   */
-  uint64_t last_event;
-  bool reorders; /* the drive reorders its queue at all */
-  /* Virtual mode: whether the client sends requests together (decisions
-   * then wait for the batch), waits since the last one that found
-   * company, and requests since the last probe for it.
-   */
-  bool batching;
-  unsigned misses, since_probe;
-  /* While batching: the requests a lull found queued (the client's depth,
-   * as far as it reaches the drive).  A queue back at that depth is
-   * decided at once: the lull would bring no one else.  Every
-   * DEPTH_PROBE_EVERY-th decision waits for the lull again, to learn a
-   * new depth.
-   */
-  size_t depth;
-  unsigned since_lull;
-  /* Virtual mode: the mean wall time from one event (last_event) to the
-   * next arrival while others are in the plugin.
-   */
-  uint64_t gap_ns;
+  struct sched *sched; /* when the drive decides (scheduler.h) */
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -278,6 +228,48 @@ faults_of (const struct emu_config *cfg, struct fm_err *err)
   return dfaults_new (&fc, err);
 }
 
+static void serve (void *opaque, struct sched_waiter *w,
+                   const struct fm_timing *t);
+static uint64_t clock_now (struct emu *e, uint64_t wall);
+static uint64_t deadline (const struct emu *e, uint64_t done);
+
+static uint64_t
+virtual_at (void *opaque, uint64_t wall)
+{
+  return clock_now (opaque, wall);
+}
+
+static uint64_t
+wall_at (void *opaque, uint64_t v)
+{
+  return deadline (opaque, v);
+}
+
+static const struct sched_ops sched_ops = {serve, virtual_at, wall_at};
+
+/* The drive's decisions: a queue reorders only on a rotating drive with
+ * a window and SPTF.
+ */
+static struct sched *
+sched_of (struct emu *e, const struct emu_config *cfg)
+{
+  struct sched_config sc = {.disk = e->disk,
+                            .lock = &e->lock,
+                            .reorders = fm_profile_rotating (&cfg->profile) &&
+                                        cfg->profile.queue_depth > 1 &&
+                                        cfg->caches.queue == FM_QUEUE_SPTF,
+                            .window = cfg->profile.queue_depth,
+                            .grace_ns = cfg->grace_ns,
+                            .wall_ns = cfg->wall_ns,
+                            .ops = &sched_ops,
+                            .opaque = e};
+  struct sched *s = sched_new (&sc);
+
+  if (s)
+    sched_set_scale (s, cfg->time_scale);
+  return s;
+}
+
 struct emu *
 emu_new (const struct emu_config *cfg, struct fm_err *err)
 {
@@ -298,10 +290,6 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   e->seed = cfg->seed;
   e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
   e->sleep_ns = cfg->sleep_ns;
-  e->grace_ns = cfg->grace_ns ? cfg->grace_ns : EMU_GRACE_NS;
-  e->reorders = fm_profile_rotating (&cfg->profile) &&
-                cfg->profile.queue_depth > 1 &&
-                cfg->caches.queue == FM_QUEUE_SPTF;
   e->scale = cfg->time_scale;
   e->think = cfg->think_zero  ? EMU_THINK_ZERO
              : cfg->think_cpu ? EMU_THINK_CPU
@@ -336,6 +324,10 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
     goto fail;
   }
   fm_disk_on_destage (e->disk, destaged, e);
+  if ((e->sched = sched_of (e, cfg)) == NULL) {
+    fm_fail (err, "out of memory");
+    goto fail;
+  }
   e->w0 = e->wall_ns ();
   e->w_anchor = host_now (e, e->w0);
   return e;
@@ -358,6 +350,7 @@ emu_free (struct emu *e)
     e->store->ops->flush (e->store);
     e->store->ops->close (e->store);
   }
+  sched_free (e->sched);
   fm_disk_free (e->disk);
   dfaults_free (e->faults);
   {
@@ -639,17 +632,12 @@ struct job {
   struct emu_result *r;
   struct fm_err *err;
   int ret;       /* the served step's result */
-  bool decided;  /* the drive picked it and `served` ran */
   bool refused;  /* the power was off: it never ran */
-  bool arriving; /* counted in e->arriving until it takes the lock */
+  bool arriving; /* counted as arriving until it takes the lock */
   /* What the served step leaves for the work outside the lock. */
   bool copied, apply, cached;
   uint64_t at, nflips, *flips;
-  /* While in the drive: its own wake-up (WAKE_LEFT, or a count of
-   * calls to take the decider's part), and its place among waiters.
-   */
-  uint32_t wake;
-  struct job *next, **prevp;
+  struct sched_waiter w; /* while in the drive */
 };
 
 /* The power is off (poweroff): j fails and never completes.  Lock held. */
@@ -661,18 +649,19 @@ refuse (struct emu *e, struct job *j)
   j->ret = fm_fail (j->err, "the power is off (poweroff)");
 }
 
-/* The drive picked j: account for it and run its served step.  Lock
- * held.
+/* The drive picked j: account for it and run its served step (the
+ * scheduler's serve).  Lock held.
  */
 static void
-serve (struct emu *e, struct job *j, const struct fm_timing *t)
+serve (void *opaque, struct sched_waiter *w, const struct fm_timing *t)
 {
+  struct emu *e = opaque;
+  struct job *j = (struct job *)((char *)w - offsetof (struct job, w));
   struct emu_result *r = j->r;
 
   /* Queued when the power went (poweroff): it never completes. */
   if (e->off) {
     refuse (e, j);
-    j->decided = true;
     return;
   }
 
@@ -695,374 +684,8 @@ serve (struct emu *e, struct job *j, const struct fm_timing *t)
   j->ret = destage_failed (e, j->err);
   if (j->ret == 0)
     j->ret = j->served (e, j, t);
-  j->decided = true;
 }
 
-/* Take the decisions due by virtual time `now`, at most `most` of them;
- * in virtual mode only until `mine` is decided, so the rest stay queued
- * for later arrivals to join.  Lock held.
- */
-static void waiter_left (struct emu *e, struct job *j);
-
-static void
-decide (struct emu *e, uint64_t now, const struct job *mine, unsigned most)
-{
-  struct fm_timing t;
-  uint64_t tag;
-  unsigned n = 0;
-
-  while (n < most && !(e->scale == 0 && mine->decided) &&
-         fm_disk_dispatch (e->disk, now, &tag, &t)) {
-    struct job *j = (struct job *)(uintptr_t)tag;
-    serve (e, j, &t);
-    if (j != mine)
-      waiter_left (e, j);
-    n++;
-  }
-}
-
-/* Could a later arrival still be picked before the drive's next
- * decision (it reorders, and its window has room)?  Lock held.
- */
-static bool
-reorderable (const struct emu *e)
-{
-  return e->reorders && fm_disk_queued (e->disk) < e->profile.queue_depth;
-}
-
-static bool
-company_possible (const struct emu *e)
-{
-  return __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1 &&
-         reorderable (e);
-}
-
-size_t
-emu_early_decisions (size_t queued, size_t window, bool reorders,
-                     uint64_t inflight)
-{
-  if (!reorders || inflight <= 1)
-    return SIZE_MAX;
-  /* Each early pick must leave the window full for the next: the
-   * request after the window moves into it and a later arrival stays
-   * behind it.  The first pick past that would choose among fewer.
-   */
-  return queued >= window ? queued - window + 1 : 0;
-}
-
-/* Virtual mode: should a new request's decision wait for others sent with
- * it?  A reply goes out the moment its request is decided, so a client's
- * requests reach the plugin one after another unless a decision waits:
- * once a wait has found company, every decision waits (batching); after
- * BATCH_MISSES waits that found none, none does — but every
- * PROBE_EVERY-th request waits again, to notice a client that started
- * sending requests together.  A client with one request at a time pays
- * the grace once per PROBE_EVERY requests.  A request that finds the
- * drive's window full waits too: decide_due takes at once only the picks
- * that keep the window full.  While batching, a decision waits for a lull
- * of the grace (an arrival, a decision or a reply restarts it), so the
- * reply a decision lets go can bring the client's next request into the
- * queue first, as it would reach a real drive's queue while the drive
- * served the one before.  The lull also tells the client's depth: once
- * the queue is back at it, DEPTH_BATCH decisions are taken at once with
- * no lull (one would serialise the client: a single request in transit at
- * a time), and short of it the lull is DEPTH_LULL graces; every
- * DEPTH_PROBE_EVERY-th decision waits a lull to learn the depth again.
- * No lull ends while a decided request has yet to reply or a write is
- * still preparing its store pages on its way in: a write-through write's
- * store copy runs after its decision, its reply brings the client's next
- * request, and both take longer than a lull of graces for large writes.
- * For the same reason the lull is at least GAP_LULL times the mean wall
- * time from an event to the next arrival (at most LULL_CAP_NS): 1 MiB
- * writes reach the plugin some 300 us apart.  fio keeping 16 random reads
- * in flight on cmr-20t-2024 gets 162 virtual IOPS against the model's 166
- * at QD16 (one decision per lull: 158), at 19,000 requests per second of
- * wall time (one per lull: 6,700; DEPTH_BATCH 6: 22,000 but 156).  Larger
- * batches buy little: on a 1 GiB span, 8 gave 15 % more wall rate for 4 %
- * less virtual, 16 gave 22 % for 12 %, because each request's thread
- * still sleeps until its decision.
- * Lock held.
- */
-#define PROBE_EVERY       16
-#define BATCH_MISSES      8
-#define DEPTH_PROBE_EVERY 64
-#define DEPTH_LULL        4
-#define DEPTH_BATCH       4
-#define GAP_LULL          2
-#define LULL_CAP_NS       1000000u
-
-static bool
-virtual_waits (struct emu *e)
-{
-  if (!e->reorders)
-    return false;
-  if (!reorderable (e) || e->batching ||
-      __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
-    return true;
-  if (++e->since_probe < PROBE_EVERY)
-    return false;
-  e->since_probe = 0;
-  return true;
-}
-
-/* Is the client's depth known (batching, and a lull found company)?
- * Lock held.
- */
-static bool
-depth_known (const struct emu *e)
-{
-  return e->batching && e->depth > 1;
-}
-
-/* Is the queue back at the client's depth, so that a lull would bring
- * no one else?  Lock held.
- */
-static bool
-at_depth (const struct emu *e)
-{
-  return depth_known (e) && e->since_lull < DEPTH_PROBE_EVERY &&
-         fm_disk_queued (e->disk) >= e->depth;
-}
-
-/* The lull a waiting decision takes: the grace; while batching at a known
- * depth, a queue short of it waits DEPTH_LULL graces for the rest (with
- * think=zero the client sends its next request at once on the virtual
- * clock; only its wall time lags, so a decision taken without it would
- * reorder less than the drive would).  Lock held.
- */
-static uint64_t
-lull_needed (const struct emu *e)
-{
-  uint64_t base = depth_known (e) ? DEPTH_LULL * e->grace_ns : e->grace_ns;
-  uint64_t gap = GAP_LULL * e->gap_ns;
-
-  if (gap > LULL_CAP_NS)
-    gap = LULL_CAP_NS;
-  return gap > base ? gap : base;
-}
-
-/* Has every decided request replied, and has every write on its way in
- * reached the drive?  Until then a lull proves nothing: the replies still
- * to go bring requests, and the writes are coming.  Lock held.
- */
-static bool
-settled (const struct emu *e)
-{
-  return __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) <=
-             fm_disk_queued (e->disk) &&
-         __atomic_load_n (&e->arriving, __ATOMIC_RELAXED) == 0;
-}
-
-/* Wall ns since the latest event: none if a reply stored it after `now`
- * was read (replies store it without the lock).
- */
-static uint64_t
-since_event (const struct emu *e, uint64_t now)
-{
-  uint64_t last = __atomic_load_n (&e->last_event, __ATOMIC_RELAXED);
-
-  return now > last ? now - last : 0;
-}
-
-/* Wall ns left of the lull a waiting decision takes (0: it is over). Lock
- * held.
- */
-static uint64_t
-lull_left (const struct emu *e)
-{
-  uint64_t since = since_event (e, monotonic_ns ());
-  uint64_t need = lull_needed (e);
-
-  if (e->scale == 0 && !settled (e))
-    return need;
-  return since < need ? need - since : 0;
-}
-
-/* An event now: the lull a waiting decision takes starts again.  Stored
- * without the lock (replies store it too).
- */
-static void
-event_at (struct emu *e, uint64_t now)
-{
-  __atomic_store_n (&e->last_event, now, __ATOMIC_RELAXED);
-}
-
-/* A request arrived: the events' gap learns from it.  Lock held. */
-static void
-arrived (struct emu *e)
-{
-  uint64_t now = monotonic_ns ();
-  uint64_t since = since_event (e, now);
-
-  if (e->scale == 0 && __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) > 1)
-    e->gap_ns +=
-        (since < LULL_CAP_NS ? since : LULL_CAP_NS) / 8 - e->gap_ns / 8;
-  event_at (e, now);
-}
-
-/* A decision that waited is about to be taken, after a lull or at the
- * depth: did company come?  Lock held.
- */
-static void
-batch_seen (struct emu *e, bool lull)
-{
-  size_t queued = fm_disk_queued (e->disk);
-
-  if (!lull) {
-    e->since_lull++;
-    return;
-  }
-  e->since_lull = 0;
-  e->depth = queued;
-  if (queued > 1) {
-    e->batching = true;
-    e->misses = 0;
-  } else if (++e->misses >= BATCH_MISSES) {
-    e->batching = false;
-    e->since_probe = 0;
-  }
-}
-
-/* j's wake word: the decision took j out of the drive (its thread
- * returns without the lock), or a count of calls to take the decider's
- * part.
- */
-#define WAKE_LEFT 1u
-#define WAKE_CALL 2u
-
-static void
-wake (struct job *j, uint32_t how)
-{
-  /* j's thread may see the word and return before the syscall: a wake
-   * of a stale address is at worst a spurious wake-up, which every wait
-   * here tolerates.
-   */
-  if (how == WAKE_LEFT)
-    __atomic_or_fetch (&j->wake, WAKE_LEFT, __ATOMIC_RELEASE);
-  else
-    __atomic_add_fetch (&j->wake, WAKE_CALL, __ATOMIC_RELEASE);
-  syscall (SYS_futex, &j->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* Wait, lock held on entry, for j's wake-up, at most `d` ns if d is not
- * UINT64_MAX.  Returns with the lock held, or false without it: the
- * decision took j out of the drive.
- */
-static bool
-wait_for (struct emu *e, struct job *j, uint64_t d)
-{
-  uint32_t seen = __atomic_load_n (&j->wake, __ATOMIC_ACQUIRE);
-  struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
-
-  pthread_mutex_unlock (&e->lock);
-  /* Relative timeout, so a spurious wake-up restarts it: the caller's
-   * loop recomputes what is left either way.
-   */
-  if (__atomic_load_n (&j->wake, __ATOMIC_ACQUIRE) == seen)
-    syscall (SYS_futex, &j->wake, FUTEX_WAIT_PRIVATE, seen,
-             d == UINT64_MAX ? NULL : &ts, NULL, 0);
-  if (__atomic_load_n (&j->wake, __ATOMIC_ACQUIRE) & WAKE_LEFT)
-    return false;
-  pthread_mutex_lock (&e->lock);
-  /* Taken out while this thread waited for the lock (a call to take
-   * the decider's part woke it, and a decision came first).
-   */
-  if (__atomic_load_n (&j->wake, __ATOMIC_RELAXED) & WAKE_LEFT) {
-    pthread_mutex_unlock (&e->lock);
-    return false;
-  }
-  return true;
-}
-
-/* j joins the waiters, or leaves them.  Leaving with no decider (j was
- * it, or j was decided on its own way in before it took the part) calls
- * the oldest undecided waiter to take the part: the others sleep until
- * their own decision.  Lock held.
- */
-static void
-waiter_add (struct emu *e, struct job *j)
-{
-  struct job **p = &e->waiters;
-
-  j->wake = 0;
-  while (*p)
-    p = &(*p)->next;
-  j->next = NULL;
-  j->prevp = p;
-  *p = j;
-}
-
-static void
-waiter_remove (struct emu *e, struct job *j)
-{
-  struct job *w;
-
-  *j->prevp = j->next;
-  if (j->next)
-    j->next->prevp = j->prevp;
-  if (e->decider == j)
-    e->decider = NULL;
-  if (e->decider)
-    return;
-  for (w = e->waiters; w; w = w->next)
-    if (!w->decided) {
-      wake (w, WAKE_CALL);
-      break;
-    }
-}
-
-/* Another thread's decision took j: out of the drive, and its thread
- * told so.  Lock held.
- */
-static void
-waiter_left (struct emu *e, struct job *j)
-{
-  waiter_remove (e, j);
-  wake (j, WAKE_LEFT);
-}
-
-/* One pass of j's waiting: the decisions due now, if any.  Lock held. */
-static void
-decide_due (struct emu *e, struct job *j, bool waits)
-{
-  bool full = lull_left (e) == 0;
-
-  size_t early = emu_early_decisions (
-      fm_disk_queued (e->disk), e->profile.queue_depth, e->reorders,
-      __atomic_load_n (&e->inflight, __ATOMIC_RELAXED));
-  unsigned most = early > UINT_MAX ? UINT_MAX : (unsigned)early;
-
-  if (e->scale > 0) {
-    /* Decisions ahead of the clock while no later arrival could be a
-     * candidate, then those due by the clock.
-     */
-    decide (e, UINT64_MAX, j, most);
-    decide (e, clock_now (e, e->wall_ns ()), j, UINT_MAX);
-  } else if (e->reorders && !reorderable (e)) {
-    /* A full window: the picks that keep it full, at once (no lull
-     * could add a candidate); the rest wait for the client's next
-     * requests like any other decision.
-     */
-    decide (e, UINT64_MAX, j, most);
-  } else if (!waits || full || at_depth (e)) {
-    /* While batching, one decision per lull (the reply it lets go may
-     * bring the client's next request, which then joins the queue), or
-     * DEPTH_BATCH at the depth.
-     */
-    if (waits)
-      batch_seen (e, full);
-    if (waits && e->batching) {
-      decide (e, UINT64_MAX, j, full ? 1 : DEPTH_BATCH);
-      event_at (e, monotonic_ns ());
-    } else
-      decide (e, UINT64_MAX, j, UINT_MAX);
-  }
-}
-
-/* Queue j in the drive and wait for the drive to serve it.  Lock held
- * on entry; on return too, unless another thread's decision took j out
- * of the drive (false).
- */
 static bool
 drive (struct emu *e, struct job *j)
 {
@@ -1070,43 +693,12 @@ drive (struct emu *e, struct job *j)
                           .flags = j->fua ? FM_REQ_FUA : 0,
                           .offset = j->offset,
                           .length = j->count};
-  uint64_t wall = e->wall_ns ();
-  bool waits;
-
-  rq.arrival_ns = e->last_arrival = clock_now (e, wall);
+  rq.arrival_ns = e->last_arrival = clock_now (e, e->wall_ns ());
   dfaults_advance (e->faults, rq.arrival_ns, rot, e);
   j->r->arrival_ns = rq.arrival_ns;
   j->r->done_ns = j->r->deadline_ns = 0;
-  fm_disk_enqueue (e->disk, &rq, (uintptr_t)j);
-  waiter_add (e, j);
-  __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
-  /* The grace is about when threads reach us: the real clock, even when
-   * a test drives the emulated one (cfg.wall_ns).
-   */
-  arrived (e);
-  waits = e->scale == 0 && virtual_waits (e);
-  for (;;) {
-    uint64_t d = UINT64_MAX;
-
-    decide_due (e, j, waits);
-    if (j->decided)
-      break;
-    if (e->decider == NULL)
-      e->decider = j;
-    if (e->decider == j) {
-      if (e->scale > 0 && company_possible (e)) {
-        uint64_t due = deadline (e, fm_disk_next_decision (e->disk));
-
-        wall = e->wall_ns ();
-        d = due > wall ? due - wall : 0;
-      } else
-        d = lull_left (e);
-    }
-    if (!wait_for (e, j, d))
-      return false;
-  }
-  waiter_remove (e, j);
-  return true;
+  fm_disk_enqueue (e->disk, &rq, (uintptr_t)&j->w);
+  return sched_wait (e->sched, &j->w);
 }
 
 /* The reply is about to go: in the scaled modes at the request's modelled
@@ -1130,10 +722,7 @@ replied (struct emu *e, const struct emu_result *r, int ret, struct fm_err *err)
     errno = ESHUTDOWN;
     ret = -1;
   }
-  /* The lull starts again: the client's next request follows the reply. */
-  if (e->scale == 0)
-    event_at (e, monotonic_ns ());
-  __atomic_sub_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
+  sched_leave (e->sched);
   if (e->scale > 0 || r->done_ns == 0)
     return ret;
   /* No lock: a racing reply of an older request only moves the start of
@@ -1158,12 +747,12 @@ run (struct emu *e, struct job *j)
 
   pthread_mutex_lock (&e->lock);
   if (j->arriving)
-    __atomic_sub_fetch (&e->arriving, 1, __ATOMIC_RELAXED);
+    sched_arrived (e->sched);
   /* A disk without power never sees the request: no time passes. */
   if (!e->off)
     locked = drive (e, j);
   else {
-    __atomic_add_fetch (&e->inflight, 1, __ATOMIC_RELAXED);
+    sched_enter (e->sched);
     j->r->done_ns = j->r->deadline_ns = 0;
     refuse (e, j);
   }
@@ -1297,7 +886,7 @@ emu_pwrite (struct emu *e, const void *buf, uint64_t count, uint64_t offset,
    */
   if (e->store->ops->prepare) {
     j.arriving = true;
-    __atomic_add_fetch (&e->arriving, 1, __ATOMIC_RELAXED);
+    sched_arriving (e->sched);
     e->store->ops->prepare (e->store, count, offset);
   }
   ret = run (e, &j);
@@ -1643,6 +1232,7 @@ emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
     pthread_mutex_lock (&e->lock);
     clock_rebase (e, e->wall_ns ());
     e->scale = scale;
+    sched_set_scale (e->sched, scale);
     pthread_mutex_unlock (&e->lock);
     return 0;
   }

@@ -28,11 +28,6 @@
 
 struct emu;
 
-/* The default grace [E]: long enough for the requests a client sends
- * together to reach the plugin, short against any disk's service.
- */
-#define EMU_GRACE_NS 50000
-
 struct emu_config {
   struct fm_profile profile; /* already rescaled to the disk's size */
   uint64_t seed;
@@ -53,7 +48,7 @@ struct emu_config {
    */
   int (*sleep_ns) (uint64_t ns);
   /* Virtual mode: how long a decision waits for requests sent together
-   * (wall ns); 0: EMU_GRACE_NS.
+   * (wall ns); 0: SCHED_GRACE_NS (scheduler.h).
    */
   uint64_t grace_ns;
   const char *bad_path;      /* bad=FILE to inject at start, or NULL */
@@ -151,17 +146,6 @@ extern void emu_stats_clear (struct emu *e);
  */
 extern int emu_set (struct emu *e, const char *key, const char *value,
                     struct fm_err *err);
-
-/* The scaled modes: how many decisions the drive may take now, ahead of
- * the wall clock, with `queued` requests in its queue, a window of
- * `window` (the profile's queue depth) and `inflight` requests in the
- * plugin.  Early only while no later arrival could be a candidate: the
- * drive serves in arrival order, the request is alone, or the window
- * stays full, so that each pick chooses among `window` requests however
- * deep the client's queue is.  SIZE_MAX: all of them.
- */
-extern size_t emu_early_decisions (size_t queued, size_t window, bool reorders,
-                                   uint64_t inflight);
 
 /* Parse time= and think= values; shared by the plugin's config and set. */
 extern int emu_parse_time (const char *value, double *scale,

@@ -22,6 +22,7 @@
 #include "faultmodels/faultset.h"
 #include "faultmodels/units.h"
 #include "load-profile.h"
+#include "scheduler.h"
 
 /* -D futuredisk.trace=1: log every request with its modelled times. */
 NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
@@ -30,7 +31,7 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_trace;
  * together; a machine too loaded to send them within the default needs
  * more.
  */
-NBDKIT_DLL_PUBLIC int futuredisk_debug_grace_us = EMU_GRACE_NS / 1000;
+NBDKIT_DLL_PUBLIC int futuredisk_debug_grace_us = SCHED_GRACE_NS / 1000;
 
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */

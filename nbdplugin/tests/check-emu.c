@@ -10,6 +10,7 @@
 #include "check-main.h"
 #include "emu.h"
 #include "faultmodels/rng.h"
+#include "scheduler.h"
 
 #define SIZE (64 << 20)
 
@@ -576,7 +577,7 @@ START_TEST (test_deep_window)
   ck_assert_uint_eq (window, 8);
   for (i = 0; i < sizeof depths / sizeof depths[0]; i++) {
     size_t queued = depths[i];
-    size_t early = emu_early_decisions (queued, window, true, queued);
+    size_t early = sched_early_decisions (queued, window, true, queued);
 
     ck_assert_uint_eq (early, queued - window + 1);
     /* Each pick chooses among the first `window` requests queued. */
@@ -584,13 +585,13 @@ START_TEST (test_deep_window)
       ck_assert_uint_ge (queued - k, window);
     /* Then none ahead of the clock, however deep the client is. */
     ck_assert_uint_eq (
-        emu_early_decisions (queued - early, window, true, queued), 0);
+        sched_early_decisions (queued - early, window, true, queued), 0);
   }
   /* Short of the window, a later arrival may still be the best pick. */
-  ck_assert_uint_eq (emu_early_decisions (4, window, true, 4), 0);
+  ck_assert_uint_eq (sched_early_decisions (4, window, true, 4), 0);
   /* Alone, or served in arrival order: nothing can overtake. */
-  ck_assert_uint_eq (emu_early_decisions (1, window, true, 1), SIZE_MAX);
-  ck_assert_uint_eq (emu_early_decisions (16, window, false, 16), SIZE_MAX);
+  ck_assert_uint_eq (sched_early_decisions (1, window, true, 1), SIZE_MAX);
+  ck_assert_uint_eq (sched_early_decisions (16, window, false, 16), SIZE_MAX);
 }
 END_TEST
 
