@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "client.h"
 #include "errmsg.h"
 #include "emu.h"
 #include "writelog.h"
@@ -77,7 +78,8 @@ struct emu {
   uint64_t v_anchor, w_anchor;
   uint64_t last_arrival;
 
-  struct sched *sched; /* when the drive decides (scheduler.h) */
+  struct sched *sched;   /* when the drive decides (scheduler.h) */
+  struct client *client; /* the client it waits for (client.h) */
 
   double torn;
   uint64_t powercut_after, powercuts, writes_seen;
@@ -262,7 +264,8 @@ sched_of (struct emu *e, const struct emu_config *cfg)
                             .grace_ns = cfg->grace_ns,
                             .wall_ns = cfg->wall_ns,
                             .ops = &sched_ops,
-                            .opaque = e};
+                            .opaque = e,
+                            .client = e->client};
   struct sched *s = sched_new (&sc);
 
   if (s)
@@ -324,6 +327,8 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
     goto fail;
   }
   fm_disk_on_destage (e->disk, destaged, e);
+  if ((e->client = client_new (cfg->cgroup, err)) == NULL)
+    goto fail;
   if ((e->sched = sched_of (e, cfg)) == NULL) {
     fm_fail (err, "out of memory");
     goto fail;
@@ -351,6 +356,7 @@ emu_free (struct emu *e)
     e->store->ops->close (e->store);
   }
   sched_free (e->sched);
+  client_free (e->client);
   fm_disk_free (e->disk);
   dfaults_free (e->faults);
   {
@@ -633,7 +639,7 @@ struct job {
   struct fm_err *err;
   int ret;       /* the served step's result */
   bool refused;  /* the power was off: it never ran */
-  bool arriving; /* counted as arriving until it takes the lock */
+  bool arriving; /* counted as arriving since before its store pages */
   /* What the served step leaves for the work outside the lock. */
   bool copied, apply, cached;
   uint64_t at, nflips, *flips;
@@ -745,9 +751,13 @@ run (struct emu *e, struct job *j)
 {
   bool locked = true;
 
+  /* On its way in until it holds the lock: the drive's watch cannot see
+   * a thread asleep on it (client.h).
+   */
+  if (!j->arriving)
+    sched_arriving (e->sched);
   pthread_mutex_lock (&e->lock);
-  if (j->arriving)
-    sched_arrived (e->sched);
+  sched_arrived (e->sched);
   /* A disk without power never sees the request: no time passes. */
   if (!e->off)
     locked = drive (e, j);
@@ -1143,6 +1153,8 @@ void
 emu_stats_json (struct emu *e, FILE *fp)
 {
   struct counters c;
+  struct sched_stats ss;
+  char dev[64];
   uint64_t v, dirty, stored, smr_bytes, smr_clean_ns, smr_bands;
   char *faults = NULL;
   size_t faults_len = 0;
@@ -1151,6 +1163,8 @@ emu_stats_json (struct emu *e, FILE *fp)
 
   pthread_mutex_lock (&e->lock);
   c = e->c;
+  sched_stats (e->sched, &ss);
+  snprintf (dev, sizeof dev, "%s", client_device (e->client));
   off = e->off;
   v = clock_now (e, e->wall_ns ());
   dirty = wcache_dirty_bytes (e->wc);
@@ -1181,12 +1195,20 @@ emu_stats_json (struct emu *e, FILE *fp)
       ", \"destage_ns\": %" PRIu64 ", \"cache_hits\": %" PRIu64
       ", \"cached_writes\": %" PRIu64 ", \"refused\": %" PRIu64
       ", \"power\": \"%s\", \"dirty_bytes\": %" PRIu64
-      ", \"stored_bytes\": %" PRIu64 ", \"faults\": %s}",
+      ", \"stored_bytes\": %" PRIu64 ", \"faults\": %s",
       e->profile.capacity, e->seed, v, c.busy_ns, c.queue_ns, c.reads, c.writes,
       c.flushes, c.trims, c.zeroes, c.caches, c.bytes_read, c.bytes_written,
       c.seeks, c.seek_ns, c.rotation_ns, c.transfer_ns, c.destage_ns,
       c.cache_hits, c.cached_writes, c.refused, off ? "off" : "on", dirty,
       stored, faults ? faults : "{}");
+  fprintf (fp, ", \"device\": ");
+  fd_json_string (fp, dev);
+  fprintf (fp,
+           ", \"decisions\": {\"picks\": %" PRIu64 ", \"watched\": %" PRIu64
+           ", \"ahead\": %" PRIu64 ", \"unwatched\": %" PRIu64
+           ", \"impatient\": %" PRIu64 "}}",
+           ss.picks, ss.watched, ss.ahead, ss.picks - ss.watched - ss.ahead,
+           ss.impatient);
   free (faults);
 }
 
@@ -1217,6 +1239,7 @@ emu_stats_clear (struct emu *e)
 {
   pthread_mutex_lock (&e->lock);
   memset (&e->c, 0, sizeof e->c);
+  sched_stats_clear (e->sched);
   pthread_mutex_unlock (&e->lock);
 }
 
@@ -1251,5 +1274,17 @@ emu_set (struct emu *e, const char *key, const char *value, struct fm_err *err)
     pthread_mutex_unlock (&e->lock);
     return 0;
   }
-  return fm_fail (err, "unknown setting '%s' (settable: time, think)", key);
+  if (strcmp (key, "device") == 0 || strcmp (key, "relay") == 0) {
+    int r;
+
+    pthread_mutex_lock (&e->lock);
+    r = key[0] == 'd' ? client_set_device (e->client, value, err)
+                      : client_set_relay (e->client, value, err);
+    pthread_mutex_unlock (&e->lock);
+    return r;
+  }
+  return fm_fail (err,
+                  "unknown setting '%s' (settable: time, think, device, "
+                  "relay)",
+                  key);
 }

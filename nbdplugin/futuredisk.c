@@ -36,14 +36,14 @@ NBDKIT_DLL_PUBLIC int futuredisk_debug_grace_us = SCHED_GRACE_NS / 1000;
 static const char *profile_arg = "roadmap-2013"; /* profile=NAME|FILE */
 static struct fm_profile profile;                /* loaded in config */
 static bool profile_loaded;
-static uint64_t size;        /* size=; 0 = the profile's capacity */
-static uint64_t seed = 1;    /* seed= */
-static double time_scale;    /* time=: 0 virtual, 1 real, F scale */
-static enum emu_think think; /* think=real|zero|cpu */
-static const char *cgroup;   /* cgroup=DIR: think=cpu's CPU; NULL = none */
-static const struct fd_host *host;        /* host=NAME; NULL = not given */
-static int read_ahead = -1;               /* read-ahead=on|off; -1 = profile */
-static int write_cache = -1;              /* write-cache=on|off; -1 = profile */
+static uint64_t size;              /* size=; 0 = the profile's capacity */
+static uint64_t seed = 1;          /* seed= */
+static double time_scale;          /* time=: 0 virtual, 1 real, F scale */
+static enum emu_think think;       /* think=real|zero|cpu */
+static const char *cgroup;         /* cgroup=DIR: the client; NULL = none */
+static const struct fd_host *host; /* host=NAME; NULL = not given */
+static int read_ahead = -1;        /* read-ahead=on|off; -1 = profile */
+static int write_cache = -1;       /* write-cache=on|off; -1 = profile */
 static enum fm_queue_policy queue_policy; /* queue=sptf|fifo */
 static char *stats_path;                  /* stats=FILE, absolute */
 static char *control_path;                /* control=SOCKET, absolute */

@@ -24,11 +24,15 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "scheduler.h"
+
+#include <stdio.h>
+#include <sys/prctl.h>
 
 struct sched {
   struct fm_disk *disk;
@@ -46,8 +50,9 @@ struct sched {
   uint64_t inflight;            /* requests between arrival and return;
                                  * atomic: the return drops it without
                                  * the lock */
-  uint64_t arriving;            /* writes preparing their store pages on
-                                 * their way to the drive; atomic */
+  uint64_t arriving;            /* requests on their way to the lock
+                                 * (and a write preparing its store
+                                 * pages first); atomic */
   /* CLOCK_MONOTONIC time of the latest arrival, decision or (virtual
    * mode) reply; atomic: a reply stores it without the lock.
    */
@@ -70,6 +75,17 @@ struct sched {
    * next arrival while others are in the plugin.
    */
   uint64_t gap_ns;
+
+  /* Virtual mode: the client the drive waits for (client.h), or NULL;
+   * whether the decider polls it, and how often; since when (wall ns)
+   * it has been busy, and whether it was busy so long that the grace
+   * decides until it is next seen quiet.
+   */
+  struct client *client;
+  bool polling;
+  uint64_t poll_ns, busy_since;
+  bool impatient;
+  struct sched_stats st;
 };
 
 static uint64_t
@@ -96,6 +112,7 @@ sched_new (const struct sched_config *cfg)
   s->grace_ns = cfg->grace_ns ? cfg->grace_ns : SCHED_GRACE_NS;
   s->reorders = cfg->reorders;
   s->window = cfg->window;
+  s->client = cfg->client;
   return s;
 }
 
@@ -152,6 +169,8 @@ decide (struct sched *s, uint64_t now, const struct sched_waiter *mine,
       waiter_left (s, j);
     n++;
   }
+  if (s->scale == 0)
+    s->st.picks += n;
 }
 
 /* Could a later arrival still be picked before the drive's next
@@ -454,6 +473,99 @@ waiter_left (struct sched *s, struct sched_waiter *j)
   wake (j, WAKE_LEFT);
 }
 
+static bool
+arriving (const struct sched *s)
+{
+  return __atomic_load_n (&s->arriving, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* How long a client may stay busy, with requests waiting, before the
+ * grace decides instead (wall ns): a client that never blocks, or one
+ * whose requests wait upstream of the plugin (a pipeline shallower than
+ * its queue), would hold the drive for ever.  Far longer than a
+ * checker's CPU between two waits for a read.
+ */
+#define PATIENCE_NS (2 * 1000000000ull)
+#define POLL_MIN_NS 2000u
+#define POLL_MAX_NS 200000u
+
+/* Virtual mode with a client to watch: one pick once the client is
+ * quiet, or once its clock has passed the drive's decision (think=cpu
+ * or real: nothing it sends from now on can arrive by then).  True if
+ * the watch decided, or says wait (the decider polls it); false if it
+ * cannot tell, and the grace decides.  Lock held.
+ */
+static bool
+watched (struct sched *s, struct sched_waiter *j)
+{
+  enum client_state st;
+  uint64_t now;
+
+  s->polling = false;
+  if (s->client == NULL)
+    return false;
+  if (arriving (s))
+    st = CLIENT_BUSY;
+  else {
+    st = client_state (s->client, fm_disk_queued (s->disk));
+    if (st == CLIENT_QUIET && arriving (s))
+      st = CLIENT_BUSY;
+  }
+  if (st == CLIENT_UNKNOWN)
+    return false;
+  if (st == CLIENT_QUIET || s->ops->virtual_at (s->opaque, s->wall_ns ()) >
+                                fm_disk_next_decision (s->disk)) {
+    uint64_t before = s->st.picks;
+
+    decide (s, UINT64_MAX, j, 1);
+    if (st == CLIENT_QUIET)
+      s->st.watched += s->st.picks - before;
+    else
+      s->st.ahead += s->st.picks - before;
+    s->busy_since = 0;
+    s->impatient = false;
+    s->poll_ns = POLL_MIN_NS;
+    s->polling = true;
+    return true;
+  }
+  now = monotonic_ns ();
+  if (s->busy_since == 0)
+    s->busy_since = now;
+  if (s->impatient)
+    return false;
+  if (now - s->busy_since >= PATIENCE_NS) {
+    s->impatient = true;
+    s->st.impatient++;
+    fprintf (stderr,
+             "futuredisk: the client on %s has not blocked for %llu s with "
+             "%zu requests waiting: the drive decides after a grace until "
+             "it does (virtual time is not exact meanwhile)\n",
+             client_device (s->client), PATIENCE_NS / 1000000000ull,
+             fm_disk_queued (s->disk));
+    return false;
+  }
+  s->polling = true;
+  return true;
+}
+
+/* The decider's next sleep while it polls the client: short at first,
+ * longer while the client stays busy.  Timer slack would make the
+ * shortest sleeps 50 us: the polling thread asks for none.
+ */
+static uint64_t
+poll_wait (struct sched *s)
+{
+  static __thread bool slack_set;
+  uint64_t d = s->poll_ns ? s->poll_ns : POLL_MIN_NS;
+
+  if (!slack_set) {
+    prctl (PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
+    slack_set = true;
+  }
+  s->poll_ns = d * 2 > POLL_MAX_NS ? POLL_MAX_NS : d * 2;
+  return d;
+}
+
 /* One pass of j's waiting: the decisions due now, if any.  Lock held. */
 static void
 decide_due (struct sched *s, struct sched_waiter *j, bool waits)
@@ -471,6 +583,8 @@ decide_due (struct sched *s, struct sched_waiter *j, bool waits)
      */
     decide (s, UINT64_MAX, j, most);
     decide (s, s->ops->virtual_at (s->opaque, s->wall_ns ()), j, UINT_MAX);
+  } else if (watched (s, j)) {
+    /* Decided, or waiting for the client. */
   } else if (s->reorders && !reorderable (s)) {
     /* A full window: the picks that keep it full, at once (no lull
      * could add a candidate); the rest wait for the client's next
@@ -524,7 +638,9 @@ sched_wait (struct sched *s, struct sched_waiter *w)
         uint64_t wall = s->wall_ns ();
 
         d = due > wall ? due - wall : 0;
-      } else
+      } else if (s->polling)
+        d = poll_wait (s);
+      else
         d = lull_left (s);
     }
     if (!wait_for (s, w, d))
@@ -541,4 +657,16 @@ sched_leave (struct sched *s)
   if (s->scale == 0)
     event_at (s, monotonic_ns ());
   __atomic_sub_fetch (&s->inflight, 1, __ATOMIC_RELAXED);
+}
+
+void
+sched_stats (const struct sched *s, struct sched_stats *st)
+{
+  *st = s->st;
+}
+
+void
+sched_stats_clear (struct sched *s)
+{
+  memset (&s->st, 0, sizeof s->st);
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client.h"
 #include "faultmodels/disk.h"
 
 struct sched;
@@ -58,7 +59,22 @@ struct sched_config {
   uint64_t (*wall_ns) (void); /* the caller's wall clock (tests own one) */
   const struct sched_ops *ops;
   void *opaque;
+  /* The client, watched in virtual mode (client.h); NULL: none, the
+   * grace decides.  Not owned.
+   */
+  struct client *client;
 };
+
+/* Virtual mode's decisions, by what let the drive take them. */
+struct sched_stats {
+  uint64_t picks;     /* requests picked */
+  uint64_t watched;   /* ... once the client was seen quiet */
+  uint64_t ahead;     /* ... once its clock had passed the decision */
+  uint64_t impatient; /* times the client stayed busy past the patience */
+};
+
+extern void sched_stats (const struct sched *s, struct sched_stats *st);
+extern void sched_stats_clear (struct sched *s);
 
 extern struct sched *sched_new (const struct sched_config *cfg);
 extern void sched_free (struct sched *s);
@@ -66,9 +82,9 @@ extern void sched_free (struct sched *s);
 /* The time mode changed: virtual (scale 0) or scaled. */
 extern void sched_set_scale (struct sched *s, double scale);
 
-/* A request entered the plugin's request path (arrival to return), or a
- * write started preparing its store pages on its way to the drive (and
- * finished: it took the lock).  Atomic: no lock needed.
+/* A request entered the plugin's request path (arrival to return); a
+ * request is on its way to the lock (a write from before it prepares
+ * its store pages), and it holds the lock.  Atomic: no lock needed.
  */
 extern void sched_enter (struct sched *s);
 extern void sched_arriving (struct sched *s);

@@ -22,6 +22,39 @@
 
 #include "drive.h"
 
+/* Does a come before b among requests that arrived at the same time?
+ * Requests sent together reach the host in an order of its threads'
+ * making; the drive sees them in one of the request's own, so the same
+ * arrivals give the same queue.
+ */
+static bool
+before (const struct fm_request *a, const struct fm_request *b)
+{
+  if (a->offset != b->offset)
+    return a->offset < b->offset;
+  if (a->length != b->length)
+    return a->length < b->length;
+  return a->op < b->op;
+}
+
+/* Room for rq in arrival order, among those that arrived with it in
+ * `before` order: its index, the entries from there on moved up one.
+ * FLUSH keeps its place: it is a barrier for what arrived before it.
+ */
+static size_t
+sorted_place (struct queue *q, const struct fm_request *rq)
+{
+  size_t i = q->n;
+
+  while (i > 0 && rq->op != FM_OP_FLUSH && q->v[i - 1].rq.op != FM_OP_FLUSH &&
+         q->v[i - 1].rq.arrival_ns == rq->arrival_ns &&
+         before (rq, &q->v[i - 1].rq))
+    i--;
+  memmove (&q->v[i + 1], &q->v[i], (q->n - i) * sizeof q->v[0]);
+  q->n++;
+  return i;
+}
+
 void
 drive_enqueue (struct drive *d, const struct fm_request *rq, uint64_t tag)
 {
@@ -43,7 +76,7 @@ drive_enqueue (struct drive *d, const struct fm_request *rq, uint64_t tag)
     first = d->sectors;
   if (last > d->sectors)
     last = d->sectors;
-  e = &q->v[q->n++];
+  e = &q->v[sorted_place (q, rq)];
   e->rq = *rq;
   e->tag = tag;
   e->lba = first;

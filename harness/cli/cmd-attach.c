@@ -45,9 +45,9 @@ attach_usage (FILE *fp)
            "and/or\n"
            "                 KEY=VALUE fault keys, comma-separated "
            "(nbdkit-futuredisk-plugin(1))\n"
-           "  --fs TYPE      file system (ext4, xfs, btrfs, chunkfs, ext3); "
-           "needed to "
-           "mount\n"
+           "  --fs TYPE      file system (ext4, xfs, btrfs, chunkfs, ext3) to "
+           "mount;\n"
+           "                 without it the device is left unmounted\n"
            "  --mkfs         make the file system first\n"
            "  --store FILE   keep the disk's bytes in FILE across attaches\n"
            "  --attach HOW   nbd: /dev/nbdN; loop: nbdfuse + a loop device;\n"
@@ -226,6 +226,11 @@ attach_run (struct attach_opts *o)
     return 1;
   }
   o->a.dir = dir;
+  /* No file system: the bare device, for a benchmark or a tool of the
+   * user's; DIR still names the attach.
+   */
+  if (o->a.fs == NULL)
+    o->a.mount = NULL;
   d = fd_disk_attach (&o->a, &err);
   if (d == NULL) {
     fprintf (stderr, "%s attach: %s\n", fd_progname, err.msg);
@@ -238,7 +243,8 @@ attach_run (struct attach_opts *o)
     return 1;
   }
   printf ("device %s\nattach %s\ncontrol %s\nmount %s\n", fd_disk_device (d),
-          fd_disk_via (d), fd_disk_control (d), mount);
+          fd_disk_via (d), fd_disk_control (d),
+          o->a.fs ? mount : "none (no --fs)");
   free (d); /* still attached: the state file remembers it */
   return 0;
 }

@@ -31,6 +31,7 @@
 
 #include "faultmodels/faultset.h"
 #include "attach.h"
+#include "ctlclient.h"
 #include "errmsg.h"
 #include "fsadapter.h"
 #include "proc.h"
@@ -656,6 +657,92 @@ pin_read_ahead (struct fd_disk *d, struct fm_err *err)
   return 0;
 }
 
+/* The drive waits for its client (nbdkit-futuredisk-plugin(1), "Exact
+ * decisions"): it counts the device's requests in flight against the
+ * requests it holds, so every request the loop device has started must
+ * reach it, and as one NBD request.  FUSE passes a loop device's request
+ * to nbdfuse whole up to 512 KiB (128 pages, whatever the buffer's
+ * alignment: 1 MiB direct reads at an offset 512 bytes into a page
+ * arrive as 512 KiB pieces, one per loop request, once the loop device's
+ * requests are capped there), and splits a larger one.  And it holds
+ * back asynchronous requests past its max_background (12 by default: a
+ * client 16 deep had 16 requests in the loop device and 13 in FUSE),
+ * which then never reach the plugin until another returns; the loop
+ * device starts at most nr_requests, so that many may go.  The nbd
+ * device sends each request whole and at once.
+ */
+#define ONE_FUSE_REQUEST_KB 512
+
+static int
+write_number (const char *path, unsigned long v, struct fm_err *err)
+{
+  FILE *fp = fopen (path, "w");
+
+  if (fp == NULL)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  fprintf (fp, "%lu\n", v);
+  if (fclose (fp) == EOF)
+    return fm_fail (err, "%s: writing %lu: %s", path, v, fd_strerror (errno));
+  return 0;
+}
+
+static int
+pass_requests_whole (struct fd_disk *d, struct fm_err *err)
+{
+  char path[128];
+  unsigned long depth;
+  FILE *fp;
+
+  if (d->nbd)
+    return 0;
+  snprintf (path, sizeof path, "/sys/block/%s/queue/max_sectors_kb",
+            d->dev + strlen ("/dev/"));
+  if (write_number (path, ONE_FUSE_REQUEST_KB, err) == -1)
+    return -1;
+  snprintf (path, sizeof path, "/sys/block/%s/queue/nr_requests",
+            d->dev + strlen ("/dev/"));
+  if ((fp = fopen (path, "r")) == NULL)
+    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
+  if (fscanf (fp, "%lu", &depth) != 1)
+    depth = 0;
+  fclose (fp);
+  if (depth == 0)
+    return fm_fail (err, "%s: not a number", path);
+  if (d->fuse_conn == 0)
+    return fm_fail (err, "%s: no FUSE connection to pass %lu requests at once",
+                    d->fusefile, depth);
+  snprintf (path, sizeof path, FUSECTL "/%u/max_background", d->fuse_conn);
+  if (write_number (path, depth, err) == -1)
+    return -1;
+  snprintf (path, sizeof path, FUSECTL "/%u/congestion_threshold",
+            d->fuse_conn);
+  return write_number (path, depth, err);
+}
+
+/* Tell the plugin which device its client sends through, and which
+ * process relays the loop device's requests (nbdfuse), so that the
+ * drive can see when every request has reached it.
+ */
+static int
+tell_device (struct fd_disk *d, struct fm_err *err)
+{
+  char line[128];
+
+  /* Serial's single FUSE thread holds the rest of a deep client's
+   * requests upstream, one at a time: the count never settles.
+   */
+  if (d->serial)
+    return 0;
+
+  snprintf (line, sizeof line, "set device=%s", d->dev + strlen ("/dev/"));
+  if (fd_ctl_ok (d->ctl, line, NULL, err) == -1)
+    return -1;
+  if (d->nbd)
+    return 0;
+  snprintf (line, sizeof line, "set relay=%ld", (long)d->nbdfuse_pid);
+  return fd_ctl_ok (d->ctl, line, NULL, err);
+}
+
 /* Tell the kernel whether a loop device's disk spins, as the NBD export
  * says (the nbd device takes it from the export itself): a loop device
  * over a FUSE file says it does not, and the file systems lay out
@@ -1115,7 +1202,9 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   if (d->nbd ? start_nbd (d, err) == -1
              : start_nbdfuse (d, err) == -1 || start_loop (d, err) == -1)
     goto fail;
-  if (tell_rotational (d, err) == -1 || pin_read_ahead (d, err) == -1)
+  /* The request cap first: setting it resets the read-ahead. */
+  if (tell_rotational (d, err) == -1 || pass_requests_whole (d, err) == -1 ||
+      pin_read_ahead (d, err) == -1 || tell_device (d, err) == -1)
     goto fail;
   if (o->mkfs && fs) {
     struct fd_mkfs_argv mkfs;

@@ -382,7 +382,10 @@ fd_stats_read (const struct fd_json *j, struct fd_stats *s, struct fm_err *err)
       fd_json_u64 (j, "stats.bytes_read", &s->bytes_read, err) == -1 ||
       fd_json_u64 (j, "stats.bytes_written", &s->bytes_written, err) == -1 ||
       fd_json_u64 (j, "stats.faults.ure", &s->ure, err) == -1 ||
-      fd_json_u64 (j, "stats.faults.lse", &s->lse, err) == -1)
+      fd_json_u64 (j, "stats.faults.lse", &s->lse, err) == -1 ||
+      fd_json_u64 (j, "stats.decisions.picks", &s->picks, err) == -1 ||
+      fd_json_u64 (j, "stats.decisions.watched", &s->watched, err) == -1 ||
+      fd_json_u64 (j, "stats.decisions.ahead", &s->ahead, err) == -1)
     return -1;
   return 0;
 }

@@ -74,6 +74,11 @@ extern int fd_mark_text (const char *reply, char *buf, size_t len,
 struct fd_stats {
   uint64_t reads, writes, bytes_read, bytes_written;
   uint64_t ure, lse; /* reads the disk failed: unrecoverable, latent */
+  /* Virtual time's picks, and those taken once the client was seen
+   * waiting or its clock had passed the decision (the rest took a
+   * grace of wall time).
+   */
+  uint64_t picks, watched, ahead;
 };
 
 /* Read them from a stats reply; -1 with err naming a missing or bad one. */

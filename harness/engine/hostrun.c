@@ -36,6 +36,23 @@ fallback_notice (const char *cmd, const char *why)
   said = true;
 }
 
+/* No cgroup for think=zero or real: the drive cannot see when the
+ * checkers wait for it.  Once per process.
+ */
+static void
+unwatched_notice (const char *cmd, const char *why)
+{
+  static bool said;
+
+  if (!said)
+    fprintf (stderr,
+             "futuredisk %s: no cgroup for the checkers (%s): the drive "
+             "cannot see when they wait for it, and decides after a grace "
+             "of wall time (the record counts such decisions)\n",
+             cmd, why);
+  said = true;
+}
+
 int
 fd_hostrun_open (const char *cmd, const char *key, const char *think,
                  const char *host, uint64_t ram, struct fd_cgroup **cg,
@@ -51,11 +68,15 @@ fd_hostrun_open (const char *cmd, const char *key, const char *think,
     return -1;
   if (ram == 0 && h)
     ram = h->ram_bytes;
-  if (!cpu && !fallback && ram == 0)
-    return 0;
   if ((*cg = fd_cgroup_new (key, ram, err)) == NULL) {
     char msg[sizeof err->msg];
     snprintf (msg, sizeof msg, "%s", err->msg);
+    /* think=zero and real need it only for the drive to watch them. */
+    if (!cpu && !fallback && ram == 0) {
+      unwatched_notice (cmd, msg);
+      err->msg[0] = '\0';
+      return 0;
+    }
     if (fallback && ram == 0) {
       *used = "real";
       fallback_notice (cmd, msg);
@@ -75,13 +96,15 @@ fd_hostrun_args (const char *think, const char *host,
                  const struct fd_cgroup *cg, char args[2][FD_HOSTRUN_ARG_MAX],
                  const char **extra, size_t *n, size_t max, struct fm_err *err)
 {
-  if (think == NULL || strcmp (think, "cpu") || cg == NULL)
+  bool cpu = think && strcmp (think, "cpu") == 0;
+
+  if (cg == NULL)
     return 0;
-  if (*n + (host ? 2 : 1) > max)
+  if (*n + (cpu && host ? 2 : 1) > max)
     return fm_fail (err, "--faults: too many keys");
   snprintf (args[0], FD_HOSTRUN_ARG_MAX, "cgroup=%s", fd_cgroup_dir (cg));
   extra[(*n)++] = args[0];
-  if (host) {
+  if (cpu && host) {
     snprintf (args[1], FD_HOSTRUN_ARG_MAX, "host=%s", host);
     extra[(*n)++] = args[1];
   }

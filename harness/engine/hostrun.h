@@ -1,10 +1,15 @@
 /* futuredisk — harness: the host a command's checkers run as (--think,
  * --host; campaign keys think and host).
  *
- * think=cpu and a host with a RAM size need a cgroup for the checkers
- * (common/cgroup.h): made before any other work, so that a machine
- * without one (no root, cgroup v1 alone) fails at once with nothing
- * started, and removed at the end, also after a signal.
+ * The checkers run in a cgroup of their own (common/cgroup.h), which the
+ * plugin reads: think=cpu's clock is its CPU time, and in virtual time
+ * the drive decides once none of its threads can send another request
+ * (nbdkit-futuredisk-plugin(1), "Exact decisions").  think=cpu and a
+ * host with a RAM size need it: made before any other work, so that a
+ * machine without one (no root, cgroup v1 alone) fails at once with
+ * nothing started; think=zero and real run without one where it cannot
+ * be made (one line on stderr says so).  Removed at the end, also after
+ * a signal.
  */
 #ifndef FUTUREDISK_HOSTRUN_H
 #define FUTUREDISK_HOSTRUN_H
@@ -24,9 +29,9 @@ extern int fd_hostrun_check (const char *think_key, const char *think,
                              const char *host_key, const char *host,
                              struct fm_err *err);
 
-/* The checkers' cgroup, made when think is cpu or auto or the host has
- * a RAM size (ram, --host-ram, when not 0; else the host's): 0 with *cg
- * (NULL when none is needed) and *used the think mode the checkers run
+/* The checkers' cgroup (ram, --host-ram, when not 0; else the host's
+ * RAM size, its memory limit): 0 with *cg (NULL when it cannot be made
+ * and think is zero or real) and *used the think mode the checkers run
  * with, or -1 with err naming key.  auto is cpu where the cgroup can be
  * made and real where it cannot: then *used is "real" and one line on
  * stderr ("futuredisk CMD: ...", once per process) says why, unless the
@@ -37,8 +42,9 @@ extern int fd_hostrun_open (const char *cmd, const char *key, const char *think,
                             struct fd_cgroup **cg, const char **used,
                             struct fm_err *err);
 
-/* With think=cpu, the plugin's cgroup=DIR and host=NAME (when host is
- * not NULL) into args (two buffers), appended to extra[*n] (at most max).
+/* The plugin's cgroup=DIR (when cg is not NULL) and, with think=cpu,
+ * host=NAME (when host is not NULL) into args (two buffers), appended
+ * to extra[*n] (at most max).
  */
 #define FD_HOSTRUN_ARG_MAX (PATH_MAX + 16)
 extern int fd_hostrun_args (const char *think, const char *host,

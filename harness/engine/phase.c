@@ -58,6 +58,9 @@ sample (struct fd_disk *d, const char *name, struct fd_clocks *c,
   c->br = s.bytes_read;
   c->bw = s.bytes_written;
   c->rerr = s.ure + s.lse;
+  c->picks = s.picks;
+  c->watched = s.watched;
+  c->ahead = s.ahead;
   c->wall = fd_now_s ();
   c->cpu = self_cpu ();
   return 0;
@@ -94,6 +97,9 @@ fd_phase_end (struct fd_disk *d, struct phase *p, const struct fd_clocks *c0,
   p->bytes_read = c1.br - c0->br;
   p->bytes_written = c1.bw - c0->bw;
   p->read_errors = c1.rerr - c0->rerr;
+  p->watched = c1.watched - c0->watched;
+  p->ahead = c1.ahead - c0->ahead;
+  p->unwatched = (c1.picks - c0->picks) - p->watched - p->ahead;
   return 0;
 }
 

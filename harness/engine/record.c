@@ -227,11 +227,14 @@ static json_t *
 record_phase (const struct phase *p)
 {
   json_t *o = json_pack (
-      "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", str (p->name),
-      "virtual_s", fixed (p->virtual_s, 6), "wall_s", fixed (p->wall_s, 3),
-      "cpu_s", fixed (p->cpu_s, 3), "reads", u64 (p->reads), "writes",
-      u64 (p->writes), "bytes_read", u64 (p->bytes_read), "bytes_written",
-      u64 (p->bytes_written), "read_errors", u64 (p->read_errors));
+      "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
+      "name", str (p->name), "virtual_s", fixed (p->virtual_s, 6), "wall_s",
+      fixed (p->wall_s, 3), "cpu_s", fixed (p->cpu_s, 3), "reads",
+      u64 (p->reads), "writes", u64 (p->writes), "bytes_read",
+      u64 (p->bytes_read), "bytes_written", u64 (p->bytes_written),
+      "read_errors", u64 (p->read_errors), "decisions", "watched",
+      u64 (p->watched), "ahead", u64 (p->ahead), "unwatched",
+      u64 (p->unwatched));
 
   if (o == NULL || p->outcome == NULL)
     return o;

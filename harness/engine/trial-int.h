@@ -30,6 +30,7 @@ struct trial {
 struct fd_clocks {
   double wall, cpu;
   uint64_t vns, reads, writes, br, bw, rerr;
+  uint64_t picks, watched, ahead;
 };
 
 /* Start the phase called name (a static string) as t's next, marking the

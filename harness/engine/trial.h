@@ -32,6 +32,11 @@ struct phase {
   double virtual_s, wall_s, cpu_s;
   uint64_t reads, writes, bytes_read, bytes_written;
   uint64_t read_errors; /* reads the disk failed (ure, lse) */
+  /* Virtual time: requests the drive picked once it saw the client
+   * waiting (exact), once the client's clock had passed the decision,
+   * and after a grace of wall time (the client could not be watched).
+   */
+  uint64_t watched, ahead, unwatched;
   int status, signal;   /* checkers: raw exit, signal; else 0 */
   /* Checkers in a cgroup: its CPU seconds over the host's speed (what
    * think=cpu charged); < 0: no cgroup.

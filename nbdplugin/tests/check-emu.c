@@ -322,7 +322,7 @@ START_TEST (test_stats)
                     "think: 'cpu' needs the plugin started with cgroup=DIR");
   ck_assert_int_eq (emu_set (e, "colour", "blue", &err), -1);
   ck_assert_str_eq (err.msg,
-                    "unknown setting 'colour' (settable: time, think)");
+                    "unknown setting 'colour' (settable: time, think, device, relay)");
   emu_free (e);
 }
 END_TEST
