@@ -6,15 +6,16 @@ a wrong answer.  The cases follow pjdfstest's open/ tests.
 
 Covered: O_TRUNC, through O_WRONLY, O_RDWR, O_RDONLY (Linux truncates, as
 ext4), O_CREAT and Python's open('w'): the file is emptied and its blocks
-freed, its mtime and ctime marked (an empty file's too) but not its
-directory's, another descriptor sees it; O_TRUNC needs write permission
-and clears the set-ID bits of an opener without CAP_FSETID.  O_APPEND,
-O_EXCL on every file type, O_NOFOLLOW, O_DIRECTORY, directories, sockets
-and fifos, the creation mode under the umask (0000 too), the times a
-create marks, NAME_MAX, ENOTDIR and ENOENT, ETXTBSY, a file past 2 GiB.
-Then, on the file system mounted again read-only: what was written is
-there, and every open that would modify fails with EROFS; `fsck.chunkfs
--fn` finds nothing in between.  Unprivileged calls run as uids 1000-1002
+freed (those fallocate's KEEP_SIZE left past its end too), its mtime and
+ctime marked (an empty file's too) but not its directory's, another
+descriptor sees it; O_TRUNC needs write permission and clears the set-ID
+bits of an opener without CAP_FSETID.  O_APPEND, O_EXCL on every file
+type, O_NOFOLLOW, O_DIRECTORY, directories, sockets and fifos, the
+creation mode under the umask (0000 too), the times a create marks,
+NAME_MAX, ENOTDIR and ENOENT, ETXTBSY, a file past 2 GiB.  Then, on the
+file system mounted again read-only: what was written is there, and
+every open that would modify fails with EROFS; `fsck.chunkfs -fn` finds
+nothing in between.  Unprivileged calls run as uids 1000-1002
 through setpriv.
 """
 import errno
@@ -32,6 +33,7 @@ from nbdkit_server import Nbdkit
 
 from daemons import chunkfs_daemons, wait_gone
 from test_posix_edge import changed
+from test_posix_model import FALLOC_FL_KEEP_SIZE, fallocate
 
 PLUGIN = os.environ.get("FUTUREDISK_PLUGIN")
 MKFS = os.environ.get("MKFS_CHUNKFS", "mkfs.chunkfs")
@@ -135,6 +137,16 @@ def trunc(d):
     os.close(os.open(p, os.O_WRONLY | os.O_TRUNC))
     seen["empty"] = changed(b, os.stat(p))
     assert seen["empty"] == (False, True, True)
+    # What fallocate's KEEP_SIZE allocated past the end goes too, even
+    # from an empty file (ext4, tmpfs).
+    p = f"{d}/prealloc"
+    fd = os.open(p, os.O_CREAT | os.O_WRONLY, 0o644)
+    fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20)
+    os.close(fd)
+    b = os.stat(p)
+    os.close(os.open(p, os.O_WRONLY | os.O_TRUNC))
+    seen["prealloc"] = (b.st_size, b.st_blocks, os.stat(p).st_blocks)
+    assert seen["prealloc"] == (0, (1 << 20) // 512, 0)
     # Another descriptor, its pages cached, reads the new content.
     p = f"{d}/shared"
     with open(p, "wb") as f:
