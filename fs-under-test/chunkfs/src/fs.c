@@ -750,8 +750,12 @@ cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
   if (set & CFS_SET_SIZE) {
     if (!S_ISREG (n.in.mode))
       return S_ISDIR (n.in.mode) ? -EISDIR : -EINVAL;
-    if (to->size < n.in.size) {
-      if ((r = zero_tail (fs, &n, to->size)) < 0 ||
+    /* Unless the file grows, blocks allocated past its end (fallocate's
+     * KEEP_SIZE) go too, as on ext4 and tmpfs: `: > f` empties an empty
+     * f's preallocation.
+     */
+    if (to->size <= n.in.size) {
+      if ((to->size < n.in.size && (r = zero_tail (fs, &n, to->size)) < 0) ||
           (r = cfs_truncate_blocks (fs, &n, to->size)) < 0)
         return r;
     }

@@ -1,8 +1,8 @@
 /* chunkfs — unit tests for extents: the in-memory extent list, and the
  * operations built on it through libchunkfs: fallocate (unwritten
  * extents, nothing written), PUNCH_HOLE, ZERO_RANGE with and without
- * KEEP_SIZE, SEEK_DATA/SEEK_HOLE, refused modes; after each, the checker
- * finds nothing.
+ * KEEP_SIZE, truncating what KEEP_SIZE allocated, SEEK_DATA/SEEK_HOLE,
+ * refused modes; after each, the checker finds nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -208,6 +208,50 @@ START_TEST (test_punch)
 }
 END_TEST
 
+/* A truncate that does not grow the file frees what fallocate's
+ * KEEP_SIZE allocated past its end (as ext4 and tmpfs do; open's O_TRUNC
+ * of an empty file is one); one that grows it keeps them.
+ */
+START_TEST (test_truncate_prealloc)
+{
+  struct img m;
+  struct cfs_attr a, to = {0}, got;
+
+  img_make (&m);
+  ck_assert_int_eq (cfs_create (m.fs, 1, "f", 0100644, 0, 0, &a), 0);
+  fill (&m, a.ino, 0, 3, 'a');
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 0, 64 * B, CFS_FALLOC_KEEP_SIZE), 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, NULL), 64);
+  /* The same size: the data's block stays, the rest goes. */
+  to.size = 3;
+  ck_assert_int_eq (cfs_setattr (m.fs, a.ino, CFS_SET_SIZE, &to, &got), 0);
+  ck_assert_uint_eq (got.size, 3);
+  ck_assert_uint_eq (got.blocks, 1);
+  expect (&m, a.ino, 0, 3, 'a');
+  /* Growing keeps them, and reads zeros past the old end. */
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 0, 64 * B, CFS_FALLOC_KEEP_SIZE), 0);
+  to.size = 2 * B;
+  ck_assert_int_eq (cfs_setattr (m.fs, a.ino, CFS_SET_SIZE, &to, &got), 0);
+  ck_assert_uint_eq (got.blocks, 64);
+  expect (&m, a.ino, 0, 3, 'a');
+  expect (&m, a.ino, 3, 2 * B - 3, 0);
+  /* An empty file preallocated across chunks (continuations) is emptied
+   * of all of it.
+   */
+  ck_assert_int_eq (cfs_create (m.fs, 1, "g", 0100644, 0, 0, &a), 0);
+  ck_assert_int_eq (
+      cfs_fallocate (m.fs, a.ino, 0, 40 << 20, CFS_FALLOC_KEEP_SIZE), 0);
+  ck_assert_uint_eq (blocks (&m, a.ino, NULL), (40 << 20) / B);
+  to.size = 0;
+  ck_assert_int_eq (cfs_setattr (m.fs, a.ino, CFS_SET_SIZE, &to, &got), 0);
+  ck_assert_uint_eq (got.size, 0);
+  ck_assert_uint_eq (got.blocks, 0);
+  img_done (&m);
+}
+END_TEST
+
 /* ZERO_RANGE: reads as zeros, the blocks stay allocated (holes in the
  * range allocated); without KEEP_SIZE the file grows to cover it.
  */
@@ -382,6 +426,7 @@ main (void)
       {"extlist", test_extlist},
       {"fallocate", test_fallocate},
       {"punch", test_punch},
+      {"truncate_prealloc", test_truncate_prealloc},
       {"zero_range", test_zero_range},
       {"seek", test_seek},
       {"modes", test_modes},

@@ -1,13 +1,14 @@
 """POSIX behaviour of the chunkfs FUSE mount against an in-memory model.
 
-Long seeded random sequences of create, write, read, truncate, rename,
-unlink, link, symlink, mkdir, rmdir and readdir (and fallocate: allocate,
-punch a hole, zero a range; lseek SEEK_DATA/SEEK_HOLE) run on the mount and on
-the model; every call's outcome (result or errno) must agree, and the
-whole tree is compared after the run, after a remount, and the chunk
-headers must all be clean after the unmount.  Small chunks (16 MiB) and a
-small inode ratio make files continue across chunks and directories
-name inodes in other chunks, which is where chunkfs is fragile.
+Long seeded random sequences of create, write, rewrite (an open with
+O_TRUNC or O_APPEND), read, truncate, rename, unlink, link, symlink,
+mkdir, rmdir and readdir (and fallocate: allocate, punch a hole, zero a
+range; lseek SEEK_DATA/SEEK_HOLE) run on the mount and on the model;
+every call's outcome (result or errno) must agree, and the whole tree is
+compared after the run, after a remount, and the chunk headers must all
+be clean after the unmount.  Small chunks (16 MiB) and a small inode
+ratio make files continue across chunks and directories name inodes in
+other chunks, which is where chunkfs is fragile.
 """
 import ctypes
 import errno
@@ -254,12 +255,12 @@ class Runner:
         if r.randrange(10) == 0 and self.paths("file"):
             return self.extent_step()
         op = r.choices(
-            ["create", "write", "read", "truncate", "rename", "unlink",
-             "link", "symlink", "mkdir", "rmdir", "readdir", "bad"],
-            [12, 14, 8, 5, 8, 6, 4, 3, 5, 3, 3, 2])[0]
+            ["create", "write", "rewrite", "read", "truncate", "rename",
+             "unlink", "link", "symlink", "mkdir", "rmdir", "readdir", "bad"],
+            [12, 14, 5, 8, 5, 8, 6, 4, 3, 5, 3, 3, 2])[0]
         files = self.paths("file")
         m = self.m
-        if op == "create" or (not files and op in ("write", "read",
+        if op == "create" or (not files and op in ("write", "rewrite", "read",
                                                     "truncate", "link")):
             p = self.some_dir() + (self.new_name(),)
             size = r.choice([0, 1, 100, 4096, 5000, 70000,
@@ -298,6 +299,31 @@ class Runner:
                 finally:
                     os.close(fd)
             return op, p, mf, rf
+        if op == "rewrite":
+            # An existing file opened with O_TRUNC (each way) and written
+            # anew, or with O_APPEND and added to: its size after.
+            p = r.choice(files)
+            data = r.randbytes(r.choice([0, 1, 4096, 9000,
+                                         r.randrange(1 << 20)]))
+            flags = r.choice([os.O_WRONLY | os.O_TRUNC, os.O_RDWR | os.O_TRUNC,
+                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                              os.O_WRONLY | os.O_APPEND])
+
+            def mf():
+                d = m.lookup(p)["data"]
+                if flags & os.O_TRUNC:
+                    del d[:]
+                d.extend(data)
+                return len(d)
+
+            def rf():
+                fd = os.open(self.real(p), flags, 0o644)
+                try:
+                    os.write(fd, data)
+                    return os.fstat(fd).st_size
+                finally:
+                    os.close(fd)
+            return op, (p, flags), mf, rf
         if op == "read":
             p = r.choice(files)
             off = r.randrange(1 << 20)

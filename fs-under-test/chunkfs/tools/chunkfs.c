@@ -152,12 +152,22 @@ reply_attr (fuse_req_t req, int r, const struct cfs_attr *a)
  * inode its directory's default ACL.  For that the kernel must not apply
  * the umask itself (FUSE_DONT_MASK): a default ACL replaces the umask,
  * and inherit() applies it when there is none.
+ *
+ * open(O_TRUNC) is left to the kernel: without FUSE_CAP_ATOMIC_O_TRUNC
+ * it keeps O_TRUNC out of the open request and truncates the opened file
+ * as it does ext4's, by a setattr (size 0, mtime and ctime now, the
+ * set-ID bits cleared for an opener without CAP_FSETID) after checking
+ * write permission.  With the capability (libfuse asks for it by
+ * default) op_open would get O_TRUNC and no setattr would follow, so the
+ * set-ID bits would stay: the daemon does not know the opener's
+ * capabilities.
  */
 static void
 op_init (void *userdata, struct fuse_conn_info *conn)
 {
   conn->max_write = MAX_WRITE; /* whole 1 MiB writes, one request each */
   conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+  conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
   if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
       (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
     conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;

@@ -107,6 +107,10 @@ extern int cfs_rename (struct cfs_fs *fs, uint64_t dir, const char *name,
 #define CFS_SET_SIZE  8u
 #define CFS_SET_ATIME 16u
 #define CFS_SET_MTIME 32u
+/* Any change marks ctime, CFS_SET_SIZE mtime too.  A size that does
+ * not grow the file frees its blocks from there on, those fallocate's
+ * KEEP_SIZE allocated past the end included, as ext4 does.
+ */
 extern int cfs_setattr (struct cfs_fs *fs, uint64_t ino, unsigned set,
                         const struct cfs_attr *to, struct cfs_attr *a);
 
