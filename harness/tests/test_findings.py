@@ -126,6 +126,23 @@ def test_show_bad_input(futuredisk, unmountable, tmp_path):
     assert row(newer, "PRAGMA user_version")[0] == 99
 
 
+def test_show_prints_a_table_named_as_an_item(futuredisk, unmountable):
+    """`show DB 1 phases`: not evidence but the trial's table, so its rows,
+    tab-separated under the column names (trial_id left out)."""
+    p = fd(futuredisk, "show", str(unmountable), "1", "phases", "audit",
+           check=0)
+    with sqlite3.connect(unmountable) as c:
+        rows = c.execute("SELECT seq, name, outcome FROM phases "
+                         "ORDER BY seq").fetchall()
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("seq\tname\tvirtual_s\t"), lines[0]
+    assert [tuple(line.split("\t")[i] for i in (0, 1, 11))
+            for line in lines[1:len(rows) + 1]] == [
+        (str(s), n, o or "") for s, n, o in rows]
+    # Unmountable: no audit, so its table is the heading alone.
+    assert lines[len(rows) + 1:] == ["class\tfiles"]
+
+
 def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
                                             tmp_path):
     """A version 4 database, where the unmountable trial was an error:
