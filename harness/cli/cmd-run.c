@@ -414,8 +414,8 @@ run_make_dir (struct run_opts *o, bool *made)
 }
 
 /* The record and the evidence into the database: 0, or 1 if the trial
- * is not recorded.  Evidence that cannot be read or stored is said, and
- * the trial recorded without it.
+ * is not recorded.  Evidence that cannot be read or stored is said, here
+ * and in the trial's evidence_missing, and the trial recorded without it.
  */
 static int
 record_db (const struct trial_spec *s, const struct trial_result *r,
@@ -444,11 +444,9 @@ record_db (const struct trial_spec *s, const struct trial_result *r,
     fprintf (stderr, "%s run: out of memory\n", fd_progname);
     return 1;
   }
-  if (fd_evidence_collect (s, r, &ev, stderr, &err) == -1)
-    fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
+  fd_evidence_collect (s, r, &ev, stderr);
   if ((rc = fd_db_add (db_path, s, r, rec, &ev, &err)) != 0)
-    fprintf (stderr, "%s run: %s%s\n", fd_progname,
-             rc == 1 ? "recorded without its evidence: " : "", err.msg);
+    fprintf (stderr, "%s run: %s\n", fd_progname, err.msg);
   fd_evidence_free (&ev);
   free (rec);
   return rc == -1;

@@ -26,7 +26,9 @@ show_usage (FILE *fp)
            "error, and the evidence kept\nwith it (each checker phase's "
            "output, the fault logs, the kernel's messages\nabout its "
            "device, the servers' logs).  With ITEMs (check.out, "
-           "kernel.log, ...)\nonly those, as they were kept.\n"
+           "kernel.log, ...)\nonly those, as they were kept; an ITEM that "
+           "names one of the trial's tables\n(phases, passes, audit, "
+           "durability, damaged) prints its rows of it.\n"
            "\n"
            "Exit status: 0; 1 when the database, the trial or an ITEM is "
            "not there;\n2 on bad usage.\n",
@@ -184,30 +186,130 @@ item_names (sqlite3 *db, long long id)
   return list;
 }
 
-/* Every item, or the ones named; 1 if one of those is not there. */
+/* What of trial id's evidence is missing and why (the column
+ * evidence_missing, harness/SCHEMA.md; "" when nothing is): malloc'd, or
+ * NULL.
+ */
+static char *
+missing_of (sqlite3 *db, long long id)
+{
+  sqlite3_stmt *st;
+  char *why = NULL;
+
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT evidence_missing FROM trials WHERE id = ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64 (st, 1, id);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    why = strdup (col (st, 0));
+  sqlite3_finalize (st);
+  return why;
+}
+
+/* The tables with rows per trial that a reader may name as an ITEM
+ * (`show DB 13 damaged`): not evidence, but the trial's rows of them are
+ * what was asked for.
+ */
+static const char *const trial_tables[] = {"phases",     "passes",  "audit",
+                                           "durability", "damaged", NULL};
+
+/* Trial id's rows of the table called name, tab-separated under a line of
+ * their columns' names (trial_id left out): 0, 1 if name is no such
+ * table, -1 with SQLite's message.
+ */
+static int
+show_table (sqlite3 *db, long long id, const char *name)
+{
+  char sql[96];
+  sqlite3_stmt *st;
+  int i, k, n;
+
+  for (k = 0; trial_tables[k] && strcmp (trial_tables[k], name) != 0; k++)
+    ;
+  if (trial_tables[k] == NULL)
+    return 1;
+  snprintf (sql, sizeof sql,
+            "SELECT * FROM %s WHERE trial_id = ? ORDER BY rowid",
+            trial_tables[k]);
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_int64 (st, 1, id);
+  n = sqlite3_column_count (st);
+  for (i = 0, k = 0; i < n; i++)
+    if (strcmp (sqlite3_column_name (st, i), "trial_id") != 0)
+      printf ("%s%s", k++ ? "\t" : "", sqlite3_column_name (st, i));
+  printf ("\n");
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    for (i = 0, k = 0; i < n; i++)
+      if (strcmp (sqlite3_column_name (st, i), "trial_id") != 0)
+        printf ("%s%s", k++ ? "\t" : "", col (st, i));
+    printf ("\n");
+  }
+  sqlite3_finalize (st);
+  return 0;
+}
+
+/* The ITEM named, or else the trial's table of that name; one that is
+ * neither is said, with the items the trial has or why it has none.
+ */
+static int
+show_named (sqlite3 *db, long long id, const char *name, const char *list,
+            const char *missing)
+{
+  const char *p;
+  int r = show_item (db, id, name, true);
+
+  if (r == 1 && (r = show_table (db, id, name)) == -1)
+    fprintf (stderr, "%s show: %s: %s\n", fd_progname, name,
+             sqlite3_errmsg (db));
+  if (r != 1)
+    return r;
+  fprintf (stderr, "%s show: trial %lld has no evidence named '%s'; ",
+           fd_progname, id, name);
+  if (list[0] == '\0')
+    fprintf (stderr, "it kept none: %s\n",
+             missing[0] ? missing : "it left no output to keep");
+  else {
+    fprintf (stderr, "it has: ");
+    for (p = list; *p; p++) /* one a line: a list */
+      if (*p != '\n')
+        fputc (*p, stderr);
+      else
+        fputs (p[1] ? ", " : "\n", stderr);
+  }
+  return 1;
+}
+
+/* Every item, or the ones named; 1 if one of those is not there.  What
+ * is missing and why is said too.
+ */
 static int
 show_evidence (sqlite3 *db, long long id, char **items, int nitems)
 {
-  char *list = item_names (db, id), *name, *save = NULL;
-  int i, ret = 0, r;
+  char *list = item_names (db, id), *missing = missing_of (db, id);
+  char *name, *save = NULL;
+  int i, ret = 0;
 
-  if (list == NULL)
+  if (list == NULL || missing == NULL) {
+    free (list);
+    free (missing);
     return -1;
+  }
   for (i = 0; i < nitems; i++)
-    if ((r = show_item (db, id, items[i], true)) != 0) {
-      if (r == 1)
-        fprintf (stderr,
-                 "%s show: trial %lld has no evidence '%s'; it has:%s%s",
-                 fd_progname, id, items[i], list[0] ? "\n" : " none\n", list);
+    if (show_named (db, id, items[i], list, missing) != 0)
       ret = 1;
-    }
   if (nitems == 0 && list[0] == '\0')
-    printf ("evidence: none kept (a trial recorded before schema 5)\n");
+    printf ("evidence: none%s%s\n", missing[0] ? " kept: " : "",
+            missing[0] ? missing : ": the trial left no output to keep");
+  else if (nitems == 0 && missing[0])
+    printf ("evidence not kept: %s\n", missing);
   for (name = nitems ? NULL : strtok_r (list, "\n", &save); name;
        name = strtok_r (NULL, "\n", &save))
     if (show_item (db, id, name, false) != 0)
       ret = 1;
   free (list);
+  free (missing);
   return ret;
 }
 

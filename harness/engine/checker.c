@@ -25,6 +25,7 @@
 #include "hostrun.h"
 #include "json.h"
 #include "proc.h"
+#include "evidence.h"
 #include "trial-int.h"
 
 /* A checker running: what its progress line and pass times need. */
@@ -275,7 +276,7 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
 {
   const char *const *tmpls[FD_ESCALATE_MAX];
   size_t n = checker_templates (t, name, repair, tmpls), k;
-  char log[PATH_MAX + 32];
+  char log[PATH_MAX + FD_EVIDENCE_NAME + 2], out[FD_EVIDENCE_NAME];
   struct fd_clocks c;
   struct fd_proc pr = {0};
   struct watch w;
@@ -287,7 +288,8 @@ fd_trial_checker (struct trial *t, struct fd_disk *d, const char *name,
   cold_device (d);
   if ((p = fd_phase_begin (t, d, name, &c, err)) == NULL)
     return -1;
-  snprintf (log, sizeof log, "%s/%s.out", t->s->dir, name);
+  fd_evidence_output_name (t->r, t->r->nph - 1, out);
+  snprintf (log, sizeof log, "%s/%s", t->s->dir, out);
   if ((fp = fopen (log, "w")) == NULL)
     return fm_fail (err, "%s: %s", log, fd_strerror (errno));
   w = (struct watch){t, d, p, c.vns, name, &c, fd_now_s (), 0, 0, "", 0, false};

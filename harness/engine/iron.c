@@ -14,21 +14,23 @@
 #include "ctlclient.h" /* fd_json_* */
 #include "populate.h"
 #include "target.h"
+#include "evidence.h"
 #include "trial-int.h"
 
-/* Does a checker's saved output (DIR/NAME.out) report a checksum that
- * failed, in the adapter's words for it?
+/* Does checker phase i's saved output report a checksum that failed, in
+ * the adapter's words for it?
  */
 static bool
-says_checksum (const struct trial *t, const char *name)
+output_says_checksum (const struct trial *t, size_t i)
 {
   const char *const *failed = t->s->fs->checksum_failed;
-  char path[PATH_MAX + 32], line[1024];
+  char path[PATH_MAX + FD_EVIDENCE_NAME + 2], out[FD_EVIDENCE_NAME], line[1024];
   bool found = false;
   size_t k;
   FILE *fp;
 
-  snprintf (path, sizeof path, "%s/%s.out", t->s->dir, name);
+  fd_evidence_output_name (t->r, i, out);
+  snprintf (path, sizeof path, "%s/%s", t->s->dir, out);
   if (failed == NULL || (fp = fopen (path, "r")) == NULL)
     return false;
   while (!found && fgets (line, sizeof line, fp))
@@ -36,6 +38,20 @@ says_checksum (const struct trial *t, const char *name)
       found = strcasestr (line, failed[k]) != NULL;
   fclose (fp);
   return found;
+}
+
+/* Does a phase called name (each, where it ran more than once: xfs's
+ * repair after the log's replay) say a checksum failed?
+ */
+static bool
+says_checksum (const struct trial *t, const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < t->r->nph; i++)
+    if (strcmp (t->r->ph[i].name, name) == 0 && output_says_checksum (t, i))
+      return true;
+  return false;
 }
 
 /* A counter of the plugin's final stats (0 if it is not there). */

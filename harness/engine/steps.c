@@ -326,8 +326,18 @@ fd_trial_clean (const struct trial_spec *s, bool remove_dir)
       break;
   }
   for (i = 0; files[i]; i++) {
+    const char *out = strstr (files[i], ".out");
+    size_t k;
     snprintf (path, sizeof path, "%s/%s", s->dir, files[i]);
     unlink (path);
+    /* A phase run again saved its output as NAME-K.out
+     * (fd_evidence_output_name).
+     */
+    for (k = 2; out && k <= MAX_PHASES; k++) {
+      snprintf (path, sizeof path, "%s/%.*s-%zu.out", s->dir,
+                (int)(out - files[i]), files[i], k);
+      unlink (path);
+    }
   }
   rmdir (s->mnt);
   if (remove_dir)

@@ -113,6 +113,23 @@ static const char schema_v6[] =
     "UPDATE trials SET host = coalesce(json_extract(record, '$.host'),"
     " 'native');";
 
+/* Version 7: what of each trial's evidence is missing and why
+ * (evidence_missing), where before a failure to store it was said on the
+ * run's standard error only: an xfs trial that repaired twice named both
+ * outputs repair.out, and the second's failed row took every item with
+ * it.  Older trials without evidence say what can still be told: a trial
+ * the version 5 upgrade found (no machine, env_id NULL) was recorded
+ * before evidence was kept; for a later one the reason is not known.
+ */
+static const char schema_v7[] =
+    "ALTER TABLE trials ADD COLUMN evidence_missing TEXT NOT NULL DEFAULT '';"
+    "UPDATE trials SET evidence_missing = CASE WHEN env_id IS NULL"
+    "  THEN 'recorded before schema 5, which began keeping it'"
+    "  ELSE 'why was not recorded (before schema 7 futuredisk run said it on"
+    " standard error only)' END"
+    "  WHERE NOT EXISTS (SELECT 1 FROM evidence e WHERE e.trial_id = "
+    "trials.id);";
+
 /* Since version 3 a repair cut and a sweep of crash points are part of
  * the scenario, since version 4 a tree other than the mixed one, since
  * version 5 an escalation, since version 6 a host other than this
@@ -194,6 +211,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema_v5, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 6 &&
          sqlite3_exec (db, schema_v6, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 7 &&
+         sqlite3_exec (db, schema_v7, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -365,36 +384,72 @@ add_audit (sqlite3 *db, const struct trial_result *r, long long id)
   return 0;
 }
 
+/* The trial with its phases, audit and evidence in one transaction, and
+ * in its evidence_missing what of ev is not kept and why (into why, len
+ * bytes).  lost: why no evidence is stored at all (ev is then not).  0,
+ * or 1 when something is missing; -1 with SQLite's message; 2 when the
+ * transaction failed (SQLite rolled it back, or the last row or the
+ * commit failed) after evidence went in, which may be what filled the
+ * disk (why: SQLite's message).
+ */
+static int
+add_once (sqlite3 *db, const struct trial_spec *s,
+          const struct trial_result *res, const char *record,
+          const struct fd_evidence *ev, const char *lost, char *why, size_t len)
+{
+  struct fm_err e;
+  long long id;
+
+  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+      add_trial (db, s, res, record, &id) == -1 ||
+      add_phases (db, res, id) == -1 || add_audit (db, res, id) == -1)
+    return -1;
+  snprintf (why, len, "%s", lost ? lost : ev->unkept);
+  if (lost == NULL && fd_evidence_store (db, id, ev, why, len, &e) == -1) {
+    snprintf (why, len, "%s", e.msg);
+    return 2;
+  }
+  if (exec (db, "UPDATE trials SET evidence_missing = ? WHERE id = ?", "ti",
+            why, id) == -1 ||
+      sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (lost)
+      return -1;
+    snprintf (why, len, "%s", sqlite3_errmsg (db));
+    return 2;
+  }
+  return why[0] != '\0';
+}
+
 int
 fd_db_add (const char *path, const struct trial_spec *s,
            const struct trial_result *res, const char *record,
            const struct fd_evidence *ev, struct fm_err *err)
 {
   sqlite3 *db = fd_db_open (path, true, err);
-  long long id;
-  int r = 0;
+  char why[FD_EVIDENCE_WHY], lost[FD_EVIDENCE_WHY + 128];
+  int r;
 
   if (db == NULL)
     return -1;
-  if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      add_trial (db, s, res, record, &id) == -1 ||
-      add_phases (db, res, id) == -1 || add_audit (db, res, id) == -1 ||
-      sqlite3_exec (db, "SAVEPOINT evidence", NULL, NULL, NULL) != SQLITE_OK)
-    goto fail;
-  /* Evidence that cannot be stored costs the trial nothing else. */
-  if (ev && fd_evidence_store (db, id, ev, err) == -1) {
-    r = 1;
-    sqlite3_exec (db, "ROLLBACK TO evidence", NULL, NULL, NULL);
+  /* Evidence that cannot be stored costs the trial nothing else: where
+   * the transaction failed with it, the trial goes in again without it,
+   * saying why.
+   */
+  if ((r = add_once (db, s, res, record, ev, NULL, why, sizeof why)) == 2) {
+    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL); /* if still open */
+    snprintf (lost, sizeof lost,
+              "storing it failed (%s), so the trial was recorded without it",
+              why);
+    r = add_once (db, s, res, record, ev, lost, why, sizeof why);
   }
-  if (sqlite3_exec (db, "RELEASE evidence", NULL, NULL, NULL) != SQLITE_OK ||
-      sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    goto fail;
+  if (r == -1) {
+    fail (db, path, "insert", err);
+    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close (db);
+    return -1;
+  }
   sqlite3_close (db);
+  if (r == 1)
+    fm_fail (err, "%s: evidence not kept: %s", path, why);
   return r;
-
-fail:
-  fail (db, path, "insert", err);
-  sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-  sqlite3_close (db);
-  return -1;
 }

@@ -13,7 +13,7 @@
 #include "faultmodels/error.h"
 #include "trial.h"
 
-#define FD_DB_SCHEMA_VERSION 6
+#define FD_DB_SCHEMA_VERSION 7
 
 struct sqlite3;
 
@@ -26,10 +26,12 @@ extern struct sqlite3 *fd_db_open (const char *path, bool create,
 
 struct fd_evidence;
 
-/* Add one trial (its JSON record, its evidence if ev is not NULL, and
- * this machine's environment) to the database at path, creating it if
- * needed.  0; 1 with err when the trial is recorded but its evidence
- * could not be; -1 with err naming the file and SQLite's message.
+/* Add one trial (its JSON record, its evidence ev, and this machine's
+ * environment) to the database at path, creating it if needed.  Each
+ * item of ev is stored on its own; what is not (ev->unkept, a row
+ * refused) is named with the reason in the trial's evidence_missing.
+ * 0; 1 with err listing them when the trial is recorded without some or
+ * all of its evidence; -1 with err naming the file and SQLite's message.
  */
 extern int fd_db_add (const char *path, const struct trial_spec *s,
                       const struct trial_result *r, const char *record,

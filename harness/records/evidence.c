@@ -19,20 +19,54 @@ static const char *const logs[] = {"faults.jsonl", "faults-populate.jsonl",
                                    "kernel.log",   "nbdkit.log",
                                    "nbdfuse.log",  NULL};
 
-/* Read len bytes at off of fp into buf+*at. */
+/* Read len bytes at off of fp into buf+*at; -1 with errno (ENODATA:
+ * the file ended first).
+ */
 static int
 read_at (FILE *fp, long off, size_t len, char *buf, size_t *at)
 {
-  if (fseek (fp, off, SEEK_SET) == -1 || fread (buf + *at, 1, len, fp) != len)
+  if (fseek (fp, off, SEEK_SET) == -1)
     return -1;
+  if (fread (buf + *at, 1, len, fp) != len) {
+    if (!ferror (fp))
+      errno = ENODATA;
+    return -1;
+  }
   *at += len;
   return 0;
 }
 
-/* One item from the file at path (nothing if it is not there). */
-static int
-add_file (struct fd_evidence *ev, const char *dir, const char *name, FILE *note,
-          struct fm_err *err)
+void
+fd_evidence_output_name (const struct trial_result *r, size_t i,
+                         char name[FD_EVIDENCE_NAME])
+{
+  size_t k, nth = 1;
+
+  for (k = 0; k < i; k++)
+    nth += strcmp (r->ph[k].name, r->ph[i].name) == 0;
+  if (nth == 1)
+    snprintf (name, FD_EVIDENCE_NAME, "%s.out", r->ph[i].name);
+  else
+    snprintf (name, FD_EVIDENCE_NAME, "%s-%zu.out", r->ph[i].name, nth);
+}
+
+void
+fd_evidence_unkept (char *list, size_t len, const char *name, const char *why)
+{
+  size_t at = strlen (list);
+  int n = -1;
+
+  if (at + 4 < len)
+    n = snprintf (list + at, len - at, "%s%s: %s", at ? "; " : "", name, why);
+  if (n < 0 || (size_t)n >= len - at) /* full: say that more was cut */
+    memcpy (list + len - 4, "...", 4);
+}
+
+/* One item from the file at path (nothing if it is not there); one that
+ * cannot be read is named in ev->unkept with the reason.
+ */
+static void
+add_file (struct fd_evidence *ev, const char *dir, const char *name, FILE *note)
 {
   char path[PATH_MAX + 48], cut[96];
   struct fd_evidence_item *it = &ev->item[ev->n];
@@ -40,15 +74,26 @@ add_file (struct fd_evidence *ev, const char *dir, const char *name, FILE *note,
   size_t tail, at = 0, n;
   FILE *fp;
 
-  it->text = NULL;
   snprintf (path, sizeof path, "%s/%s", dir, name);
-  if (ev->n == FD_EVIDENCE_MAX || (fp = fopen (path, "r")) == NULL)
-    return 0;
+  if ((fp = fopen (path, "r")) == NULL) {
+    if (errno != ENOENT)
+      fd_evidence_unkept (ev->unkept, sizeof ev->unkept, name,
+                          fd_strerror (errno));
+    return;
+  }
+  if (ev->n == FD_EVIDENCE_MAX) {
+    fclose (fp);
+    snprintf (cut, sizeof cut, "a trial keeps %d items at most",
+              FD_EVIDENCE_MAX);
+    fd_evidence_unkept (ev->unkept, sizeof ev->unkept, name, cut);
+    return;
+  }
+  it->text = NULL;
   if (fstat (fileno (fp), &st) == -1)
     goto fail;
   if (st.st_size == 0) { /* nothing said: nothing to keep */
     fclose (fp);
-    return 0;
+    return;
   }
   n = (uint64_t)st.st_size <= FD_EVIDENCE_CAP ? (size_t)st.st_size
                                               : FD_EVIDENCE_CAP;
@@ -59,7 +104,8 @@ add_file (struct fd_evidence *ev, const char *dir, const char *name, FILE *note,
               (uint64_t)st.st_size - FD_EVIDENCE_CAP);
   if ((it->text = malloc (n + strlen (cut) + 1)) == NULL) {
     fclose (fp);
-    return fm_fail (err, "out of memory");
+    fd_evidence_unkept (ev->unkept, sizeof ev->unkept, name, "out of memory");
+    return;
   }
   tail = cut[0] ? FD_EVIDENCE_CAP - FD_EVIDENCE_HEAD : 0;
   if (read_at (fp, 0, n - tail, it->text, &at) == -1)
@@ -81,38 +127,32 @@ add_file (struct fd_evidence *ev, const char *dir, const char *name, FILE *note,
              "%u KiB and last %u KiB (at most %u KiB an item)\n",
              name, it->bytes, FD_EVIDENCE_HEAD >> 10,
              (FD_EVIDENCE_CAP - FD_EVIDENCE_HEAD) >> 10, FD_EVIDENCE_CAP >> 10);
-  return 0;
+  return;
 
 fail:
+  fd_evidence_unkept (ev->unkept, sizeof ev->unkept, name, fd_strerror (errno));
   free (it->text);
   it->text = NULL;
   fclose (fp);
-  return fm_fail (err, "evidence: %s: %s", path, fd_strerror (errno));
 }
 
-int
+void
 fd_evidence_collect (const struct trial_spec *s, const struct trial_result *r,
-                     struct fd_evidence *ev, FILE *note, struct fm_err *err)
+                     struct fd_evidence *ev, FILE *note)
 {
-  char name[48];
+  char name[FD_EVIDENCE_NAME];
   size_t i;
 
   ev->n = 0;
+  ev->unkept[0] = '\0';
   for (i = 0; i < r->nph; i++) {
     if (r->ph[i].outcome == NULL || strcmp (r->ph[i].name, "replay-mount") == 0)
       continue;
-    snprintf (name, sizeof name, "%s.out", r->ph[i].name);
-    if (add_file (ev, s->dir, name, note, err) == -1)
-      goto fail;
+    fd_evidence_output_name (r, i, name);
+    add_file (ev, s->dir, name, note);
   }
   for (i = 0; logs[i]; i++)
-    if (add_file (ev, s->dir, logs[i], note, err) == -1)
-      goto fail;
-  return 0;
-
-fail:
-  fd_evidence_free (ev);
-  return -1;
+    add_file (ev, s->dir, logs[i], note);
 }
 
 void
@@ -138,7 +178,7 @@ store_item (sqlite3_stmt *st, long long trial_id,
     return fm_fail (err, "out of memory");
   if (compress2 (z, &zlen, (const Bytef *)it->text, it->len, 6) != Z_OK) {
     free (z);
-    return fm_fail (err, "evidence: %s: compress failed", it->name);
+    return fm_fail (err, "zlib could not compress it");
   }
   sqlite3_reset (st);
   sqlite3_bind_int64 (st, 1, trial_id);
@@ -149,26 +189,46 @@ store_item (sqlite3_stmt *st, long long trial_id,
   r = sqlite3_step (st);
   free (z);
   if (r != SQLITE_DONE)
-    return fm_fail (err, "evidence: %s",
-                    sqlite3_errmsg (sqlite3_db_handle (st)));
+    return fm_fail (err, "%s", sqlite3_errmsg (sqlite3_db_handle (st)));
   return 0;
 }
 
+/* Each item on its own: a row refused (a constraint) undoes that
+ * statement only, so one item's failure never takes the others with it,
+ * as the one savepoint around them all once did when two outputs had
+ * one name.  Only an error after which SQLite rolls back the whole
+ * transaction (disk full, I/O) ends the walk.
+ */
 int
 fd_evidence_store (sqlite3 *db, long long trial_id,
-                   const struct fd_evidence *ev, struct fm_err *err)
+                   const struct fd_evidence *ev, char *why, size_t len,
+                   struct fm_err *err)
 {
+  bool in_transaction = !sqlite3_get_autocommit (db);
+  struct fm_err e;
   sqlite3_stmt *st;
   size_t i;
   int r = 0;
 
+  if (ev->n == 0)
+    return 0;
   if (sqlite3_prepare_v2 (db,
                           "INSERT INTO evidence (trial_id, name, bytes, kept, "
                           "data) VALUES (?,?,?,?,?)",
-                          -1, &st, NULL) != SQLITE_OK)
-    return fm_fail (err, "evidence: %s", sqlite3_errmsg (db));
-  for (i = 0; i < ev->n && r == 0; i++)
-    r = store_item (st, trial_id, &ev->item[i], err);
+                          -1, &st, NULL) != SQLITE_OK) {
+    fd_evidence_unkept (why, len, "every item", sqlite3_errmsg (db));
+    return 1;
+  }
+  for (i = 0; i < ev->n; i++) {
+    if (store_item (st, trial_id, &ev->item[i], &e) == 0)
+      continue;
+    if (in_transaction && sqlite3_get_autocommit (db)) { /* it is gone */
+      r = fm_fail (err, "%s: %s", ev->item[i].name, e.msg);
+      break;
+    }
+    fd_evidence_unkept (why, len, ev->item[i].name, e.msg);
+    r = 1;
+  }
   sqlite3_finalize (st);
   return r;
 }

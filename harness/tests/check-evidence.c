@@ -1,19 +1,24 @@
 /* futuredisk — harness: unit tests for a trial's evidence: what a run
- * left in its directory is kept, an item over the cap keeps its head and
- * its end with a line saying how much was left out, everything reads
- * back from the database as it was stored, and a damaged row is an
- * error, never garbage.
+ * left in its directory is kept, a phase run twice under two names, an
+ * item over the cap keeps its head and its end with a line saying how
+ * much was left out, everything reads back from the database as it was
+ * stored, an item that cannot be read or stored is named with the reason
+ * and costs the others nothing, and a damaged row is an error, never
+ * garbage.
  */
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "check-main.h"
 #include "db.h"
 #include "evidence.h"
-
+#include "fsadapter.h"
 
 static void
 write_file (const char *dir, const char *name, const char *text, size_t n)
@@ -43,15 +48,16 @@ trial_in (struct trial_spec *t, struct trial_result *r, const char *dir)
 static void
 remove_dir (const char *dir)
 {
-  static const char *const names[] = {"check.out",  "repair.out",
-                                      "kernel.log", "faults.jsonl",
-                                      "nbdkit.log", "t.db"};
+  static const char *const names[] = {
+      "check.out",  "repair.out",   "repair-2.out", "recheck.out",
+      "kernel.log", "faults.jsonl", "nbdkit.log",   "t.db"};
   char path[256];
   size_t i;
 
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf (path, sizeof path, "%s/%s", dir, names[i]);
-    unlink (path);
+    if (unlink (path) == -1)
+      rmdir (path); /* one made a directory, to be unreadable */
   }
   rmdir (dir);
 }
@@ -61,7 +67,6 @@ START_TEST (test_collect)
   struct fd_evidence ev = {0};
   struct trial_spec t;
   struct trial_result r;
-  struct fm_err err;
   char dir[64];
 
   fd_check_tmpdir ("evidence", dir, sizeof dir);
@@ -69,13 +74,78 @@ START_TEST (test_collect)
   write_file (dir, "check.out", "$ e2fsck -fn\nPass 1\n", 20);
   write_file (dir, "kernel.log", "EXT4-fs (loop1): unable\n", 24);
   write_file (dir, "nbdkit.log", "", 0); /* said nothing: not kept */
-  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, NULL, &err), 0);
+  fd_evidence_collect (&t, &r, &ev, NULL);
   /* repair.out is not there: left out; the populate is no checker. */
   ck_assert_uint_eq (ev.n, 2);
   ck_assert_str_eq (ev.item[0].name, "check.out");
   ck_assert_str_eq (ev.item[0].text, "$ e2fsck -fn\nPass 1\n");
   ck_assert_uint_eq (ev.item[0].bytes, 20);
   ck_assert_str_eq (ev.item[1].name, "kernel.log");
+  ck_assert_str_eq (ev.unkept, "");
+  fd_evidence_free (&ev);
+  remove_dir (dir);
+}
+END_TEST
+
+/* xfs's repair refused the dirty log, the mount replayed it, the repair
+ * ran again: each repair's output is kept, under a name of its own.
+ */
+START_TEST (test_repeated)
+{
+  struct fd_evidence ev = {0};
+  struct trial_spec t;
+  struct trial_result r;
+  char dir[64], name[FD_EVIDENCE_NAME];
+
+  fd_check_tmpdir ("evidence", dir, sizeof dir);
+  trial_in (&t, &r, dir);
+  r.ph[3] = (struct phase){.name = "replay-mount", .outcome = "CLEAN"};
+  r.ph[4] = (struct phase){.name = "repair", .outcome = "CLEAN"};
+  r.ph[5] = (struct phase){.name = "recheck", .outcome = "CLEAN"};
+  r.nph = 6;
+  fd_evidence_output_name (&r, 2, name);
+  ck_assert_str_eq (name, "repair.out");
+  fd_evidence_output_name (&r, 4, name);
+  ck_assert_str_eq (name, "repair-2.out");
+  fd_evidence_output_name (&r, 5, name);
+  ck_assert_str_eq (name, "recheck.out");
+  write_file (dir, "check.out", "$ xfs_repair -n\n", 16);
+  write_file (dir, "repair.out", "$ xfs_repair\nreplay the log\n", 28);
+  write_file (dir, "repair-2.out", "$ xfs_repair\nPhase 7\n", 22);
+  write_file (dir, "recheck.out", "$ xfs_repair -n\n", 16);
+  fd_evidence_collect (&t, &r, &ev, NULL);
+  ck_assert_uint_eq (ev.n, 4);
+  ck_assert_str_eq (ev.item[1].name, "repair.out");
+  ck_assert_str_eq (ev.item[1].text, "$ xfs_repair\nreplay the log\n");
+  ck_assert_str_eq (ev.item[2].name, "repair-2.out");
+  ck_assert_str_eq (ev.item[2].text, "$ xfs_repair\nPhase 7\n");
+  ck_assert_str_eq (ev.item[3].name, "recheck.out");
+  fd_evidence_free (&ev);
+  remove_dir (dir);
+}
+END_TEST
+
+/* A file that cannot be read is named with the reason; the rest are
+ * still kept.
+ */
+START_TEST (test_unreadable)
+{
+  struct fd_evidence ev = {0};
+  struct trial_spec t;
+  struct trial_result r;
+  char dir[64], path[128];
+
+  fd_check_tmpdir ("evidence", dir, sizeof dir);
+  trial_in (&t, &r, dir);
+  snprintf (path, sizeof path, "%s/check.out", dir);
+  ck_assert_int_eq (mkdir (path, 0700), 0); /* opens, never reads */
+  write_file (dir, "repair.out", "$ e2fsck -fy\n", 14);
+  write_file (dir, "kernel.log", "EXT4-fs (loop1): mounted\n", 25);
+  fd_evidence_collect (&t, &r, &ev, NULL);
+  ck_assert_uint_eq (ev.n, 2);
+  ck_assert_str_eq (ev.item[0].name, "repair.out");
+  ck_assert_str_eq (ev.item[1].name, "kernel.log");
+  ck_assert_str_eq (ev.unkept, "check.out: Is a directory");
   fd_evidence_free (&ev);
   remove_dir (dir);
 }
@@ -100,7 +170,6 @@ START_TEST (test_cap)
   struct fd_evidence ev = {0};
   struct trial_spec t;
   struct trial_result r;
-  struct fm_err err;
   char dir[64], note[512] = "", want[96];
   size_t n = 3 * FD_EVIDENCE_CAP, tail = FD_EVIDENCE_CAP - FD_EVIDENCE_HEAD;
   char *big = numbered (n);
@@ -110,7 +179,7 @@ START_TEST (test_cap)
   fd_check_tmpdir ("evidence", dir, sizeof dir);
   trial_in (&t, &r, dir);
   write_file (dir, "repair.out", big, n);
-  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, fp, &err), 0);
+  fd_evidence_collect (&t, &r, &ev, fp);
   fclose (fp);
   ck_assert_uint_eq (ev.n, 1);
   ck_assert_uint_eq (ev.item[0].bytes, n);
@@ -196,9 +265,12 @@ START_TEST (test_roundtrip)
   trial_in (&t, &r, dir);
   write_file (dir, "check.out", big, n);
   write_file (dir, "faults.jsonl", "{\"kind\": \"ure\"}\n", 16);
-  ck_assert_int_eq (fd_evidence_collect (&t, &r, &ev, NULL, &err), 0);
+  fd_evidence_collect (&t, &r, &ev, NULL);
   db = db_with_trial (dir, path, sizeof path);
-  ck_assert_msg (fd_evidence_store (db, 1, &ev, &err) == 0, "%s", err.msg);
+  names[0] = '\0'; /* what was not stored: nothing */
+  ck_assert_msg (fd_evidence_store (db, 1, &ev, names, sizeof names, &err) == 0,
+                 "%s", err.msg);
+  ck_assert_str_eq (names, "");
   ck_assert_int_eq (
       fd_evidence_read (db, 1, "check.out", &text, &len, &bytes, &err), 0);
   ck_assert_uint_eq (bytes, n);
@@ -220,6 +292,109 @@ START_TEST (test_roundtrip)
   sqlite3_close (db);
   fd_evidence_free (&ev);
   free (big);
+  remove_dir (dir);
+}
+END_TEST
+
+/* An item whose row is refused (two of one name: what the xfs trial that
+ * repaired twice once gave) is named with SQLite's reason; every other
+ * item is stored.
+ */
+START_TEST (test_one_fails)
+{
+  struct fd_evidence ev = {0};
+  struct trial_spec t;
+  struct trial_result r;
+  struct fm_err err;
+  char dir[64], path[128], why[FD_EVIDENCE_WHY] = "kernel.log: unread";
+  sqlite3 *db;
+
+  fd_check_tmpdir ("evidence", dir, sizeof dir);
+  trial_in (&t, &r, dir);
+  write_file (dir, "check.out", "$ xfs_repair -n\n", 16);
+  write_file (dir, "repair.out", "$ xfs_repair\n", 13);
+  write_file (dir, "faults.jsonl", "{}\n", 3);
+  fd_evidence_collect (&t, &r, &ev, NULL);
+  ck_assert_uint_eq (ev.n, 3);
+  /* The first repair's name given to the check: a collision. */
+  snprintf (ev.item[0].name, sizeof ev.item[0].name, "repair.out");
+  db = db_with_trial (dir, path, sizeof path);
+  ck_assert_int_eq (fd_evidence_store (db, 1, &ev, why, sizeof why, &err), 1);
+  ck_assert_str_eq (why, "kernel.log: unread; repair.out: UNIQUE constraint "
+                         "failed: evidence.trial_id, evidence.name");
+  ck_assert_int_eq (count (db, "SELECT 1 FROM evidence WHERE trial_id = 1"), 2);
+  ck_assert_int_eq (count (db, "SELECT 1 FROM evidence WHERE name = "
+                               "'faults.jsonl'"),
+                    1);
+  sqlite3_close (db);
+  fd_evidence_free (&ev);
+  remove_dir (dir);
+}
+END_TEST
+
+/* A list of items not kept that outgrows its buffer ends "...". */
+START_TEST (test_unkept_full)
+{
+  char list[32] = "";
+
+  fd_evidence_unkept (list, sizeof list, "check.out", "Is a directory");
+  ck_assert_str_eq (list, "check.out: Is a directory");
+  fd_evidence_unkept (list, sizeof list, "repair.out", "out of memory");
+  ck_assert_str_eq (list, "check.out: Is a directory; r...");
+  fd_evidence_unkept (list, sizeof list, "kernel.log", "out of memory");
+  ck_assert_str_eq (list, "check.out: Is a directory; r...");
+}
+END_TEST
+
+/* A disk with room for the trial but not its evidence: the trial is
+ * recorded without it, saying why, where it once went unrecorded (the
+ * commit after the failed evidence failed too).
+ */
+START_TEST (test_disk_full)
+{
+  static struct fm_err ferr;
+  struct fd_evidence ev = {0};
+  struct trial_spec t;
+  struct trial_result r;
+  struct fm_err err;
+  char dir[64], small[96], path[128], *noise = malloc (FD_EVIDENCE_CAP);
+  uint64_t x = 88172645463325252u;
+  size_t i;
+  sqlite3 *db;
+
+  fd_check_tmpdir ("evidence", dir, sizeof dir);
+  snprintf (small, sizeof small, "%s/db", dir); /* the database's disk */
+  ck_assert_int_eq (mkdir (small, 0700), 0);
+  ck_assert_msg (mount ("tmpfs", small, "tmpfs", 0, "size=160k") == 0,
+                 "mount tmpfs: %s", strerror (errno));
+  trial_in (&t, &r, dir);
+  ck_assert_ptr_nonnull (t.fs = fd_fs_find ("ext4", &ferr));
+  t.profile = "roadmap-2006";
+  t.size = "512M";
+  ck_assert_ptr_nonnull (noise);
+  for (i = 0; i < FD_EVIDENCE_CAP; i++) { /* xorshift: incompressible */
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    noise[i] = (char)x;
+  }
+  write_file (dir, "check.out", noise, FD_EVIDENCE_CAP);
+  fd_evidence_collect (&t, &r, &ev, NULL);
+  snprintf (path, sizeof path, "%s/t.db", small);
+  ck_assert_int_eq (fd_db_add (path, &t, &r, "{}", &ev, &err), 1);
+  ck_assert_msg (strstr (err.msg, "evidence not kept: storing it failed (") &&
+                     strstr (err.msg, "full"),
+                 "%s", err.msg);
+  ck_assert_ptr_nonnull (db = fd_db_open (path, false, &err));
+  ck_assert_int_eq (count (db, "SELECT 1 FROM trials WHERE evidence_missing "
+                               "LIKE 'storing it failed (%full%), so the "
+                               "trial was recorded without it'"),
+                    1);
+  ck_assert_int_eq (count (db, "SELECT 1 FROM evidence"), 0);
+  ck_assert_int_eq (count (db, "SELECT 1 FROM phases"), 3);
+  sqlite3_close (db);
+  fd_evidence_free (&ev);
+  free (noise);
+  ck_assert_int_eq (umount (small), 0);
+  rmdir (small);
   remove_dir (dir);
 }
 END_TEST
@@ -256,9 +431,10 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"collect", test_collect},
-      {"cap", test_cap},
-      {"roundtrip", test_roundtrip},
+      {"collect", test_collect},         {"repeated", test_repeated},
+      {"unreadable", test_unreadable},   {"cap", test_cap},
+      {"roundtrip", test_roundtrip},     {"one-fails", test_one_fails},
+      {"unkept-full", test_unkept_full}, {"disk-full", test_disk_full},
       {"damaged", test_damaged},
   };
 

@@ -112,7 +112,7 @@ def test_show_bad_input(futuredisk, unmountable, tmp_path):
     p = fd(futuredisk, "show", str(unmountable), "99", check=1)
     assert p.stderr.strip().endswith("no trial 99")
     p = fd(futuredisk, "show", str(unmountable), "1", "nothing.out", check=1)
-    assert "no evidence 'nothing.out'; it has:\ncheck.out\n" in p.stderr
+    assert "no evidence named 'nothing.out'; it has: check.out, " in p.stderr
     fd(futuredisk, "show", str(unmountable), check=2)
     p = fd(futuredisk, "show", str(tmp_path / "none.db"), "1", check=1)
     assert "none.db" in p.stderr
@@ -121,9 +121,26 @@ def test_show_bad_input(futuredisk, unmountable, tmp_path):
     with sqlite3.connect(newer) as c:
         c.execute("PRAGMA user_version = 99")
     p = fd(futuredisk, "show", str(newer), "1", check=1)
-    assert "schema version 99, this futuredisk knows up to 6" in p.stderr
+    assert "schema version 99, this futuredisk knows up to 7" in p.stderr
     # Refused, never altered.
     assert row(newer, "PRAGMA user_version")[0] == 99
+
+
+def test_show_prints_a_table_named_as_an_item(futuredisk, unmountable):
+    """`show DB 1 phases`: not evidence but the trial's table, so its rows,
+    tab-separated under the column names (trial_id left out)."""
+    p = fd(futuredisk, "show", str(unmountable), "1", "phases", "audit",
+           check=0)
+    with sqlite3.connect(unmountable) as c:
+        rows = c.execute("SELECT seq, name, outcome FROM phases "
+                         "ORDER BY seq").fetchall()
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("seq\tname\tvirtual_s\t"), lines[0]
+    assert [tuple(line.split("\t")[i] for i in (0, 1, 11))
+            for line in lines[1:len(rows) + 1]] == [
+        (str(s), n, o or "") for s, n, o in rows]
+    # Unmountable: no audit, so its table is the heading alone.
+    assert lines[len(rows) + 1:] == ["class\tfiles"]
 
 
 def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
@@ -137,15 +154,17 @@ def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
         c.execute("UPDATE trials SET error = 'mount after repair: mount -t "
                   "ext4 /dev/loop1 /m: exit 32: mount: /m: bad; kernel: ' "
                   "|| mount_reason")
-        for col in ("mount", "mount_reason", "env_id", "escalate", "host"):
+        for col in ("mount", "mount_reason", "env_id", "escalate", "host",
+                    "evidence_missing"):
             c.execute(f"ALTER TABLE trials DROP COLUMN {col}")
         c.execute("DROP TABLE evidence")
         c.execute("DROP TABLE environments")
         c.execute("PRAGMA user_version = 4")
     p = fd(futuredisk, "show", str(old), "1", check=0)
     assert f"mount after the repair: UNMOUNTABLE: {reason}" in p.stdout
-    assert "evidence: none kept" in p.stdout
-    assert row(old, "PRAGMA user_version")[0] == 6
+    assert ("evidence: none kept: recorded before schema 5, which began "
+            "keeping it\n") in p.stdout
+    assert row(old, "PRAGMA user_version")[0] == 7
     assert row(old, "SELECT error, mount, mount_reason FROM trials") == (
         "", "UNMOUNTABLE", reason)
 
