@@ -379,33 +379,31 @@ process_runs (struct tset *ts, long pid, long self)
   return runs;
 }
 
-/* Do the stages between the client and the drive hold a request or a
- * reply that is moving?  Each runnable thread of the server (nbdkit, the
- * caller's own but for the calling thread) or the relay (nbdfuse) may be
- * carrying one; the kernel's part is counted: a loop request not yet a
- * FUSE request, or a FUSE request done and its loop request not yet.
- * Read in the order replies travel, so that one moving ahead of the
- * reading is seen at a later stage.
+/* Does a thread of the server (nbdkit: the caller's own process, but
+ * for the calling thread) or of the relay (nbdfuse) run?  Either may
+ * be carrying a request or a reply.
  */
 static bool
-replies_move (struct client *c, long before)
+server_runs (struct client *c)
 {
   long self = syscall (SYS_gettid);
 
-  return process_runs (&c->server, getpid (), self) ||
-         (c->relay && process_runs (&c->relay_t, c->relay, self)) ||
-         (c->waiting[0] && fuse_waiting (c) != before);
+  return process_runs (&c->server, getpid (), self);
 }
 
-/* The same, in the order requests travel. */
 static bool
-requests_move (struct client *c, long before)
+relay_runs (struct client *c)
 {
-  long self = syscall (SYS_gettid);
+  return c->relay && process_runs (&c->relay_t, c->relay, 0);
+}
 
-  return (c->waiting[0] && fuse_waiting (c) != before) ||
-         (c->relay && process_runs (&c->relay_t, c->relay, self)) ||
-         process_runs (&c->server, getpid (), self);
+/* Does the kernel hold a loop request that is not (or no longer) a FUSE
+ * request?  None where there is no FUSE count to read.
+ */
+static bool
+kernel_holds (const struct client *c, long before)
+{
+  return c->waiting[0] && fuse_waiting (c) != before;
 }
 
 enum client_state
@@ -437,18 +435,29 @@ client_state (struct client *c, size_t held)
     return after != -1 && (size_t)after <= held ? CLIENT_QUIET : CLIENT_BUSY;
   }
   /* More in flight than here: requests wait upstream (FUSE passes a
-   * server only as many as it has threads, libfuse 10; nbdkit reads only
-   * as many as it has threads per connection), or move.  Quiet when
-   * nothing moves: no reply on its way (its stages read in the order
-   * replies travel), the client blocked, no request on its way (read in
-   * the order requests travel), the count unchanged.
+   * server only as many as it has threads, libfuse 10; a request nbdfuse
+   * took may wait inside it for a reply on its connection), or move.
+   * Quiet when nothing moves: no reply on its way (the stages read in
+   * the order replies travel, so that one moving ahead of the reading
+   * is seen at a later stage), the client blocked, no request on its
+   * way (read in the order requests travel), the count unchanged.
    */
-  if (replies_move (c, before))
+  if (server_runs (c) || relay_runs (c))
     return CLIENT_BUSY;
+  if (kernel_holds (c, before))
+    goto kernel;
   if ((runs = client_runs (c)) == -1)
     return CLIENT_UNKNOWN;
-  if (runs || requests_move (c, before))
+  if (runs || relay_runs (c) || server_runs (c))
     return CLIENT_BUSY;
+  if (kernel_holds (c, before))
+    goto kernel;
   after = inflight (c);
   return after == before ? CLIENT_QUIET : CLIENT_BUSY;
+kernel:
+  /* A loop request that is not a FUSE request while no thread runs: the
+   * loop device's worker, which no reading here shows, is passing it on,
+   * or waits for FUSE to take it; the grace decides.
+   */
+  return CLIENT_UNKNOWN;
 }

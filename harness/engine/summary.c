@@ -21,10 +21,17 @@ fd_trial_summary (const struct trial_spec *s, const struct trial_result *r)
           " MiB%s%s\n",
           s->fs->name, s->profile, s->size, s->seed, r->m.n, r->m.bytes >> 20,
           r->attached ? ", attached by " : "", r->attached ? r->attached : "");
-  for (i = 0; i < r->nph; i++)
-    printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s\n", r->ph[i].name,
-            r->ph[i].virtual_s, r->ph[i].wall_s, r->ph[i].outcome ? "  " : "",
-            r->ph[i].outcome ? r->ph[i].outcome : "");
+  for (i = 0; i < r->nph; i++) {
+    const struct phase *p = &r->ph[i];
+
+    printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s", p->name, p->virtual_s,
+            p->wall_s, p->outcome ? "  " : "", p->outcome ? p->outcome : "");
+    /* A checker's time is exact only where the drive watched it. */
+    if (p->outcome && p->unwatched)
+      printf (" (%" PRIu64 " of %" PRIu64 " picks after a grace)", p->unwatched,
+              p->unwatched + p->watched + p->ahead);
+    printf ("\n");
+  }
   if (r->audited) {
     printf ("  audit:");
     for (i = 0; i < FD_AUDIT_NCLASSES; i++)
