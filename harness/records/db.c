@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "faultmodels/version.h"
 #include "db.h"
 #include "evidence.h"
 #include "hostenv.h"
@@ -113,6 +114,13 @@ static const char schema_v6[] =
     "UPDATE trials SET host = coalesce(json_extract(record, '$.host'),"
     " 'native');";
 
+/* Version 7: the drive model's version (faultmodels/version.h), so
+ * that times of different models are not compared.  Trials before it
+ * have none in their records: 1, "1 or unknown".
+ */
+static const char schema_v7[] =
+    "ALTER TABLE trials ADD COLUMN model_version INTEGER NOT NULL DEFAULT 1;";
+
 /* Since version 3 a repair cut and a sweep of crash points are part of
  * the scenario, since version 4 a tree other than the mixed one, since
  * version 5 an escalation, since version 6 a host other than this
@@ -194,6 +202,8 @@ fd_db_open (const char *path, bool create, struct fm_err *err)
          sqlite3_exec (db, schema_v5, NULL, NULL, NULL) != SQLITE_OK) ||
         (version < 6 &&
          sqlite3_exec (db, schema_v6, NULL, NULL, NULL) != SQLITE_OK) ||
+        (version < 7 &&
+         sqlite3_exec (db, schema_v7, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec (db, pragma, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
       fail (db, path, version > 0 ? "upgrade schema" : "create schema", err);
@@ -304,9 +314,10 @@ add_trial (sqlite3 *db, const struct trial_spec *s,
   if (env_id (db, &env) == -1 ||
       exec (db,
             "UPDATE trials SET mount = ?, mount_reason = ?, env_id = ?,"
-            " escalate = ?, host = ? WHERE id = ?",
-            "ttiiti", r->mount ? r->mount : "", r->mount_reason, env,
-            (long long)s->escalate, s->host ? s->host : "native", *id) == -1 ||
+            " escalate = ?, host = ?, model_version = ? WHERE id = ?",
+            "ttiitii", r->mount ? r->mount : "", r->mount_reason, env,
+            (long long)s->escalate, s->host ? s->host : "native",
+            (long long)FM_MODEL_VERSION, *id) == -1 ||
       exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
             "i", *id) == -1)
     return -1;

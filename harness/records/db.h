@@ -13,7 +13,7 @@
 #include "faultmodels/error.h"
 #include "trial.h"
 
-#define FD_DB_SCHEMA_VERSION 6
+#define FD_DB_SCHEMA_VERSION 7
 
 struct sqlite3;
 

@@ -121,7 +121,7 @@ def test_show_bad_input(futuredisk, unmountable, tmp_path):
     with sqlite3.connect(newer) as c:
         c.execute("PRAGMA user_version = 99")
     p = fd(futuredisk, "show", str(newer), "1", check=1)
-    assert "schema version 99, this futuredisk knows up to 6" in p.stderr
+    assert "schema version 99, this futuredisk knows up to 7" in p.stderr
     # Refused, never altered.
     assert row(newer, "PRAGMA user_version")[0] == 99
 
@@ -137,7 +137,8 @@ def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
         c.execute("UPDATE trials SET error = 'mount after repair: mount -t "
                   "ext4 /dev/loop1 /m: exit 32: mount: /m: bad; kernel: ' "
                   "|| mount_reason")
-        for col in ("mount", "mount_reason", "env_id", "escalate", "host"):
+        for col in ("mount", "mount_reason", "env_id", "escalate", "host",
+                    "model_version"):
             c.execute(f"ALTER TABLE trials DROP COLUMN {col}")
         c.execute("DROP TABLE evidence")
         c.execute("DROP TABLE environments")
@@ -145,7 +146,7 @@ def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
     p = fd(futuredisk, "show", str(old), "1", check=0)
     assert f"mount after the repair: UNMOUNTABLE: {reason}" in p.stdout
     assert "evidence: none kept" in p.stdout
-    assert row(old, "PRAGMA user_version")[0] == 6
+    assert row(old, "PRAGMA user_version")[0] == 7
     assert row(old, "SELECT error, mount, mount_reason FROM trials") == (
         "", "UNMOUNTABLE", reason)
 

@@ -538,7 +538,7 @@ def test_db_records_match_json(run, tmp_path):
     trial(run, tmp_path, "--seed", "3", "--db", db, "--campaign", "night",
           "--run-id", "R1", "--rep", "4", "--attach", "serial", name="u")
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone() == (6,)
+    assert con.execute("PRAGMA user_version").fetchone() == (7,)
     assert con.execute("SELECT campaign, run_id, rep, scenario FROM trials "
                        "ORDER BY id").fetchall() == [
         ("", "", 0, "fs=ext4 profile=roadmap-2006 size=256M fill=20 meta=0 "
@@ -575,7 +575,7 @@ def test_db_records_match_json(run, tmp_path):
                        ("trials", "crash_points"), ("trials", "tree"),
                        ("trials", "mount"), ("trials", "mount_reason"),
                        ("trials", "env_id"), ("trials", "escalate"),
-                       ("trials", "host"),
+                       ("trials", "host"), ("trials", "model_version"),
                        ("phases", "read_errors")]:
         if col == "campaign":
             con.execute("DROP INDEX trials_night")
@@ -586,7 +586,10 @@ def test_db_records_match_json(run, tmp_path):
     con.execute("PRAGMA user_version = 1")
     con.commit()
     trial(run, tmp_path, "--seed", "4", "--db", db, name="w")
-    assert con.execute("PRAGMA user_version").fetchone() == (6,)
+    assert con.execute("PRAGMA user_version").fetchone() == (7,)
+    # Trials older than the drive model's version count as model 1.
+    assert con.execute("SELECT model_version FROM trials ORDER BY id"
+                       ).fetchall() == [(1,), (1,), (rec["model_version"],)]
     # Trials older than the promises have no durability rows.
     assert con.execute("SELECT DISTINCT trial_id FROM durability").fetchall() \
         == [(3,)]
@@ -595,11 +598,11 @@ def test_db_records_match_json(run, tmp_path):
         ["faults=erc=10ms", "target=data:1"], ["faults=", "target="],
         ["target=", "think=cpu"]]
     # A database of a newer schema version is refused, not altered.
-    con.execute("PRAGMA user_version = 7")
+    con.execute("PRAGMA user_version = 8")
     con.commit()
     p = run(*BASE, "--dir", str(tmp_path / "v"), "--db", db)
     assert p.returncode == 1
-    assert "schema version 7, this futuredisk knows up to 6" in p.stderr
+    assert "schema version 8, this futuredisk knows up to 7" in p.stderr
     assert leftovers(str(tmp_path / "v")) == []
 
 
