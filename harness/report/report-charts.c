@@ -394,8 +394,8 @@ last_nights (sqlite3 *db, const char *c, struct strs *nights)
 {
   sqlite3_stmt *st =
       rp_prepare (db,
-                  "SELECT run_id FROM t WHERE campaign = ?1 GROUP "
-                  "BY run_id ORDER BY min(id) DESC LIMIT 30",
+                  "SELECT run_id FROM (" FD_DB_NIGHTS_SQL ") WHERE "
+                  "campaign = ?1 ORDER BY " FD_DB_NIGHT_ORDER_DESC " LIMIT 30",
                   c, NULL);
   size_t i;
 

@@ -190,10 +190,12 @@ report_night (struct sqlite3 *db, const char *campaign, char *name, size_t nlen,
   sqlite3_stmt *st;
   int found = 0;
 
+  /* The newest night by time: a merge may add an older one last. */
   if (sqlite3_prepare_v2 (db,
-                          "SELECT campaign, run_id FROM trials WHERE "
-                          "(?1 IS NULL OR campaign = ?1) AND (?2 = '' OR "
-                          "run_id = ?2) ORDER BY id DESC LIMIT 1",
+                          "SELECT campaign, run_id FROM (" FD_DB_NIGHTS_SQL
+                          ") WHERE (?1 IS NULL OR campaign = ?1) AND (?2 = "
+                          "'' OR run_id = ?2) ORDER BY " FD_DB_NIGHT_ORDER_DESC
+                          " LIMIT 1",
                           -1, &st, NULL) != SQLITE_OK) {
     return fm_fail (err, "%s", sqlite3_errmsg (db));
   }
