@@ -41,7 +41,8 @@ moved.
 
     python3 tools/recorddiff.py BEFORE.db AFTER.db [--campaign NAME] [--all]
 
-Each database's newest night (run id) is compared unless --all is given.
+Each database's newest night (run id, by time) is compared unless --all is
+given.
 
 Prints each difference (as compared, i.e. normalised), a count per
 field and a total; exit 0 when there is none, 1 when there are, 2 on
@@ -143,8 +144,12 @@ def trials(db, campaign, every_night):
         where.append("campaign = ?")
         args.append(campaign)
     if not every_night:
-        where.append("run_id = (SELECT run_id FROM trials%s ORDER BY id DESC "
-                     "LIMIT 1)" % (" WHERE campaign = ?" if campaign else ""))
+        # The newest by time, as compare and report take it (harness/
+        # records/db.h): a merge may add an older night last.
+        where.append("run_id = (SELECT run_id FROM trials%s GROUP BY "
+                     "campaign, run_id ORDER BY min(recorded) DESC, min(id) "
+                     "DESC LIMIT 1)"
+                     % (" WHERE campaign = ?" if campaign else ""))
         args += [campaign] if campaign else []
     sql = "SELECT * FROM trials"
     if where:

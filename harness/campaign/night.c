@@ -448,7 +448,9 @@ run_night (struct night *n, double budget_s, struct fm_err *err)
   return out_of_budget && n->next < n->ntodo ? 1 : 0;
 }
 
-/* The newest night of the campaign in the database, or "" if none. */
+/* The newest night of the campaign in the database by time (db.h), or ""
+ * if none.
+ */
 static void
 newest_night (sqlite3 *db, const char *name, char *out, size_t len)
 {
@@ -456,8 +458,9 @@ newest_night (sqlite3 *db, const char *name, char *out, size_t len)
 
   out[0] = '\0';
   if (sqlite3_prepare_v2 (db,
-                          "SELECT run_id FROM trials WHERE campaign = ? "
-                          "ORDER BY id DESC LIMIT 1",
+                          "SELECT run_id FROM (" FD_DB_NIGHTS_SQL ") WHERE "
+                          "campaign = ? ORDER BY " FD_DB_NIGHT_ORDER_DESC
+                          " LIMIT 1",
                           -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);

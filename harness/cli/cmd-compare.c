@@ -27,17 +27,25 @@ compare_usage (FILE *fp)
            "Usage: %s compare DB [--campaign NAME] [--run-id ID] "
            "[--baseline N]\n"
            "                  [--junit FILE]\n"
-           "Compare a campaign night (default: the newest) with the N "
-           "nights before it\n(default 7), scenario by scenario: a new "
-           "outcome class, a failure rate\nabove the baseline's Wilson "
-           "interval, or an fsck time above the rolling\nmedian by more "
-           "than max(5%%, 3 MAD) is a regression.\n"
+           "Compare a campaign night (default: the newest by time) with the "
+           "N nights\nbefore it (default 7), scenario by scenario: a new or "
+           "worse outcome of the\ncheck, repair, recheck or mount, more "
+           "files lost or promises broken than\nchance allows, a failure "
+           "rate above the baseline's Wilson interval, or a\nmedian fsck "
+           "time above the 99.9%% bound the baseline's nights and\n"
+           "repetitions give (at least %.0f%% and %g s; %.0f%% and %g s "
+           "while fewer than\n%d nights measure it) is a regression.  "
+           "Only nights with the night's\nenvironment are the baseline if "
+           "any; else the environment's change is\nnamed as the likely "
+           "cause.\n"
            "\n"
            "  --junit FILE  also write JUnit XML (a test case per "
            "scenario)\n"
            "Exit status: 0 no regression, 1 regressions, 2 bad arguments "
-           "or no data.\n",
-           fd_progname);
+           "or no data,\n3 no earlier night to compare with.\n",
+           fd_progname, 100 * FD_REGRESS_MIN_EFFECT, FD_REGRESS_MIN_EFFECT_S,
+           100 * FD_REGRESS_UNMEASURED_EFFECT, FD_REGRESS_UNMEASURED_EFFECT_S,
+           FD_REGRESS_MIN_DOF + 1);
 }
 
 struct compare_opts {
@@ -97,23 +105,55 @@ compare_parse (int argc, char **argv, struct compare_opts *o)
   return FD_OPTS_RUN;
 }
 
+/* What the findings stood on: the baseline, the environment, how much
+ * of the timing had a measured spread.
+ */
 static void
-compare_print (const char *name, const char *run_id, uint64_t nbase,
+compare_basis (const struct fd_findings *fs)
+{
+  printf ("baseline: %s\n", fs->baseline);
+  if (fs->left_out[0])
+    printf ("left out of the baseline, run with another environment: %s\n",
+            fs->left_out);
+  if (fs->env_change[0])
+    printf ("environment changed since the baseline, the likely cause of "
+            "what differs: %s\n",
+            fs->env_change);
+  if (fs->models[0])
+    printf ("fsck time not compared: %s\n", fs->models);
+  if (fs->unmeasured)
+    printf ("fsck time of %zu scenarios: the spread is not measured "
+            "(fewer than %d baseline nights, no repetitions on disks of "
+            "their own), so it is compared against a minimum effect of "
+            "%.0f%% and %g s only\n",
+            fs->unmeasured, FD_REGRESS_MIN_DOF + 1,
+            100 * FD_REGRESS_UNMEASURED_EFFECT, FD_REGRESS_UNMEASURED_EFFECT_S);
+}
+
+static void
+compare_print (const char *name, const char *run_id,
                const struct fd_findings *fs)
 {
   size_t i;
 
-  printf ("%s night %s against up to %" PRIu64 " nights before it: %zu "
-          "scenarios, %zu regressions\n",
+  printf ("%s night %s against %zu night%s before it: %zu scenarios, %zu "
+          "regressions",
           name[0] ? name : "(no campaign)", run_id[0] ? run_id : "(none)",
-          nbase, fs->n, fs->regressions);
+          fs->nbaseline, fs->nbaseline == 1 ? "" : "s", fs->n, fs->regressions);
+  if (fs->changes)
+    printf (", %zu fsck times changed with the environment", fs->changes);
+  printf ("\n");
+  if (fs->nbaseline == 0)
+    return;
+  compare_basis (fs);
   for (i = 0; i < fs->n; i++) {
-    if (fs->f[i].why[0])
-      printf ("REGRESSION  %s\n            %s\n", fs->f[i].scenario,
-              fs->f[i].why);
-    else if (fs->f[i].note[0])
-      printf ("note        %s\n            %s\n", fs->f[i].scenario,
-              fs->f[i].note);
+    const struct fd_finding *f = &fs->f[i];
+    if (f->why[0])
+      printf ("REGRESSION  %s\n            %s\n", f->scenario, f->why);
+    if (f->changed[0])
+      printf ("changed     %s\n            %s\n", f->scenario, f->changed);
+    if (f->note[0])
+      printf ("note        %s\n            %s\n", f->scenario, f->note);
   }
 }
 
@@ -145,8 +185,12 @@ compare_junit (const char *path, const char *name, const char *run_id,
       fprintf (fp, "<failure message=\"");
       fd_html (fp, fs->f[i].why);
       fprintf (fp, "\"/>");
-    } else if (fs->f[i].note[0]) {
+    }
+    /* What is no regression: said, as before, beside the verdict. */
+    if (fs->f[i].changed[0] || fs->f[i].note[0]) {
       fprintf (fp, "<system-out>");
+      fd_html (fp, fs->f[i].changed);
+      fprintf (fp, "%s", fs->f[i].changed[0] && fs->f[i].note[0] ? "; " : "");
       fd_html (fp, fs->f[i].note);
       fprintf (fp, "</system-out>");
     }
@@ -180,7 +224,7 @@ cmd_compare (int argc, char **argv)
     fprintf (stderr, "%s compare: %s\n", fd_progname, err.msg);
     return 2;
   }
-  compare_print (name, o.run_id, o.nbase, &fs);
+  compare_print (name, o.run_id, &fs);
   if (o.junit && compare_junit (o.junit, name, o.run_id, &fs) != 0) {
     fprintf (stderr, "%s compare: %s: %s\n", fd_progname, o.junit,
              fd_strerror (errno));
@@ -188,6 +232,14 @@ cmd_compare (int argc, char **argv)
     return 2;
   }
   rc = fs.regressions ? 1 : 0;
+  if (fs.nbaseline == 0) {
+    fprintf (stderr,
+             "%s compare: %s: night %s is the first of campaign %s: no "
+             "earlier night to compare it with\n",
+             fd_progname, o.db, o.run_id[0] ? o.run_id : "(none)",
+             name[0] ? name : "(none)");
+    rc = 3;
+  }
   fd_findings_free (&fs);
   return rc;
 }

@@ -34,7 +34,7 @@ merge_usage (FILE *fp)
   "targets_hit, files, bytes, write_probe, error, version, record, "           \
   "campaign, run_id, rep, crash, meta_only, time_mode, think, scenario, "      \
   "repair_cut, crash_points, tree, mount, mount_reason, escalate, host, "      \
-  "evidence_missing"
+  "evidence_missing, model_version"
 
 /* The machines are the destination's rows: a trial's env_id is looked
  * up there by the source row's contents (merge_envs adds them first).

@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "faultmodels/measure.h"
 #include "faultmodels/units.h"
+#include "faultmodels/version.h"
 #include "json.h"
 #include "load-profile.h"
 #include "options.h"
@@ -108,7 +109,8 @@ print_json (FILE *fp, const struct fm_profile *p, const struct fm_summary *s,
   fprintf (fp, "  {\"name\": ");
   fd_json_string (fp, p->name);
   fprintf (fp,
-           ", \"kind\": \"%s\", \"capacity_bytes\": %llu, "
+           ", \"model_version\": %d, \"kind\": \"%s\", "
+           "\"capacity_bytes\": %llu, "
            "\"sector_bytes\": %u, \"rpm\": %u,\n"
            "   \"bw_mean_mbps\": %.3f, \"bw_outer_mbps\": %.3f, "
            "\"bw_inner_mbps\": %.3f, \"avg_seek_ms\": %.3f,\n"
@@ -118,8 +120,9 @@ print_json (FILE *fp, const struct fm_profile *p, const struct fm_summary *s,
            "\"random_4k_iops_qd4\": %s, \"random_4k_iops_qd16\": %s, "
            "\"random_4k_iops_qd32\": %s, \"queue_depth\": %u,\n"
            "   \"description\": ",
-           fm_profile_kind_name (p->kind), (unsigned long long)p->capacity,
-           p->sector, p->rpm, p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
+           FM_MODEL_VERSION, fm_profile_kind_name (p->kind),
+           (unsigned long long)p->capacity, p->sector, p->rpm,
+           p->bandwidth / 1e6, fm_profile_bw_outer (p) / 1e6,
            fm_profile_bw_inner (p) / 1e6, p->seek_avg_ns / 1e6,
            s->min_full_read_s, s->full_read_s, s->random_4k_ms, iops,
            s->random_10pct_s, qd[0], qd[1], qd[2], qd[3],

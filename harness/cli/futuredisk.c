@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "faultmodels/version.h"
 #include "commands.h"
 
 #ifndef FUTUREDISK_VERSION
@@ -85,7 +86,8 @@ main (int argc, char **argv)
   }
 #endif
   if (strcmp (argv[1], "--version") == 0) {
-    printf ("futuredisk %s\n", FUTUREDISK_VERSION);
+    printf ("futuredisk %s (drive model %d)\n", FUTUREDISK_VERSION,
+            FM_MODEL_VERSION);
     return 0;
   }
   for (i = 0; i < N_COMMANDS; i++)

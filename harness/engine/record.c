@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "faultmodels/version.h"
 #include "ctlclient.h"
 #include "errmsg.h"
 #include "populate.h"
@@ -481,7 +482,8 @@ record_rest (const struct trial_spec *s, const struct trial_result *r,
       set (o, "restore", record_restore (s, r)) ||
       set (o, "repair_cut", record_cut (s, r)) ||
       set (o, "mount", record_mount (r)) ||
-      set (o, "version", str (FUTUREDISK_VERSION)))
+      set (o, "version", str (FUTUREDISK_VERSION)) ||
+      set (o, "model_version", json_integer (FM_MODEL_VERSION)))
     return -1;
   return set (o, "write_probe",
               r->audited ? json_boolean (r->probe_ok) : json_null ()) ||

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "faultmodels/version.h"
 #include "db.h"
 #include "evidence.h"
 #include "hostenv.h"
@@ -120,8 +121,12 @@ static const char schema_v6[] =
  * it.  Older trials without evidence say what can still be told: a trial
  * the version 5 upgrade found (no machine, env_id NULL) was recorded
  * before evidence was kept; for a later one the reason is not known.
+ * And the drive model's version (faultmodels/version.h), so that times
+ * of different models are not compared: trials before it have none in
+ * their records, 1, "1 or unknown".
  */
 static const char schema_v7[] =
+    "ALTER TABLE trials ADD COLUMN model_version INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE trials ADD COLUMN evidence_missing TEXT NOT NULL DEFAULT '';"
     "UPDATE trials SET evidence_missing = CASE WHEN env_id IS NULL"
     "  THEN 'recorded before schema 5, which began keeping it'"
@@ -323,9 +328,10 @@ add_trial (sqlite3 *db, const struct trial_spec *s,
   if (env_id (db, &env) == -1 ||
       exec (db,
             "UPDATE trials SET mount = ?, mount_reason = ?, env_id = ?,"
-            " escalate = ?, host = ? WHERE id = ?",
-            "ttiiti", r->mount ? r->mount : "", r->mount_reason, env,
-            (long long)s->escalate, s->host ? s->host : "native", *id) == -1 ||
+            " escalate = ?, host = ?, model_version = ? WHERE id = ?",
+            "ttiitii", r->mount ? r->mount : "", r->mount_reason, env,
+            (long long)s->escalate, s->host ? s->host : "native",
+            (long long)FM_MODEL_VERSION, *id) == -1 ||
       exec (db, "UPDATE trials SET scenario = " SCENARIO_SQL " WHERE id = ?",
             "i", *id) == -1)
     return -1;

@@ -15,6 +15,18 @@
 
 #define FD_DB_SCHEMA_VERSION 7
 
+/* A database's campaign nights, a row each (campaign, run_id, started,
+ * first_id), to be ordered by FD_DB_NIGHT_ORDER: by the time the night's
+ * first trial was recorded, which `futuredisk merge` keeps, so a night
+ * merged after a later one still sorts before it; nights recorded in the
+ * same second by the order they were added.
+ */
+#define FD_DB_NIGHTS_SQL                                                       \
+  "SELECT campaign, run_id, min(recorded) AS started, min(id) AS first_id "    \
+  "FROM trials GROUP BY campaign, run_id"
+#define FD_DB_NIGHT_ORDER      "started, first_id"
+#define FD_DB_NIGHT_ORDER_DESC "started DESC, first_id DESC"
+
 struct sqlite3;
 
 /* Open the database at path (creating it when create is set), creating

@@ -1,6 +1,9 @@
-/* futuredisk — harness: a night's regressions (see regress.h). */
+/* futuredisk — harness: a night's regressions (see regress.h): which
+ * nights are its baseline, what of their environment changed, and each
+ * scenario's trials for the comparisons (regress-outcome.c,
+ * regress-time.c).
+ */
 #include <math.h>
-#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,297 +11,416 @@
 #include <string.h>
 
 #include "append.h"
-#include "regress.h"
-#include "robust.h"
+#include "db.h"
+#include "json.h"
+#include "regress-int.h"
 
-/* The trials of one scenario in a set of nights. */
-struct sample {
-  double *check_s;
-  size_t n, failures;
-  char classes[2048]; /* " check:CLEAN audit:unreadable ..." */
+/* What a night's environment is, field by field: its name, and the
+ * column of its values.
+ */
+#define ENV_FIELDS 7
+static const char *const env_name[ENV_FIELDS] = {
+    "kernel",   "futuredisk",  "nbdkit",     "e2fsprogs",
+    "xfsprogs", "btrfs-progs", "drive model"};
+static const char *const env_column[ENV_FIELDS] = {
+    "e.kernel",   "e.futuredisk",  "e.nbdkit",       "e.e2fsprogs",
+    "e.xfsprogs", "e.btrfs_progs", "t.model_version"};
+
+typedef char env_t[ENV_FIELDS][256];
+
+/* A list of night names. */
+struct names {
+  char (*v)[96];
+  size_t n;
 };
 
-/* Classes are kept as " a  b ", so " x " finds a whole one. */
-static void
-add_class (struct sample *s, const char *c)
+static int
+add_name (struct names *ns, const char *name)
 {
-  char word[96];
+  char (*slot)[96] = fd_append (&ns->v, &ns->n, sizeof *ns->v);
 
-  snprintf (word, sizeof word, " %s ", c);
-  if (strstr (s->classes, word) == NULL &&
-      strlen (s->classes) + strlen (word) < sizeof s->classes)
-    strcat (s->classes, word);
+  if (slot == NULL)
+    return -1;
+  snprintf (*slot, sizeof *slot, "%s", name);
+  return 0;
 }
 
-/* The classes of one trial's row (see load's query) into s. */
-static void
-add_trial_classes (struct sample *s, sqlite3_stmt *st)
+/* ns as a JSON array of strings (malloc'd; NULL out of memory), for
+ * json_each in a query.
+ */
+static char *
+names_json (const struct names *ns)
 {
-  const char *check = (const char *)sqlite3_column_text (st, 1);
-  const char *recheck = (const char *)sqlite3_column_text (st, 2);
-  const char *error = (const char *)sqlite3_column_text (st, 3);
-  const char *audit = (const char *)sqlite3_column_text (st, 5);
-  const char *mount = (const char *)sqlite3_column_text (st, 6);
-  char word[64];
+  char *buf = NULL;
+  size_t len = 0, i;
+  FILE *fp = open_memstream (&buf, &len);
 
-  if (check && check[0]) {
-    snprintf (word, sizeof word, "check:%s", check);
-    add_class (s, word);
+  if (fp == NULL)
+    return NULL;
+  fputc ('[', fp);
+  for (i = 0; i < ns->n; i++) {
+    if (i)
+      fputc (',', fp);
+    fd_json_string (fp, ns->v[i]);
   }
-  if (recheck && recheck[0]) {
-    snprintf (word, sizeof word, "recheck:%s", recheck);
-    add_class (s, word);
+  fputc (']', fp);
+  if (fclose (fp) != 0) {
+    free (buf);
+    return NULL;
   }
-  /* A mount is news only when it did not simply work: trials recorded
-   * before the mount outcome was kept have none.
-   */
-  if (mount && mount[0] && strcmp (mount, "MOUNTED") != 0) {
-    snprintf (word, sizeof word, "mount:%s", mount);
-    add_class (s, word);
-  }
-  if (error && error[0])
-    add_class (s, "error");
-  while (audit && *audit) {
-    size_t len = strcspn (audit, " ");
-    snprintf (word, sizeof word, "%.*s", (int)len, audit);
-    add_class (s, word);
-    audit += len;
-    while (*audit == ' ')
-      audit++;
-  }
+  return buf;
 }
 
-/* Fill s from the trials of scenario in the nights chosen by nights_sql,
- * an SQL condition in which ?2 is a and ?3 is b.
+/* The environment of the campaign's nights ns: each field's distinct
+ * values, " / "-separated ("" where none was recorded).
  */
 static int
-load (sqlite3 *db, const char *campaign, const char *scenario,
-      const char *nights_sql, const char *a, int b, struct sample *s)
+env_of (sqlite3 *db, const char *campaign, const struct names *ns, env_t env)
 {
-  char sql[2048];
+  char sql[640], *json = names_json (ns);
+  sqlite3_stmt *st;
+  int k, rc = json ? 0 : -1;
+
+  for (k = 0; rc == 0 && k < ENV_FIELDS; k++) {
+    snprintf (sql, sizeof sql,
+              "SELECT group_concat(v, ' / ') FROM (SELECT DISTINCT %s AS v "
+              "FROM json_each(?2) n JOIN trials t ON t.campaign = ?1 AND "
+              "t.run_id = n.value LEFT JOIN environments e ON e.id = "
+              "t.env_id WHERE %s != '' ORDER BY v)",
+              env_column[k], env_column[k]);
+    if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK) {
+      rc = -1;
+      break;
+    }
+    sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
+    sqlite3_bind_text (st, 2, json, -1, SQLITE_STATIC);
+    env[k][0] = '\0';
+    if (sqlite3_step (st) == SQLITE_ROW && sqlite3_column_text (st, 0))
+      snprintf (env[k], sizeof env[k], "%s", sqlite3_column_text (st, 0));
+    sqlite3_finalize (st);
+  }
+  free (json);
+  return rc;
+}
+
+/* Where env (the baseline's) differs from now (the night's): "kernel A
+ * -> B; ..." into buf, or "".  A field not recorded on either side is
+ * no difference.  Returns whether the drive model's differs.
+ */
+static bool
+env_diff (env_t env, env_t now, char *buf, size_t len)
+{
+  char one[600];
+  int k;
+
+  buf[0] = '\0';
+  for (k = 0; k < ENV_FIELDS; k++)
+    if (env[k][0] && now[k][0] && strcmp (env[k], now[k]) != 0) {
+      snprintf (one, sizeof one, "%s %s -> %s", env_name[k], env[k], now[k]);
+      rg_append (buf, len, one);
+    }
+  return env[ENV_FIELDS - 1][0] && now[ENV_FIELDS - 1][0] &&
+         strcmp (env[ENV_FIELDS - 1], now[ENV_FIELDS - 1]) != 0;
+}
+
+/* The campaign's nbase nights before run_id, oldest first, into ns (none
+ * for its first night).
+ */
+static int
+nights_before (sqlite3 *db, const char *campaign, const char *run_id,
+               unsigned nbase, struct names *ns)
+{
   sqlite3_stmt *st;
 
-  memset (s, 0, sizeof *s);
-  snprintf (sql, sizeof sql,
-            "SELECT check_s, coalesce(check_outcome, ''), "
-            " coalesce(recheck_outcome, ''), error, broken, "
-            /* After a crash only a broken promise is an outcome: what
-             * was in flight may or may not be lost, night by night.
-             */
-            " CASE WHEN crash AND violations IS NOT NULL THEN CASE WHEN "
-            "  violations > 0 THEN 'violation' END ELSE "
-            " (SELECT group_concat('audit:' || class, ' ') FROM audit "
-            "  WHERE trial_id = t.id AND files > 0 AND class NOT IN "
-            "  ('intact', 'extra')) END, mount "
-            "FROM tb t WHERE campaign = ?1 AND scenario = ?4 AND %s",
-            nights_sql);
-  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+  /* Kept for the connection: a report asks for several nights. */
+  if (sqlite3_exec (db,
+                    "CREATE TEMP TABLE IF NOT EXISTS rg_nights AS SELECT *, "
+                    "row_number() OVER (PARTITION BY campaign ORDER "
+                    "BY " FD_DB_NIGHT_ORDER ") AS pos FROM (" FD_DB_NIGHTS_SQL
+                    ")",
+                    NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2 (db,
+                          "SELECT b.run_id FROM rg_nights n JOIN rg_nights b "
+                          "ON b.campaign = n.campaign AND b.pos < n.pos AND "
+                          "b.pos >= n.pos - ?3 WHERE n.campaign = ?1 AND "
+                          "n.run_id = ?2 ORDER BY b.pos",
+                          -1, &st, NULL) != SQLITE_OK)
     return -1;
   sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 2, a, -1, SQLITE_STATIC);
-  sqlite3_bind_int (st, 3, b);
-  sqlite3_bind_text (st, 4, scenario, -1, SQLITE_STATIC);
-  while (sqlite3_step (st) == SQLITE_ROW) {
-    const char *error = (const char *)sqlite3_column_text (st, 3);
-    const char *recheck = (const char *)sqlite3_column_text (st, 2);
-    const char *mount = (const char *)sqlite3_column_text (st, 6);
-    double *x = fd_append (&s->check_s, &s->n, sizeof *s->check_s);
-
-    if (x == NULL)
+  sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 3, nbase);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    if (add_name (ns, (const char *)sqlite3_column_text (st, 0)) == -1)
       break;
-    /* NAN: a trial that never got to its check */
-    *x = sqlite3_column_type (st, 0) != SQLITE_NULL
-             ? sqlite3_column_double (st, 0)
-             : NAN;
-    s->failures += (error && error[0]) || sqlite3_column_int64 (st, 4) > 0 ||
-                   (recheck && recheck[0] && strcmp (recheck, "CLEAN") != 0) ||
-                   (mount && strcmp (mount, "UNMOUNTABLE") == 0);
-    add_trial_classes (s, st);
-  }
   sqlite3_finalize (st);
   return 0;
 }
 
-/* The finite check times of s, for medians. */
-static size_t
-times (const struct sample *s, double *out)
-{
-  size_t i, n = 0;
-
-  for (i = 0; i < s->n; i++)
-    if (!isnan (s->check_s[i]))
-      out[n++] = s->check_s[i];
-  return n;
-}
-
-/* Append "; " (unless first) and the formatted text to f->why. */
-static void __attribute__ ((format (printf, 2, 3)))
-why (struct fd_finding *f, const char *fmt, ...)
-{
-  size_t len = strlen (f->why);
-  va_list ap;
-
-  if (len && len + 2 < sizeof f->why)
-    len += (size_t)snprintf (f->why + len, sizeof f->why - len, "; ");
-  va_start (ap, fmt);
-  if (len < sizeof f->why)
-    vsnprintf (f->why + len, sizeof f->why - len, fmt, ap);
-  va_end (ap);
-}
-
-/* 1. Outcome classes never seen in the baseline. */
+/* "a; b; c" of ns into buf. */
 static void
-new_classes (const struct sample *now, const struct sample *base,
-             struct fd_finding *f)
+join (const struct names *ns, char *buf, size_t len)
 {
-  const char *w;
+  size_t i;
 
-  for (w = now->classes; *w;) {
-    char word[96];
-    size_t len;
-    while (*w == ' ')
-      w++;
-    len = strcspn (w, " ");
-    if (len == 0)
-      break;
-    snprintf (word, sizeof word, " %.*s ", (int)len, w);
-    if (strstr (base->classes, word) == NULL &&
-        strlen (f->why) + len + 40 < sizeof f->why)
-      why (f, "new outcome %.*s", (int)len, w);
-    w += len;
-  }
+  buf[0] = '\0';
+  for (i = 0; i < ns->n; i++)
+    rg_append (buf, len, ns->v[i]);
 }
 
-static void
-compare_scenario (const struct sample *now, const struct sample *base,
-                  struct fd_finding *f)
-{
-  double *a = malloc ((now->n + 1) * sizeof *a);
-  double *b = malloc ((base->n + 1) * sizeof *b);
-  size_t na, nb;
-  double lo, hi, p;
-
-  if (a == NULL || b == NULL || base->n == 0) {
-    if (base->n == 0)
-      snprintf (f->note, sizeof f->note, "new scenario: no baseline");
-    free (a);
-    free (b);
-    return;
-  }
-  new_classes (now, base, f);
-  /* 2. The failure rate against the baseline's interval. */
-  fd_wilson (base->failures, base->n, 1.96, &lo, &hi);
-  p = now->n ? (double)now->failures / now->n : 0;
-  if (p > hi)
-    why (f,
-         "failure rate %zu/%zu = %.0f%% above the baseline's %zu/%zu "
-         "(95%% interval %.0f-%.0f%%)",
-         now->failures, now->n, 100 * p, base->failures, base->n, 100 * lo,
-         100 * hi);
-  else if (p < lo)
-    snprintf (f->note, sizeof f->note,
-              "failure rate %zu/%zu below the baseline's interval "
-              "(%.0f-%.0f%%)",
-              now->failures, now->n, 100 * lo, 100 * hi);
-  /* 3. fsck time against the rolling median. */
-  na = times (now, a);
-  nb = times (base, b);
-  if (na && nb) {
-    double m = fd_median (b, nb), mad = fd_mad (b, nb), x = fd_median (a, na);
-    double limit = m + fmax (0.05 * m, 3 * mad);
-    if (x > limit)
-      why (f,
-           "fsck time %.3g s above the baseline's median %.3g s + "
-           "max(5%%, 3 MAD %.3g s) = %.3g s",
-           x, m, mad, limit);
-  }
-  free (a);
-  free (b);
-}
-
-/* The night's position among the campaign's nights (0 if not found),
- * and a temporary table of them all for the baseline's query; -1 on an
- * SQL error.
+/* Split the nights before into the baseline (those with the night's
+ * environment, or all where none has it), appended to base (which holds
+ * the night), and those left out.
  */
 static int
-night_position (sqlite3 *db, const char *name, const char *run_id)
+split_env (sqlite3 *db, const char *campaign, env_t now,
+           const struct names *before, struct names *base, struct names *out)
 {
-  sqlite3_stmt *st;
-  int pos = 0;
+  struct names one = {0};
+  char diff[1024];
+  env_t env;
+  size_t i;
+  int rc = 0;
 
-  /* Nights in the order they began; the baseline is the nbase before.
-   * Kept for the connection: a report asks for several nights.
-   */
-  if (sqlite3_exec (db,
-                    "CREATE TEMP TABLE IF NOT EXISTS nights AS SELECT "
-                    "campaign, run_id, row_number() OVER (PARTITION BY "
-                    "campaign ORDER BY min(id)) AS pos FROM trials GROUP BY "
-                    "campaign, run_id",
-                    NULL, NULL, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2 (db,
-                          "SELECT pos FROM nights WHERE campaign = ? AND "
-                          "run_id = ?",
-                          -1, &st, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_text (st, 1, name, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
-  if (sqlite3_step (st) == SQLITE_ROW)
-    pos = sqlite3_column_int (st, 0);
-  sqlite3_finalize (st);
-  return pos;
+  for (i = 0; rc == 0 && i < before->n; i++) {
+    one.n = 0;
+    if (add_name (&one, before->v[i]) == -1 ||
+        env_of (db, campaign, &one, env) == -1)
+      rc = -1;
+    else
+      env_diff (env, now, diff, sizeof diff);
+    if (rc == 0)
+      rc = add_name (diff[0] ? out : base, before->v[i]);
+  }
+  free (one.v);
+  if (rc == 0 && base->n == 1) {
+    /* None with the night's environment: all of them, and the change is
+     * the likely cause of what differs.
+     */
+    for (i = 0; rc == 0 && i < out->n; i++)
+      rc = add_name (base, out->v[i]);
+    out->n = 0;
+  }
+  return rc;
 }
 
-/* One scenario of the night against the same in the nbase nights before
- * the one at night_pos.
+/* Choose the baseline: the night and its baseline's nights into nights
+ * (the night first), what they stood on into out's fields.  -1 on an SQL
+ * error.
+ */
+static int
+baseline (sqlite3 *db, const char *campaign, const char *run_id, unsigned nbase,
+          struct names *nights, struct fd_findings *out)
+{
+  struct names before = {0}, left = {0};
+  char diff[1024];
+  env_t now, env;
+  int rc = -1;
+
+  if (add_name (nights, run_id) == -1 ||
+      nights_before (db, campaign, run_id, nbase, &before) == -1 ||
+      env_of (db, campaign, nights, now) == -1 ||
+      split_env (db, campaign, now, &before, nights, &left) == -1)
+    goto out;
+  out->nbaseline = nights->n - 1;
+  {
+    struct names base = {nights->v + 1, nights->n - 1};
+    join (&base, out->baseline, sizeof out->baseline);
+    if (base.n && env_of (db, campaign, &base, env) == 0 &&
+        env_diff (env, now, out->env_change, sizeof out->env_change))
+      snprintf (out->models, sizeof out->models,
+                "drive model version %s in this night, %s%s in the baseline",
+                now[ENV_FIELDS - 1], env[ENV_FIELDS - 1],
+                strcmp (env[ENV_FIELDS - 1], "1") ? "" : " (or unknown)");
+  }
+  /* Some nights had the night's environment: the others are left out. */
+  if (left.n && env_of (db, campaign, &left, env) == 0) {
+    join (&left, out->left_out, sizeof out->left_out);
+    env_diff (env, now, diff, sizeof diff);
+    snprintf (out->left_out + strlen (out->left_out),
+              sizeof out->left_out - strlen (out->left_out), " (%s)", diff);
+  }
+  rc = 0;
+out:
+  free (before.v);
+  free (left.v);
+  return rc;
+}
+
+/* "name=N name=N" into c. */
+static void
+parse_counts (const char *s, struct rg_counts *c)
+{
+  memset (c, 0, sizeof *c);
+  while (s && *s && c->n < sizeof c->v / sizeof c->v[0]) {
+    size_t len = strcspn (s, "=");
+    if (s[len] != '=')
+      break;
+    snprintf (c->name[c->n], sizeof c->name[c->n], "%.*s", (int)len, s);
+    c->v[c->n++] = strtoll (s + len + 1, NULL, 10);
+    s += len + 1 + strcspn (s + len + 1, " ");
+    while (*s == ' ')
+      s++;
+  }
+}
+
+static void
+text (sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+  const unsigned char *s = sqlite3_column_text (st, i);
+  snprintf (buf, len, "%s", s ? (const char *)s : "");
+}
+
+/* One row of load's query into t. */
+static void
+row (sqlite3_stmt *st, struct rg_trial *t)
+{
+  t->night = sqlite3_column_int (st, 0);
+  t->now = t->night == 0;
+  t->seed = sqlite3_column_int64 (st, 1);
+  t->rep = sqlite3_column_int64 (st, 2);
+  /* NAN: a trial that never got to its check */
+  t->check_s = sqlite3_column_type (st, 3) != SQLITE_NULL
+                   ? sqlite3_column_double (st, 3)
+                   : NAN;
+  text (st, 4, t->check, sizeof t->check);
+  text (st, 5, t->repair, sizeof t->repair);
+  text (st, 6, t->recheck, sizeof t->recheck);
+  text (st, 7, t->mount, sizeof t->mount);
+  t->error = sqlite3_column_int (st, 8);
+  t->cloned = sqlite3_column_int (st, 9);
+  t->crash = sqlite3_column_int (st, 10);
+  t->failure = sqlite3_column_int (st, 11);
+  t->model = sqlite3_column_int64 (st, 12);
+  parse_counts ((const char *)sqlite3_column_text (st, 13), &t->audit);
+  parse_counts ((const char *)sqlite3_column_text (st, 14), &t->durability);
+  t->id = sqlite3_column_int64 (st, 15);
+  t->scenario = strdup ((const char *)sqlite3_column_text (st, 16));
+}
+
+/* Every trial of the nights (the night compared first, its index 0; the
+ * baseline's from 1), by scenario.  One query for them all: a report
+ * compares 30 nights.
+ */
+static int
+load (sqlite3 *db, const char *campaign, const struct names *nights,
+      struct rg_scenario *all)
+{
+  char *json = names_json (nights);
+  sqlite3_stmt *st;
+
+  if (json == NULL ||
+      sqlite3_prepare_v2 (
+          db,
+          "SELECT n.key, t.seed, t.rep, t.check_s, "
+          " coalesce(t.check_outcome, ''), coalesce((SELECT outcome FROM "
+          " phases p WHERE p.trial_id = t.id AND p.name = 'repair' ORDER BY "
+          " seq LIMIT 1), ''), coalesce(t.recheck_outcome, ''), t.mount, "
+          " t.error != '', t.cloned, t.crash AND t.violations IS NOT NULL, "
+          " t.error != '' OR t.broken > 0 OR t.mount = 'UNMOUNTABLE' OR "
+          " coalesce(t.recheck_outcome, 'CLEAN') != 'CLEAN', "
+          " t.model_version, (SELECT group_concat(class || '=' || files, "
+          " ' ') FROM audit a WHERE a.trial_id = t.id AND a.class NOT IN "
+          " ('intact', 'extra')), (SELECT group_concat(class || '=' || "
+          " files, ' ') FROM durability d WHERE d.trial_id = t.id), t.id, "
+          " t.scenario "
+          "FROM json_each(?2) n JOIN tb t ON t.campaign = ?1 AND "
+          " t.run_id = n.value ORDER BY t.scenario, t.id",
+          -1, &st, NULL) != SQLITE_OK) {
+    free (json);
+    return -1;
+  }
+  sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, json, -1, SQLITE_STATIC);
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    struct rg_trial *t = fd_append (&all->t, &all->n, sizeof *all->t);
+    if (t == NULL)
+      break;
+    row (st, t);
+  }
+  sqlite3_finalize (st);
+  free (json);
+  return 0;
+}
+
+/* The scenario sc (its trials in the night and the baseline) into its
+ * finding fi.
  */
 static void
-compare_one (sqlite3 *db, const char *name, const char *run_id,
-             const char *scenario, unsigned nbase, int night_pos,
+compare_one (const struct rg_scenario *sc, struct fd_findings *out,
              struct fd_finding *fi)
 {
-  struct sample now, base;
-  char cond[256];
+  struct rg_msgs ms = {0};
+  size_t i, nbase = 0;
 
-  snprintf (fi->scenario, sizeof fi->scenario, "%s", scenario);
-  load (db, name, scenario, "run_id = ?2 AND ?3 = ?3", run_id, 0, &now);
-  snprintf (cond, sizeof cond,
-            "run_id IN (SELECT n.run_id FROM nights n WHERE n.campaign = "
-            "?1 AND n.pos < ?3 AND n.pos >= ?3 - %u) AND ?2 = ?2",
-            nbase);
-  load (db, name, scenario, cond, "", night_pos, &base);
-  compare_scenario (&now, &base, fi);
-  free (now.check_s);
-  free (base.check_s);
+  for (i = 0; i < sc->n; i++)
+    nbase += !sc->t[i].now;
+  if (nbase == 0)
+    rg_say (&ms, RG_NOTE, "", NULL, "new scenario: no baseline");
+  else {
+    rg_outcomes (sc, &ms);
+    if (rg_times (sc, out->env_change[0] != '\0', &ms) == 1)
+      out->unmeasured++;
+  }
+  rg_flush (&ms, fi);
+  /* Whatever changed with the environment, it is the likely cause. */
+  if (out->env_change[0] && fi->why[0]) {
+    char cause[1100];
+    snprintf (cause, sizeof cause,
+              "likely cause: the environment's change (%s)", out->env_change);
+    rg_append (fi->why, sizeof fi->why, cause);
+  }
+}
+
+/* Each scenario of the night (a run of all's trials, by scenario, with
+ * one of the night's among them) into out.
+ */
+static int
+compare_all (const struct rg_scenario *all, struct fd_findings *out)
+{
+  size_t i, j, k;
+
+  for (i = 0; i < all->n; i = j) {
+    struct rg_scenario sc = {all->t + i, 0};
+    struct fd_finding *fi;
+    for (j = i;
+         j < all->n && strcmp (all->t[j].scenario, all->t[i].scenario) == 0;
+         j++)
+      sc.n++;
+    for (k = i; k < j && !all->t[k].now; k++)
+      ;
+    if (k == j)
+      continue; /* not run this night */
+    if ((fi = fd_append (&out->f, &out->n, sizeof *out->f)) == NULL)
+      return -1;
+    snprintf (fi->scenario, sizeof fi->scenario, "%s", all->t[i].scenario);
+    fi->first_trial = all->t[k].id;
+    compare_one (&sc, out, fi);
+    out->regressions += fi->why[0] != '\0';
+    out->changes += fi->changed[0] != '\0';
+  }
+  return 0;
 }
 
 int
 fd_regress_night (sqlite3 *db, const char *campaign, const char *run_id,
                   unsigned nbase, struct fd_findings *out, struct fm_err *err)
 {
-  sqlite3_stmt *st;
-  int pos;
+  struct names nights = {0};
+  struct rg_scenario all = {0};
+  size_t i;
+  int rc = 0;
 
   memset (out, 0, sizeof *out);
-  if ((pos = night_position (db, campaign, run_id)) == -1 ||
-      sqlite3_prepare_v2 (db,
-                          "SELECT scenario, min(id) FROM t WHERE campaign = ? "
-                          "AND run_id = ? GROUP BY scenario ORDER BY scenario",
-                          -1, &st, NULL) != SQLITE_OK)
-    return fm_fail (err, "%s", sqlite3_errmsg (db));
-  sqlite3_bind_text (st, 1, campaign, -1, SQLITE_STATIC);
-  sqlite3_bind_text (st, 2, run_id, -1, SQLITE_STATIC);
-  while (sqlite3_step (st) == SQLITE_ROW) {
-    struct fd_finding *fi = fd_append (&out->f, &out->n, sizeof *out->f);
-    if (fi == NULL)
-      break;
-    memset (fi, 0, sizeof *fi);
-    fi->first_trial = sqlite3_column_int64 (st, 1);
-    compare_one (db, campaign, run_id,
-                 (const char *)sqlite3_column_text (st, 0), nbase, pos, fi);
-    out->regressions += fi->why[0] != '\0';
-  }
-  sqlite3_finalize (st);
-  return 0;
+  if (baseline (db, campaign, run_id, nbase, &nights, out) == -1 ||
+      load (db, campaign, &nights, &all) == -1)
+    rc = fm_fail (err, "%s", sqlite3_errmsg (db));
+  else if (compare_all (&all, out) == -1)
+    rc = fm_fail (err, "out of memory");
+  for (i = 0; i < all.n; i++)
+    free (all.t[i].scenario);
+  free (all.t);
+  free (nights.v);
+  return rc;
 }
 
 void

@@ -361,9 +361,9 @@ trend_chart (FILE *fp, sqlite3 *db, const char *c, const char *sql,
   rp_strs_free (&lines);
 }
 
-/* The environments (kernel and tool versions) a night's trials ran
- * with, one "; "-separated string into buf; the host is left out, as the
- * shards of one night run on several.  "" when not recorded.
+/* The environments (kernel, tool and drive model versions) a night's
+ * trials ran with, one "; "-separated string into buf; the host is left
+ * out, as the shards of one night run on several.  "" when not recorded.
  */
 static void
 night_env (sqlite3 *db, const char *c, const char *r, char *buf, size_t n)
@@ -379,7 +379,8 @@ night_env (sqlite3 *db, const char *c, const char *r, char *buf, size_t n)
       " 'kernel ' || e.kernel || ', futuredisk ' || e.futuredisk || "
       " ', nbdkit ' || e.nbdkit || ', e2fsprogs ' || e.e2fsprogs || "
       " ', xfsprogs ' || e.xfsprogs || ', btrfs-progs ' || "
-      " e.btrfs_progs AS v FROM t JOIN environments e ON "
+      " e.btrfs_progs || ', drive model ' || t.model_version AS v "
+      " FROM t JOIN environments e ON "
       " e.id = t.env_id WHERE t.campaign = ?1 AND t.run_id = ?2 "
       " ORDER BY 1)",
       c, r);
@@ -394,8 +395,8 @@ last_nights (sqlite3 *db, const char *c, struct strs *nights)
 {
   sqlite3_stmt *st =
       rp_prepare (db,
-                  "SELECT run_id FROM t WHERE campaign = ?1 GROUP "
-                  "BY run_id ORDER BY min(id) DESC LIMIT 30",
+                  "SELECT run_id FROM (" FD_DB_NIGHTS_SQL ") WHERE "
+                  "campaign = ?1 ORDER BY " FD_DB_NIGHT_ORDER_DESC " LIMIT 30",
                   c, NULL);
   size_t i;
 
@@ -468,8 +469,8 @@ rp_section_trends (FILE *fp, sqlite3 *db, const char *c)
     return;
   }
   fputs ("<p>The campaign's last nights, oldest first.  A dashed line "
-         "marks a night whose kernel or tools differ from the night "
-         "before's: a change there may explain a change in the "
+         "marks a night whose kernel, tools or drive model differ from the "
+         "night before's: a change there may explain a change in the "
          "figures.</p>\n",
          fp);
   rp_table_head (fp, "tnnnnt", heads, NULL);

@@ -29,7 +29,8 @@ static const char trial_view[] =
     "CREATE TEMP VIEW t AS SELECT tr.id, tr.campaign, tr.run_id, "
     " tr.scenario, tr.fs, tr.profile, tr.size, tr.faults, tr.target, "
     " tr.crash, tr.meta_only, tr.error, tr.files, tr.seed, tr.rep, "
-    " tr.mount, tr.mount_reason, tr.env_id, "
+    " tr.mount, tr.mount_reason, tr.env_id, tr.model_version, "
+    " coalesce(json_extract(tr.record, '$.cloned'), 0) AS cloned, "
     " coalesce(json_extract(tr.record, '$.disk.size'), 0) AS disk_bytes, "
     " tr.profile || ' ' || CASE "
     "  WHEN json_extract(tr.record, '$.disk.size') > 0 "
@@ -165,7 +166,8 @@ report_view (struct sqlite3 *db, struct fm_err *err)
       has_column (db, "trials", "mount")
           ? "CREATE TEMP VIEW trials5 AS SELECT * FROM main.trials;"
           : "CREATE TEMP VIEW trials5 AS SELECT *, '' AS mount, "
-            "'' AS mount_reason, NULL AS env_id FROM main.trials;";
+            "'' AS mount_reason, NULL AS env_id, 1 AS model_version "
+            "FROM main.trials;";
 
   if (sqlite3_create_function (db, "fd_size", 1,
                                SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
@@ -190,10 +192,12 @@ report_night (struct sqlite3 *db, const char *campaign, char *name, size_t nlen,
   sqlite3_stmt *st;
   int found = 0;
 
+  /* The newest night by time: a merge may add an older one last. */
   if (sqlite3_prepare_v2 (db,
-                          "SELECT campaign, run_id FROM trials WHERE "
-                          "(?1 IS NULL OR campaign = ?1) AND (?2 = '' OR "
-                          "run_id = ?2) ORDER BY id DESC LIMIT 1",
+                          "SELECT campaign, run_id FROM (" FD_DB_NIGHTS_SQL
+                          ") WHERE (?1 IS NULL OR campaign = ?1) AND (?2 = "
+                          "'' OR run_id = ?2) ORDER BY " FD_DB_NIGHT_ORDER_DESC
+                          " LIMIT 1",
                           -1, &st, NULL) != SQLITE_OK) {
     return fm_fail (err, "%s", sqlite3_errmsg (db));
   }

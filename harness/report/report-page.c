@@ -138,25 +138,28 @@ page_nav (FILE *fp)
   fputs ("</ul></nav>\n", fp);
 }
 
-/* The night's environments (schema version 5), with their trials. */
+/* The night's environments (schema version 5) and drive model versions
+ * (7), with their trials.
+ */
 static void
 page_env (FILE *fp, sqlite3 *db, const char *c, const char *r)
 {
-  static const char *const heads[] = {"host",        "kernel",    "futuredisk",
-                                      "nbdkit",      "e2fsprogs", "xfsprogs",
-                                      "btrfs-progs", "trials"};
+  static const char *const heads[] = {
+      "host",     "kernel",      "futuredisk",  "nbdkit", "e2fsprogs",
+      "xfsprogs", "btrfs-progs", "drive model", "trials"};
   sqlite3_stmt *st;
 
   if (!rp_has_table (db, "environments"))
     return;
   st = rp_prepare (db,
                    "SELECT e.host, e.kernel, e.futuredisk, e.nbdkit, "
-                   " e.e2fsprogs, e.xfsprogs, e.btrfs_progs, count(*) FROM t "
-                   " JOIN environments e ON e.id = t.env_id WHERE t.campaign = "
-                   " ?1 AND t.run_id = ?2 GROUP BY e.id ORDER BY e.id",
+                   " e.e2fsprogs, e.xfsprogs, e.btrfs_progs, t.model_version, "
+                   " count(*) FROM t JOIN environments e ON e.id = t.env_id "
+                   " WHERE t.campaign = ?1 AND t.run_id = ?2 GROUP BY e.id, "
+                   " t.model_version ORDER BY e.id, t.model_version",
                    c, r);
   fputs ("<h3 id=\"environment\">Environment</h3>\n", fp);
-  rp_query_table (fp, st, "tttttttn", heads,
+  rp_query_table (fp, st, "tttttttnn", heads,
                   "Not recorded: the night's trials were recorded before "
                   "schema version 5.");
 }

@@ -123,6 +123,63 @@ rp_section_summary (FILE *fp, sqlite3 *db, const char *c, const char *r,
   fputs (n ? "</tbody></table>\n" : "<p class=\"none\">No trials.</p>\n", fp);
 }
 
+/* What the night's comparison stood on: its baseline, the environment,
+ * how much of the timing had a measured spread.
+ */
+static void
+regressions_basis (FILE *fp, const struct fd_findings *reg)
+{
+  fputs ("<p>Baseline: ", fp);
+  fd_html (fp, reg->nbaseline ? reg->baseline : "none (the first night)");
+  fputs (".", fp);
+  if (reg->left_out[0]) {
+    fputs (" Left out, run with another environment: ", fp);
+    fd_html (fp, reg->left_out);
+    fputs (".", fp);
+  }
+  if (reg->env_change[0]) {
+    fputs (" <b class=\"changed\">The environment changed</b> since the "
+           "baseline, the likely cause of what differs: ",
+           fp);
+    fd_html (fp, reg->env_change);
+    fputs (".", fp);
+  }
+  if (reg->models[0]) {
+    fputs (" fsck time not compared: ", fp);
+    fd_html (fp, reg->models);
+    fputs (".", fp);
+  }
+  if (reg->unmeasured)
+    fprintf (fp,
+             " In %zu scenarios the spread of fsck time is not measured "
+             "(fewer than %d baseline nights, no repetitions on disks of "
+             "their own): "
+             "compared against a minimum effect of %.0f%% and %g s only.",
+             reg->unmeasured, FD_REGRESS_MIN_DOF + 1,
+             100 * FD_REGRESS_UNMEASURED_EFFECT,
+             FD_REGRESS_UNMEASURED_EFFECT_S);
+  fputs ("</p>\n", fp);
+}
+
+/* One scenario's row: its regressions, changes and notes. */
+static void
+regressions_row (FILE *fp, const struct fd_finding *f)
+{
+  fprintf (fp, "<tr><td><a href=\"#trial-%lld\"><code>", f->first_trial);
+  fd_html (fp, f->scenario);
+  fputs ("</code></a></td><td>", fp);
+  fd_html (fp, f->why);
+  if (f->changed[0]) {
+    fprintf (fp, "%schanged with the environment: ", f->why[0] ? "; " : "");
+    fd_html (fp, f->changed);
+  }
+  if (f->note[0]) {
+    fprintf (fp, "%snote: ", f->why[0] || f->changed[0] ? "; " : "");
+    fd_html (fp, f->note);
+  }
+  fputs ("</td></tr>\n", fp);
+}
+
 /* compare's regressions of the night, each scenario linking to its first
  * trial.
  */
@@ -138,24 +195,26 @@ rp_section_regressions (FILE *fp, const struct fd_findings *reg)
            "<h2 id=\"regressions\">Regressions against the nights before</h2>"
            "\n<p>As <code>futuredisk compare</code> says: each of the "
            "night's %zu scenarios against the same scenario in the 7 nights "
-           "of the campaign before it.  A regression is an outcome never "
-           "seen there, a failure rate above the baseline's 95%% Wilson "
-           "interval, or a median fsck time above the baseline's by more "
-           "than max(5%%, 3 MAD).  <b>%zu regressions</b>; %zu scenarios "
-           "are new (no baseline).</p>\n",
-           reg->n, reg->regressions, nobase);
+           "of the campaign before it, by time (those with the night's "
+           "environment, if any), each trial against its seed's.  A "
+           "regression is an outcome of the check, repair, recheck or mount "
+           "never seen there (a better one is a note), more files lost or "
+           "promises broken than chance allows, a failure rate above the "
+           "baseline's 95%% Wilson interval, or a median fsck time above the "
+           "99.9%% bound its nights and repetitions give, by at least "
+           "%.0f%% and %g s.  <b>%zu regressions</b>; %zu scenarios are new "
+           "(no baseline).</p>\n",
+           reg->n, 100 * FD_REGRESS_MIN_EFFECT, FD_REGRESS_MIN_EFFECT_S,
+           reg->regressions, nobase);
+  regressions_basis (fp, reg);
   for (i = 0; i < reg->n; i++) {
     const struct fd_finding *f = &reg->f[i];
-    if (!f->why[0] &&
+    if (!f->why[0] && !f->changed[0] &&
         (!f->note[0] || strcmp (f->note, "new scenario: no baseline") == 0))
       continue;
     if (rows++ == 0)
       rp_table_head (fp, "ct", heads, NULL);
-    fprintf (fp, "<tr><td><a href=\"#trial-%lld\"><code>", f->first_trial);
-    fd_html (fp, f->scenario);
-    fprintf (fp, "</code></a></td><td>%s", f->why[0] ? "" : "note: ");
-    fd_html (fp, f->why[0] ? f->why : f->note);
-    fputs ("</td></tr>\n", fp);
+    regressions_row (fp, f);
   }
   if (rows)
     fputs ("</tbody></table>\n", fp);

@@ -8,7 +8,9 @@
  * struct trial), so a change of the record's bytes is a decision, not
  * an accident.  One such decision: since jansson writes the record, a
  * real has no trailing zeros (1.5, not printf's 1.500000; 2.0, not
- * 2.000), the same numbers (SCHEMA.md).
+ * 2.000), the same numbers (SCHEMA.md).  Another: the record names the
+ * drive model's version (model_version, faultmodels/version.h) after
+ * futuredisk's.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "faultmodels/version.h"
 #include "check-main.h"
 #include "trial.h"
 
@@ -141,6 +144,11 @@ fill (struct trial_spec *s, struct trial_result *r)
   snprintf (R (stats), sizeof R (stats), "{\"reads\": 1, \"x\": [2, 3]}");
 }
 /* END FILL */
+
+/* The drive model's version as the record writes it. */
+#define STRINGIFY(x)  #x
+#define DIGITS(x)     STRINGIFY (x)
+#define MODEL_VERSION DIGITS (FM_MODEL_VERSION)
 
 static const char expected[] =
 #include "check-record.expected"

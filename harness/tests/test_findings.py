@@ -155,7 +155,7 @@ def test_older_database_is_upgraded_in_place(futuredisk, unmountable,
                   "ext4 /dev/loop1 /m: exit 32: mount: /m: bad; kernel: ' "
                   "|| mount_reason")
         for col in ("mount", "mount_reason", "env_id", "escalate", "host",
-                    "evidence_missing"):
+                    "evidence_missing", "model_version"):
             c.execute(f"ALTER TABLE trials DROP COLUMN {col}")
         c.execute("DROP TABLE evidence")
         c.execute("DROP TABLE environments")

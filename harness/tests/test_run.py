@@ -576,6 +576,7 @@ def test_db_records_match_json(run, tmp_path):
                        ("trials", "mount"), ("trials", "mount_reason"),
                        ("trials", "env_id"), ("trials", "escalate"),
                        ("trials", "host"), ("trials", "evidence_missing"),
+                       ("trials", "model_version"),
                        ("phases", "read_errors")]:
         if col == "campaign":
             con.execute("DROP INDEX trials_night")
@@ -587,6 +588,9 @@ def test_db_records_match_json(run, tmp_path):
     con.commit()
     trial(run, tmp_path, "--seed", "4", "--db", db, name="w")
     assert con.execute("PRAGMA user_version").fetchone() == (7,)
+    # Trials older than the drive model's version count as model 1.
+    assert con.execute("SELECT model_version FROM trials ORDER BY id"
+                       ).fetchall() == [(1,), (1,), (rec["model_version"],)]
     # Trials older than the promises have no durability rows.
     assert con.execute("SELECT DISTINCT trial_id FROM durability").fetchall() \
         == [(3,)]
