@@ -455,9 +455,5 @@ client_state (struct client *c, size_t held)
   after = inflight (c);
   return after == before ? CLIENT_QUIET : CLIENT_BUSY;
 kernel:
-  /* A loop request that is not a FUSE request while no thread runs: the
-   * loop device's worker, which no reading here shows, is passing it on,
-   * or waits for FUSE to take it; the grace decides.
-   */
-  return CLIENT_UNKNOWN;
+  return CLIENT_KERNEL;
 }

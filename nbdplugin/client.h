@@ -58,6 +58,9 @@ extern const char *client_device (const struct client *c);
 enum client_state {
   CLIENT_UNKNOWN, /* nothing to read: no device, no cgroup, no thread */
   CLIENT_BUSY,    /* a request or a reply in transit, or a thread runs */
+  CLIENT_KERNEL,  /* nothing runs but the kernel holds a loop request that
+                   * is not a FUSE request: its worker, which no reading
+                   * shows, passes it on, or it waits for FUSE */
   CLIENT_QUIET    /* every request is here and the client is blocked */
 };
 

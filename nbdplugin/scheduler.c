@@ -84,6 +84,7 @@ struct sched {
   struct client *client;
   bool polling;
   uint64_t poll_ns, busy_since;
+  uint64_t kernel_since; /* since when the kernel holds a loop request */
   bool impatient;
   struct sched_stats st;
 };
@@ -486,6 +487,12 @@ arriving (const struct sched *s)
  * checker's CPU between two waits for a read.
  */
 #define PATIENCE_NS (2 * 1000000000ull)
+/* How long the kernel may hold a loop request that is not yet a FUSE
+ * request, with nothing else moving, before the grace decides: its
+ * worker passes a request on in microseconds, and one that waits for
+ * FUSE longer may wait for a decision.
+ */
+#define KERNEL_NS   1000000u
 #define POLL_MIN_NS 2000u
 #define POLL_MAX_NS 200000u
 
@@ -510,6 +517,14 @@ watched (struct sched *s, struct sched_waiter *j)
     st = client_state (s->client, fm_disk_queued (s->disk));
     if (st == CLIENT_QUIET && arriving (s))
       st = CLIENT_BUSY;
+  }
+  if (st != CLIENT_KERNEL)
+    s->kernel_since = 0;
+  else {
+    now = monotonic_ns ();
+    if (s->kernel_since == 0)
+      s->kernel_since = now;
+    st = now - s->kernel_since < KERNEL_NS ? CLIENT_BUSY : CLIENT_UNKNOWN;
   }
   if (st == CLIENT_UNKNOWN)
     return false;

@@ -410,8 +410,10 @@ add_once (sqlite3 *db, const struct trial_spec *s,
       add_trial (db, s, res, record, &id) == -1 ||
       add_phases (db, res, id) == -1 || add_audit (db, res, id) == -1)
     return -1;
-  snprintf (why, len, "%s", lost ? lost : ev->unkept);
-  if (lost == NULL && fd_evidence_store (db, id, ev, why, len, &e) == -1) {
+  /* No evidence collected at all (a made-up trial): nothing missing. */
+  snprintf (why, len, "%s", lost ? lost : ev ? ev->unkept : "");
+  if (lost == NULL && ev &&
+      fd_evidence_store (db, id, ev, why, len, &e) == -1) {
     snprintf (why, len, "%s", e.msg);
     return 2;
   }

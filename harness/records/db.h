@@ -48,5 +48,6 @@ struct fd_evidence;
 extern int fd_db_add (const char *path, const struct trial_spec *s,
                       const struct trial_result *r, const char *record,
                       const struct fd_evidence *ev, struct fm_err *err);
+/* (ev NULL: the trial left no evidence to keep, and misses none.) */
 
 #endif

@@ -205,6 +205,7 @@ def downgrade(db):
     schema version 6, no model_version in the records."""
     with sqlite3.connect(db) as con:
         con.execute("ALTER TABLE trials DROP COLUMN model_version")
+        con.execute("ALTER TABLE trials DROP COLUMN evidence_missing")
         con.execute("UPDATE trials SET record = json_remove(record, "
                     "'$.model_version')")
         con.execute("PRAGMA user_version = 6")
