@@ -511,13 +511,12 @@ watched (struct sched *s, struct sched_waiter *j)
   s->polling = false;
   if (s->client == NULL)
     return false;
-  if (arriving (s))
+  /* A request asleep on the lock all through the reading is on its
+   * way in; one that came to it later was in flight, and counted.
+   */
+  st = client_state (s->client, fm_disk_queued (s->disk));
+  if (st == CLIENT_QUIET && arriving (s))
     st = CLIENT_BUSY;
-  else {
-    st = client_state (s->client, fm_disk_queued (s->disk));
-    if (st == CLIENT_QUIET && arriving (s))
-      st = CLIENT_BUSY;
-  }
   if (st != CLIENT_KERNEL)
     s->kernel_since = 0;
   else {
