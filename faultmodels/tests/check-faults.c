@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "check-main.h"
+#include "faultmodels/counts.h"
 #include "faultmodels/faults.h"
+#include "faultmodels/rng.h"
 #include "faultmodels/faultset.h"
 
 START_TEST (test_kinds)
@@ -336,6 +338,114 @@ START_TEST (test_faultset)
 }
 END_TEST
 
+/* Per-sector counts against a plain array of them: bumps of every
+ * shape (single sectors, runs that span others, the whole range, ends
+ * that meet), enough of them to split blocks and join them again.
+ * get's end is where the count really changes, and the number of
+ * changes kept is the number of places the array steps.
+ */
+#define CSECTORS 20000
+
+static void
+counts_agree (const struct fm_counts *c, const uint64_t *want)
+{
+  uint64_t s = 0, end, n, steps = 0;
+  size_t i;
+
+  for (i = 1; i < CSECTORS; i++)
+    steps += want[i] != want[i - 1];
+  steps += want[0] != 0;
+  while (s < CSECTORS) {
+    n = fm_counts_get (c, s, &end);
+    ck_assert_uint_gt (end, s);
+    for (; s < end && s < CSECTORS; s++)
+      ck_assert_msg (want[s] == n, "sector %llu: %llu, wants %llu",
+                     (unsigned long long)s, (unsigned long long)n,
+                     (unsigned long long)want[s]);
+    ck_assert (s == CSECTORS || want[s] != n);
+  }
+  /* Past the last sector bumped: 0, to the end of everything. */
+  ck_assert_uint_eq (fm_counts_get (c, CSECTORS + 5, &end), 0);
+  ck_assert_uint_eq (end, UINT64_MAX);
+  /* The step down to 0 after the last sector is one more change. */
+  ck_assert_uint_eq (fm_counts_changes (c), steps + (want[CSECTORS - 1] != 0));
+}
+
+START_TEST (test_counts)
+{
+  struct fm_counts *c = fm_counts_new ();
+  uint64_t *want = calloc (CSECTORS, sizeof *want), i, k, end;
+
+  ck_assert_ptr_nonnull (c);
+  ck_assert_uint_eq (fm_counts_get (c, 7, &end), 0);
+  ck_assert_uint_eq (end, UINT64_MAX);
+  ck_assert_int_eq (fm_counts_bump (c, 0, 0), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 0);
+  /* Two runs that meet are one. */
+  ck_assert_int_eq (fm_counts_bump (c, 100, 50), 0);
+  ck_assert_int_eq (fm_counts_bump (c, 150, 50), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 2);
+  ck_assert_uint_eq (fm_counts_get (c, 99, &end), 0);
+  ck_assert_uint_eq (end, 100);
+  ck_assert_uint_eq (fm_counts_get (c, 120, &end), 1);
+  ck_assert_uint_eq (end, 200);
+  for (i = 100; i < 200; i++)
+    want[i] = 1;
+  for (i = 0; i < 40000; i++) {
+    uint64_t h = fm_hash (11, FM_STREAM_BENCH, i, 0);
+    uint64_t first = fm_below (h, CSECTORS), n;
+
+    switch (h >> 62) {
+      case 0:
+        n = 1;
+        break;
+      case 1:
+        n = 1 + fm_below (h >> 20, 16);
+        break;
+      case 2:
+        n = 1 + fm_below (h >> 20, 3000);
+        break;
+      default:
+        n = i % 5000 == 0 ? CSECTORS : 8;
+        first &= ~7ULL;
+        break;
+    }
+    if (n > CSECTORS - first)
+      n = CSECTORS - first;
+    ck_assert_int_eq (fm_counts_bump (c, first, n), 0);
+    for (k = first; k < first + n; k++)
+      want[k]++;
+    if (i % 4000 == 0)
+      counts_agree (c, want);
+  }
+  counts_agree (c, want);
+  ck_assert_uint_gt (fm_counts_changes (c), 1000); /* blocks split */
+  /* Raised, run by run of the lowest count, to one count everywhere:
+   * the steps melt into one run.
+   */
+  for (;;) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+
+    for (i = 0; i < CSECTORS; i++) {
+      lo = want[i] < lo ? want[i] : lo;
+      hi = want[i] > hi ? want[i] : hi;
+    }
+    if (lo == hi)
+      break;
+    for (i = 0; i<CSECTORS; i = k> i ? k : i + 1) {
+      for (k = i; k < CSECTORS && want[k] == lo; k++)
+        want[k]++;
+      if (k > i)
+        ck_assert_int_eq (fm_counts_bump (c, i, k - i), 0);
+    }
+  }
+  counts_agree (c, want);
+  ck_assert_uint_eq (fm_counts_changes (c), 2);
+  fm_counts_free (c);
+  free (want);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -349,6 +459,7 @@ main (void)
       {"lse_episodes", test_lse_episodes},
       {"windows", test_windows},
       {"faultset", test_faultset},
+      {"counts", test_counts},
   };
 
   return fd_check_main ("faults", cases, sizeof cases / sizeof cases[0]);
