@@ -7,6 +7,7 @@
 
 #include "errmsg.h"
 #include "faults.h"
+#include "faultmodels/counts.h"
 #include "faultmodels/units.h"
 #include "faultmodels/rng.h"
 #include "json.h"
@@ -18,13 +19,16 @@ struct dfaults {
   struct fm_faultmap *weak;     /* marginal sectors injected */
   FILE *log;
   uint64_t sectors;
-  double p_sector;     /* chance a sector is unreadable, from ber */
-  double p_marginal;   /* chance a sector is marginal, from marginal */
-  uint64_t generation; /* writes so far: the re-roll's generation */
-  uint64_t attempts;   /* reads that ran into a bad sector so far */
-  uint64_t writes;     /* writes whose fate was decided so far */
-  uint64_t reads;      /* reads so far: each draws its own flips */
-  uint64_t slow_reads; /* reads of marginal sectors so far */
+  double p_sector;   /* chance a sector is unreadable, from ber */
+  double p_marginal; /* chance a sector is marginal, from marginal */
+  /* How many times each sector was read, and written (a write lost or
+   * misdirected counts where it was aimed, too): every draw made per read
+   * or per write is keyed by the sector and its count, so the order in
+   * which the kernel reads and writes other sectors moves none of them.
+   * NULL while the disk makes no such draw.
+   */
+  struct fm_counts *read_count;
+  struct fm_counts *write_count;
   uint64_t retries;    /* retries that brought reads back */
   uint64_t spares;     /* spare sectors left */
   uint64_t fail_at_ns; /* UINT64_MAX: never (inject moves it) */
@@ -230,6 +234,55 @@ stuck_bits (struct dfaults *f, struct fm_err *err)
   return 0;
 }
 
+/* Does the disk draw anything per read: flips, the retries of a marginal
+ * sector, the recovery of an unreadable one?
+ */
+static bool
+draws_per_read (const struct dfaults *f)
+{
+  return f->cfg.set.flip_rate > 0 || f->p_marginal > 0 ||
+         fm_faultmap_sectors (f->weak) > 0 || f->cfg.set.ure_recover > 0;
+}
+
+/* ... or per write: the re-roll of a rewritten sector, reallocation,
+ * lost and misdirected writes?
+ */
+static bool
+draws_per_write (const struct dfaults *f)
+{
+  const struct fm_faultset *s = &f->cfg.set;
+
+  return f->p_sector > 0 || s->realloc > 0 || s->lost_write > 0 ||
+         s->misdirected_write > 0;
+}
+
+/* Count reads, writes, from now on.  A disk that draws nothing per
+ * request keeps nothing per sector.
+ */
+static int
+start_counts (struct dfaults *f, bool reads, bool writes, struct fm_err *err)
+{
+  if ((reads && f->read_count == NULL &&
+       (f->read_count = fm_counts_new ()) == NULL) ||
+      (writes && f->write_count == NULL &&
+       (f->write_count = fm_counts_new ()) == NULL))
+    return fm_fail (err, "out of memory");
+  return 0;
+}
+
+/* How many times sector s has been read, written (0 if not counted). */
+static uint64_t
+reads_of (const struct dfaults *f, uint64_t s)
+{
+  return f->read_count ? fm_counts_get (f->read_count, s, NULL) : 0;
+}
+
+static uint64_t
+writes_of (const struct dfaults *f, uint64_t s)
+{
+  return f->write_count ? fm_counts_get (f->write_count, s, NULL) : 0;
+}
+
 struct dfaults *
 dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
 {
@@ -272,7 +325,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     }
   }
   corruption (f);
-  if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1) {
+  if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1 ||
+      start_counts (f, draws_per_read (f), draws_per_write (f), err) == -1) {
     dfaults_free (f);
     return NULL;
   }
@@ -288,6 +342,8 @@ dfaults_free (struct dfaults *f)
     fm_faultmap_free (f->map);
     fm_faultmap_free (f->remapped);
     fm_faultmap_free (f->weak);
+    fm_counts_free (f->read_count);
+    fm_counts_free (f->write_count);
     free (f->stuck);
     free (f);
   }
@@ -324,8 +380,11 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       if (length == 0) {
         return fm_fail (err, "inject %s: length is 0", fm_fault_name (kind));
       }
-      /* Weak media: a rewrite does not mend it, so a map of its own. */
-      if (fm_faultmap_add (f->weak, first, last - first, kind) == -1) {
+      /* Weak media: a rewrite does not mend it, so a map of its own.
+       * Its retries are drawn per read of the sector from now on.
+       */
+      if (fm_faultmap_add (f->weak, first, last - first, kind) == -1 ||
+          start_counts (f, true, false, err) == -1) {
         return fm_fail (err, "inject: out of memory");
       }
       offset = first * f->cfg.sector;
@@ -429,17 +488,17 @@ static int
 bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
              uint64_t *extra_ns, struct fm_err *err)
 {
-  uint64_t bad, bad_n, k;
+  uint64_t bad, bad_n, k, nth;
   enum fm_fault_kind kind;
   char detail[96];
 
   while (fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
-    f->attempts++;
+    nth = reads_of (f, bad);
     if (f->cfg.set.ure_recover <= 0 ||
-        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad,
-                          f->attempts)) >= f->cfg.set.ure_recover)
+        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, nth)) >=
+            f->cfg.set.ure_recover)
       return give_up (f, now, kind, bad, bad_n, "", extra_ns, err);
-    k = retry (f, FM_STREAM_URE_RETRY, bad, f->attempts, extra_ns);
+    k = retry (f, FM_STREAM_URE_RETRY, bad, nth, extra_ns);
     if (k == 0)
       return give_up (f, now, kind, bad, 1, " (its retries would take longer)",
                       extra_ns, err);
@@ -482,7 +541,7 @@ slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
   for (s = first; s < first + n; s++) {
     if (!is_marginal (f, s))
       continue;
-    k = retry (f, FM_STREAM_MARGINAL, s, ++f->slow_reads, extra_ns);
+    k = retry (f, FM_STREAM_MARGINAL, s, reads_of (f, s), extra_ns);
     if (k == 0)
       return give_up (f, now, FM_FAULT_MARGINAL, s, 1,
                       " (a marginal sector needing more retries)", extra_ns,
@@ -509,6 +568,11 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     return -1;
   if (count == 0)
     return 0;
+  if (f->read_count && fm_counts_bump (f->read_count, first, n) == -1) {
+    fm_fail (err, "out of memory");
+    errno = ENOMEM;
+    return -1;
+  }
   if (bad_sectors (f, now, first, n, extra_ns, err) == -1)
     return -1;
   return media ? slow_sectors (f, now, first, n, extra_ns, err) : 0;
@@ -530,7 +594,7 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
       char detail[64];
 
       if (fm_unit (fm_hash (f->cfg.seed, FM_STREAM_REALLOC, s,
-                            f->generation)) >= f->cfg.set.realloc)
+                            writes_of (f, s))) >= f->cfg.set.realloc)
         continue; /* rewritten in place */
       if (f->spares == 0) {
         log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
@@ -579,12 +643,15 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                struct fm_err *err)
 {
   uint64_t first = offset / f->cfg.sector;
-  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, s;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, s, end;
 
   if (failed_disk (f, now, err) == -1)
     return -1;
   if (count == 0)
     return 0;
+  if (f->write_count &&
+      fm_counts_bump (f->write_count, first, last - first) == -1)
+    goto oom;
   /* A rewritten sector reads again (the drive rewrote it in place).  A
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
@@ -593,17 +660,22 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     return -1;
   if (fm_faultmap_clear (f->map, first, last - first) == -1)
     goto oom;
-  /* ... but a written sector may come out marginal again. */
-  f->generation++;
-  for (s = first; f->p_sector > 0 && s < last; s++) {
-    if (fm_ure_reroll (f->cfg.seed, s, f->generation, f->p_sector)) {
+  /* ... but a written sector may come out marginal again: drawn for
+   * its own count of writes, run by run of sectors written as often.
+   */
+  for (s = first; f->p_sector > 0 && s < last; s = end) {
+    uint64_t w = fm_counts_get (f->write_count, s, &end), t;
+
+    for (end = end < last ? end : last, t = s; t < end; t++) {
       char detail[64];
 
-      if (fm_faultmap_add (f->map, s, 1, FM_FAULT_URE) == -1)
+      if (!fm_ure_reroll (f->cfg.seed, t, w, f->p_sector))
+        continue;
+      if (fm_faultmap_add (f->map, t, 1, FM_FAULT_URE) == -1)
         goto oom;
       snprintf (detail, sizeof detail, "ber=%g: rewritten marginal",
                 f->cfg.set.ber);
-      log_event (f, now, "inject", FM_FAULT_URE, s * f->cfg.sector,
+      log_event (f, now, "inject", FM_FAULT_URE, t * f->cfg.sector,
                  f->cfg.sector, detail);
     }
   }
@@ -615,30 +687,75 @@ oom:
   return -1;
 }
 
+/* The flips of one read, as fm_flips finds them: bit indexes into the
+ * read's buffer.
+ */
+struct flip_list {
+  uint64_t sector, offset, count;
+  uint64_t *bits, n, alloc;
+  bool oom;
+};
+
+static void
+add_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  struct flip_list *l = opaque;
+  uint64_t byte = sector * l->sector + bit / 8;
+
+  /* A sector read in part flips only where it was read. */
+  if (l->oom || byte < l->offset || byte - l->offset >= l->count)
+    return;
+  if (l->n == l->alloc) {
+    uint64_t na = l->alloc ? 2 * l->alloc : 8, *nb;
+
+    if ((nb = realloc (l->bits, na * sizeof *nb)) == NULL) {
+      l->oom = true;
+      return;
+    }
+    l->bits = nb;
+    l->alloc = na;
+  }
+  l->bits[l->n++] = (byte - l->offset) * 8 + bit % 8;
+}
+
 uint64_t
 dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                uint64_t **bits)
 {
-  uint64_t k, j;
+  struct flip_list l = {
+      .sector = f->cfg.sector, .offset = offset, .count = count};
+  uint64_t s = offset / f->cfg.sector, end, j;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector;
 
   *bits = NULL;
   if (f->cfg.set.flip_rate <= 0 || count == 0)
     return 0;
-  f->reads++;
-  k = fm_flip_count (f->cfg.seed, f->reads, count * 8, f->cfg.set.flip_rate);
-  if (k == 0 || (*bits = malloc (k * sizeof **bits)) == NULL)
-    return 0; /* no memory to corrupt with: the read is clean */
-  for (j = 0; j < k; j++) {
-    char detail[48];
-    uint64_t b = fm_flip_bit (f->cfg.seed, f->reads, j, count * 8);
+  /* Run by run of sectors read as often (dfaults_read counted this
+   * read), each sector's flips for its own count.
+   */
+  for (; s < last; s = end) {
+    uint64_t nth = fm_counts_get (f->read_count, s, &end);
 
-    (*bits)[j] = b;
-    snprintf (detail, sizeof detail, "bit %u of the byte flipped",
-              (unsigned)(b % 8));
-    f->hits[FM_FAULT_FLIP]++;
-    log_event (f, now, "trigger", FM_FAULT_FLIP, offset + b / 8, 1, detail);
+    if (end > last)
+      end = last;
+    fm_flips (f->cfg.seed, f->cfg.set.flip_rate, f->cfg.sector, s, end - s, nth,
+              add_flip, &l);
   }
-  return k;
+  if (l.oom) {
+    free (l.bits);
+    return 0; /* no memory to corrupt with: the read is clean */
+  }
+  for (j = 0; j < l.n; j++) {
+    char detail[48];
+
+    snprintf (detail, sizeof detail, "bit %u of the byte flipped",
+              (unsigned)(l.bits[j] % 8));
+    f->hits[FM_FAULT_FLIP]++;
+    log_event (f, now, "trigger", FM_FAULT_FLIP, offset + l.bits[j] / 8, 1,
+               detail);
+  }
+  *bits = l.bits;
+  return l.n;
 }
 
 void
@@ -730,36 +847,56 @@ bool
 dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               uint64_t *actual)
 {
-  uint64_t h = fm_hash (f->cfg.seed, FM_STREAM_WRITE, ++f->writes, 0);
-  double u = fm_unit (h);
+  const struct fm_faultset *set = &f->cfg.set;
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector;
+  uint64_t w, h;
+  double u;
   char detail[96];
 
   *actual = offset;
-  if (now >= f->fail_at_ns)
+  if (now >= f->fail_at_ns || count == 0)
     return true; /* a failed disk fails it (dfaults_write) */
-  if (u < f->cfg.set.lost_write) {
-    f->hits[FM_FAULT_LOST_WRITE]++;
-    log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
-               "acknowledged, never written");
-    return false;
-  }
-  if (u < f->cfg.set.lost_write + f->cfg.set.misdirected_write) {
+  if (set->lost_write <= 0 && set->misdirected_write <= 0)
+    return true;
+  /* Keyed by where the write begins and how often that sector has been
+   * written: the order of writes elsewhere changes nothing.
+   */
+  w = writes_of (f, first);
+  h = fm_hash (f->cfg.seed, FM_STREAM_WRITE, first, w);
+  u = fm_unit (h);
+  if (u >= set->lost_write + set->misdirected_write)
+    return true;
+  if (u >= set->lost_write) {
     /* Up to 64 sectors either way, whole sectors, inside the disk. */
     uint64_t d =
-        f->cfg.sector *
-        (1 +
-         fm_below (fm_hash (f->cfg.seed, FM_STREAM_WRITE, f->writes, 1), 64));
+        f->cfg.sector * (1 + fm_below (fm_hash (f->cfg.seed, FM_STREAM_WRITE,
+                                                first, w | (1ULL << 63)),
+                                       64));
     bool down = (h & 1) && offset >= d;
     if (!down && offset + count + d > f->cfg.disk_size)
       down = offset >= d;
     if (!down && offset + count + d > f->cfg.disk_size)
       return true; /* nowhere else to land: written where meant */
     *actual = down ? offset - d : offset + d;
-    f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
-    snprintf (detail, sizeof detail, "landed at byte %" PRIu64, *actual);
-    log_event (f, now, "trigger", FM_FAULT_MISDIRECTED_WRITE, offset, count,
-               detail);
   }
+  /* The target counts the write it missed, so that the next write there
+   * draws afresh.  No memory to count it: no fault either.
+   */
+  if (fm_counts_bump (f->write_count, first, last - first) == -1) {
+    *actual = offset;
+    return true;
+  }
+  if (*actual == offset) {
+    f->hits[FM_FAULT_LOST_WRITE]++;
+    log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
+               "acknowledged, never written");
+    return false;
+  }
+  f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
+  snprintf (detail, sizeof detail, "landed at byte %" PRIu64, *actual);
+  log_event (f, now, "trigger", FM_FAULT_MISDIRECTED_WRITE, offset, count,
+             detail);
   return true;
 }
 

@@ -446,6 +446,107 @@ START_TEST (test_counts)
 }
 END_TEST
 
+/* The flips of one (sector, nth read) pair: bit indexes, in a set. */
+struct flipset {
+  uint64_t v[64];
+  size_t n;
+};
+
+static void
+note_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  struct flipset *f = opaque;
+
+  ck_assert_uint_lt (f->n, 64);
+  f->v[f->n++] = sector * 4096 * 8 + bit;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Read-path flips are a function of (seed, sector, its nth read) alone:
+ * a sector drawn by itself meets the flips it meets inside any run
+ * around it, and the nth and (n+1)th reads of it draw apart.
+ */
+START_TEST (test_flip_keys)
+{
+  const double rate = 1e-6; /* 0.033 flips per 4 KiB sector read */
+  uint64_t nth, s, total = 0;
+
+  for (nth = 1; nth <= 20; nth++) {
+    struct flipset whole = {.n = 0}, alone = {.n = 0}, split = {.n = 0};
+
+    fm_flips (3, rate, 4096, 1000, 900, nth, note_flip, &whole);
+    for (s = 1000; s < 1900; s++)
+      fm_flips (3, rate, 4096, s, 1, nth, note_flip, &alone);
+    fm_flips (3, rate, 4096, 1000, 333, nth, note_flip, &split);
+    fm_flips (3, rate, 4096, 1333, 567, nth, note_flip, &split);
+    qsort (whole.v, whole.n, sizeof *whole.v, cmp_u64);
+    qsort (alone.v, alone.n, sizeof *alone.v, cmp_u64);
+    qsort (split.v, split.n, sizeof *split.v, cmp_u64);
+    ck_assert_uint_eq (whole.n, alone.n);
+    ck_assert_uint_eq (whole.n, split.n);
+    ck_assert (memcmp (whole.v, alone.v, whole.n * sizeof *whole.v) == 0);
+    ck_assert (memcmp (whole.v, split.v, whole.n * sizeof *whole.v) == 0);
+    for (s = 0; s < whole.n; s++) {
+      ck_assert_uint_ge (whole.v[s] / (4096 * 8), 1000);
+      ck_assert_uint_lt (whole.v[s] / (4096 * 8), 1900);
+    }
+    total += whole.n;
+  }
+  /* 900 sectors x 20 reads x 0.033: about 590, never the same flips
+   * for every read.
+   */
+  ck_assert_uint_gt (total, 400);
+  ck_assert_uint_lt (total, 800);
+  ck_assert_uint_eq (fm_flips (3, 0, 4096, 0, 100, 1, note_flip, NULL), 0);
+}
+END_TEST
+
+static void
+count_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  (void)sector;
+  (void)bit;
+  (*(uint64_t *)opaque)++;
+}
+
+/* The rate comes out as asked, per bit read, at rates from the presets'
+ * to the largest allowed and for both sector sizes: a fixed seed, so
+ * the count is fixed too; the bounds are five standard deviations.
+ */
+START_TEST (test_flip_rate)
+{
+  static const struct {
+    double rate;
+    uint32_t sector;
+    uint64_t sectors, reads;
+  } c[] = {
+      {1e-6, 4096, 10000, 30},     {1e-7, 4096, 100000, 30},
+      {1e-7, 512, 400000, 25},     {1e-12, 512, 1ULL << 40, 1},
+      {1e-9, 4096, 1ULL << 30, 2},
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double mean =
+        (double)c[i].sectors * (double)c[i].reads * 8 * c[i].sector * c[i].rate;
+    uint64_t n = 0, nth;
+
+    for (nth = 1; nth <= c[i].reads; nth++)
+      fm_flips (17, c[i].rate, c[i].sector, 12345, c[i].sectors, nth,
+                count_flip, &n);
+    ck_assert_msg (fabs ((double)n - mean) < 5 * sqrt (mean),
+                   "rate %g, %u-byte sectors: %llu flips, expected %.0f",
+                   c[i].rate, c[i].sector, (unsigned long long)n, mean);
+  }
+}
+END_TEST
+
 int
 main (void)
 {
@@ -460,6 +561,8 @@ main (void)
       {"windows", test_windows},
       {"faultset", test_faultset},
       {"counts", test_counts},
+      {"flip_keys", test_flip_keys},
+      {"flip_rate", test_flip_rate},
   };
 
   return fd_check_main ("faults", cases, sizeof cases / sizeof cases[0]);
