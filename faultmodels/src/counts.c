@@ -123,7 +123,7 @@ fm_counts_get (const struct fm_counts *c, uint64_t s, uint64_t *end)
 
 /* Room for what one bump may need: two changes inserted, each of which
  * may split a block.  Taken before anything changes, so a bump is whole
- * or not at all.  Blocks come a quarter of those held at a time, and the
+ * or not at all.  Blocks come an eighth of those held at a time, and the
  * array of blocks has room for every block held: a workload that runs
  * again wanders a little above the blocks it needed the first time (a
  * B-tree's shape depends on its history), and that is slack, not an
@@ -132,7 +132,7 @@ fm_counts_get (const struct fm_counts *c, uint64_t s, uint64_t *end)
 static int
 reserve (struct fm_counts *c)
 {
-  size_t held = c->n + c->nfree, more = held / 4 > 2 ? held / 4 : 2;
+  size_t held = c->n + c->nfree, more = held / 8 > 2 ? held / 8 : 2;
 
   if (c->nfree >= 2)
     return 0;
@@ -177,23 +177,44 @@ drop_block (struct fm_counts *c, size_t i)
   c->nfree++;
 }
 
-/* Insert ch as change j of block i (a full block splits first). */
+/* A block from the free list (reserve saw to it), holding ch alone, as
+ * block i.
+ */
+static void
+alone (struct fm_counts *c, size_t i, struct change ch)
+{
+  struct block *b = c->free;
+
+  c->free = b->next_free;
+  c->nfree--;
+  b->n = 1;
+  b->v[0] = ch;
+  put_block (c, i, b);
+  c->changes++;
+}
+
+/* Insert ch as change j of block i.  Past the end of a full block it
+ * goes to the front of the next, or alone into a new one, so that
+ * changes appended in order (a disk read in order, block by block) fill
+ * their blocks; elsewhere a full block splits in two.
+ */
 static void
 insert (struct fm_counts *c, size_t i, uint32_t j, struct change ch)
 {
   struct block *b;
 
   if (c->n == 0) {
-    b = c->free;
-    c->free = b->next_free;
-    c->nfree--;
-    b->n = 1;
-    b->v[0] = ch;
-    put_block (c, 0, b);
-    c->changes++;
+    alone (c, 0, ch);
     return;
   }
   b = c->s[i].b;
+  if (b->n == BLOCK && j == BLOCK) {
+    if (i + 1 < c->n && c->s[i + 1].b->n < BLOCK)
+      insert (c, i + 1, 0, ch);
+    else
+      alone (c, i + 1, ch);
+    return;
+  }
   if (b->n == BLOCK) {
     struct block *nb = c->free;
 

@@ -446,6 +446,28 @@ START_TEST (test_counts)
 }
 END_TEST
 
+/* Runs appended in order (every other sector read, one after the
+ * other) fill their blocks: 16 bytes a change and little more, where
+ * blocks split in halves would hold twice that.
+ */
+START_TEST (test_counts_append)
+{
+  struct fm_counts *c = fm_counts_new ();
+  uint64_t k, end;
+
+  for (k = 0; k < 100000; k++)
+    ck_assert_int_eq (fm_counts_bump (c, 2 * k, 1), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 200000);
+  for (k = 0; k < 200000; k += 997) {
+    ck_assert_uint_eq (fm_counts_get (c, k, &end), (k + 1) % 2);
+    ck_assert_uint_eq (end, k + 1);
+  }
+  ck_assert_msg (fm_counts_bytes (c) < 200000 * 16 * 5 / 4,
+                 "%zu bytes for 200,000 changes", fm_counts_bytes (c));
+  fm_counts_free (c);
+}
+END_TEST
+
 /* The flips of one (sector, nth read) pair: bit indexes, in a set. */
 struct flipset {
   uint64_t v[64];
@@ -561,6 +583,7 @@ main (void)
       {"windows", test_windows},
       {"faultset", test_faultset},
       {"counts", test_counts},
+      {"counts_append", test_counts_append},
       {"flip_keys", test_flip_keys},
       {"flip_rate", test_flip_rate},
   };
