@@ -203,7 +203,8 @@ fm_flips (uint64_t seed, double rate, uint32_t sector_bytes, uint64_t first,
 /* ---- Poisson processes in one-second windows ---- */
 
 /* Window keys live above 2^62 so they never meet the per-sector keys
- * (sector numbers, read numbers) of the same stream.
+ * (sectors, segments of them, read and write counts) of the same
+ * stream.
  */
 #define WINDOW_KEY(w) ((w) | (1ULL << 62))
 
