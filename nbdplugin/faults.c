@@ -21,13 +21,18 @@ struct dfaults {
   uint64_t sectors;
   double p_sector;   /* chance a sector is unreadable, from ber */
   double p_marginal; /* chance a sector is marginal, from marginal */
-  /* How many times each sector was read, and written (a write lost or
-   * misdirected counts where it was aimed, too): every draw made per read
-   * or per write is keyed by the sector and its count, so the order in
-   * which the kernel reads and writes other sectors moves none of them.
-   * NULL while the disk makes no such draw.
+  /* Per sector: every draw made per read or per write is keyed by the
+   * sector and one of these counts of its own, so the order in which the
+   * kernel reads and writes other sectors moves none of them.  Reads of
+   * it (flips; NULL without them); reads of it while it was unreadable
+   * (whether it comes back); reads from the media of it while marginal
+   * (their retries); writes of it (re-roll, reallocation, lost and
+   * misdirected writes; a write lost or misdirected counts where it was
+   * aimed, too; NULL without such draws).
    */
   struct fm_counts *read_count;
+  struct fm_counts *bad_reads;
+  struct fm_counts *weak_reads;
   struct fm_counts *write_count;
   uint64_t retries;    /* retries that brought reads back */
   uint64_t spares;     /* spare sectors left */
@@ -234,18 +239,8 @@ stuck_bits (struct dfaults *f, struct fm_err *err)
   return 0;
 }
 
-/* Does the disk draw anything per read: flips, the retries of a marginal
- * sector, the recovery of an unreadable one?
- */
-static bool
-draws_per_read (const struct dfaults *f)
-{
-  return f->cfg.set.flip_rate > 0 || f->p_marginal > 0 ||
-         fm_faultmap_sectors (f->weak) > 0 || f->cfg.set.ure_recover > 0;
-}
-
-/* ... or per write: the re-roll of a rewritten sector, reallocation,
- * lost and misdirected writes?
+/* Does the disk draw anything per write: the re-roll of a rewritten
+ * sector, reallocation, lost and misdirected writes?
  */
 static bool
 draws_per_write (const struct dfaults *f)
@@ -256,27 +251,24 @@ draws_per_write (const struct dfaults *f)
          s->misdirected_write > 0;
 }
 
-/* Count reads, writes, from now on.  A disk that draws nothing per
- * request keeps nothing per sector.
+/* The counts the disk's draws need.  Every read and every write is
+ * counted only for flips and for the draws per write: a disk without
+ * them keeps nothing for the sectors it merely reads or writes.  The
+ * reads of unreadable and marginal sectors are few, and always counted.
  */
 static int
-start_counts (struct dfaults *f, bool reads, bool writes, struct fm_err *err)
+start_counts (struct dfaults *f, struct fm_err *err)
 {
-  if ((reads && f->read_count == NULL &&
+  if ((f->bad_reads = fm_counts_new ()) == NULL ||
+      (f->weak_reads = fm_counts_new ()) == NULL ||
+      (f->cfg.set.flip_rate > 0 &&
        (f->read_count = fm_counts_new ()) == NULL) ||
-      (writes && f->write_count == NULL &&
-       (f->write_count = fm_counts_new ()) == NULL))
+      (draws_per_write (f) && (f->write_count = fm_counts_new ()) == NULL))
     return fm_fail (err, "out of memory");
   return 0;
 }
 
-/* How many times sector s has been read, written (0 if not counted). */
-static uint64_t
-reads_of (const struct dfaults *f, uint64_t s)
-{
-  return f->read_count ? fm_counts_get (f->read_count, s, NULL) : 0;
-}
-
+/* How many times sector s has been written (0 if not counted). */
 static uint64_t
 writes_of (const struct dfaults *f, uint64_t s)
 {
@@ -326,7 +318,7 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
   }
   corruption (f);
   if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1 ||
-      start_counts (f, draws_per_read (f), draws_per_write (f), err) == -1) {
+      start_counts (f, err) == -1) {
     dfaults_free (f);
     return NULL;
   }
@@ -343,6 +335,8 @@ dfaults_free (struct dfaults *f)
     fm_faultmap_free (f->remapped);
     fm_faultmap_free (f->weak);
     fm_counts_free (f->read_count);
+    fm_counts_free (f->bad_reads);
+    fm_counts_free (f->weak_reads);
     fm_counts_free (f->write_count);
     free (f->stuck);
     free (f);
@@ -380,11 +374,8 @@ dfaults_inject (struct dfaults *f, uint64_t now, enum fm_fault_kind kind,
       if (length == 0) {
         return fm_fail (err, "inject %s: length is 0", fm_fault_name (kind));
       }
-      /* Weak media: a rewrite does not mend it, so a map of its own.
-       * Its retries are drawn per read of the sector from now on.
-       */
-      if (fm_faultmap_add (f->weak, first, last - first, kind) == -1 ||
-          start_counts (f, true, false, err) == -1) {
+      /* Weak media: a rewrite does not mend it, so a map of its own. */
+      if (fm_faultmap_add (f->weak, first, last - first, kind) == -1) {
         return fm_fail (err, "inject: out of memory");
       }
       offset = first * f->cfg.sector;
@@ -483,17 +474,26 @@ give_up (struct dfaults *f, uint64_t now, enum fm_fault_kind kind, uint64_t s,
 /* Unreadable sectors (ure, lse) in [first, first+n): each fails the read,
  * unless with chance ure-recover a retry reads it after all; then the data
  * comes back and the drive rewrites the sector, which reads from now on.
+ * Each is read once more first, all of them, though the first that fails
+ * ends the read: what a sector draws is its own nth read while unreadable,
+ * not the nth time a read got that far.
  */
 static int
 bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
              uint64_t *extra_ns, struct fm_err *err)
 {
-  uint64_t bad, bad_n, k, nth;
+  uint64_t bad, bad_n, k, nth, s = first;
   enum fm_fault_kind kind;
   char detail[96];
 
+  while (s < first + n &&
+         fm_faultmap_find (f->map, s, first + n - s, &bad, &bad_n, &kind)) {
+    if (fm_counts_bump (f->bad_reads, bad, bad_n) == -1)
+      goto oom;
+    s = bad + bad_n;
+  }
   while (fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
-    nth = reads_of (f, bad);
+    nth = fm_counts_get (f->bad_reads, bad, NULL);
     if (f->cfg.set.ure_recover <= 0 ||
         fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, nth)) >=
             f->cfg.set.ure_recover)
@@ -507,13 +507,15 @@ bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
               k * f->cfg.retry_ns);
     log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
                detail);
-    if (fm_faultmap_clear (f->map, bad, 1) == -1) {
-      fm_fail (err, "out of memory");
-      errno = ENOMEM;
-      return -1;
-    }
+    if (fm_faultmap_clear (f->map, bad, 1) == -1)
+      goto oom;
   }
   return 0;
+
+oom:
+  fm_fail (err, "out of memory");
+  errno = ENOMEM;
+  return -1;
 }
 
 static bool
@@ -526,26 +528,40 @@ is_marginal (const struct dfaults *f, uint64_t s)
          fm_faultmap_find (f->weak, s, 1, &bad, &bad_n, &kind);
 }
 
-/* Marginal sectors in [first, first+n): each read of one costs retries,
- * logged with their number; past the recovery limit the read fails.
+/* Marginal sectors in [first, first+n), read from the media: each read
+ * of one costs retries, logged with their number; past the recovery
+ * limit the read fails.  Every one of them counts the read, even after
+ * the read failed (`failed`: at an unreadable sector, or at a marginal
+ * one before it), so that each draws for its own nth read from the
+ * media.
  */
 static int
 slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
-              uint64_t *extra_ns, struct fm_err *err)
+              bool failed, uint64_t *extra_ns, struct fm_err *err)
 {
   uint64_t s, k;
   char detail[96];
 
   if (f->p_marginal <= 0 && fm_faultmap_sectors (f->weak) == 0)
-    return 0;
+    return failed ? -1 : 0;
   for (s = first; s < first + n; s++) {
     if (!is_marginal (f, s))
       continue;
-    k = retry (f, FM_STREAM_MARGINAL, s, reads_of (f, s), extra_ns);
-    if (k == 0)
-      return give_up (f, now, FM_FAULT_MARGINAL, s, 1,
-                      " (a marginal sector needing more retries)", extra_ns,
-                      err);
+    if (fm_counts_bump (f->weak_reads, s, 1) == -1) {
+      fm_fail (err, "out of memory");
+      errno = ENOMEM;
+      return -1;
+    }
+    if (failed)
+      continue;
+    k = retry (f, FM_STREAM_MARGINAL, s, fm_counts_get (f->weak_reads, s, NULL),
+               extra_ns);
+    if (k == 0) {
+      give_up (f, now, FM_FAULT_MARGINAL, s, 1,
+               " (a marginal sector needing more retries)", extra_ns, err);
+      failed = true;
+      continue;
+    }
     f->hits[FM_FAULT_MARGINAL]++;
     snprintf (detail, sizeof detail,
               "read after %" PRIu64 " retries (%" PRIu64 " ns)", k,
@@ -553,7 +569,9 @@ slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
     log_event (f, now, "trigger", FM_FAULT_MARGINAL, s * f->cfg.sector,
                f->cfg.sector, detail);
   }
-  return 0;
+  if (failed)
+    errno = EIO;
+  return failed ? -1 : 0;
 }
 
 int
@@ -562,6 +580,7 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
 {
   uint64_t first = offset / f->cfg.sector;
   uint64_t n = (offset + count + f->cfg.sector - 1) / f->cfg.sector - first;
+  int ret;
 
   *extra_ns = 0;
   if (failed_disk (f, now, err) == -1)
@@ -573,9 +592,11 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     errno = ENOMEM;
     return -1;
   }
-  if (bad_sectors (f, now, first, n, extra_ns, err) == -1)
-    return -1;
-  return media ? slow_sectors (f, now, first, n, extra_ns, err) : 0;
+  ret = bad_sectors (f, now, first, n, extra_ns, err);
+  /* A read that failed there still counts for its marginal sectors. */
+  if (media && (ret == 0 || errno != ENOMEM))
+    ret = slow_sectors (f, now, first, n, ret == -1, extra_ns, err);
+  return ret;
 }
 
 /* A write over pending sectors: each is rewritten in place, or with

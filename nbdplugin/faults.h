@@ -60,11 +60,12 @@ extern int dfaults_load (struct dfaults *f, const char *path,
  * sector or of an unreadable one that comes back, and the whole error
  * recovery time (erc=) when the drive gives up.  The limit is per
  * command, as SCT ERC's is: a read whose retries would pass it fails.
- * Each sector of the range counts one read more (whatever becomes of
- * the read), and what a read draws for a sector - whether an unreadable
- * one comes back, a marginal one's retries, its flips - is keyed by the
- * sector and that count, so the order in which other sectors are read
- * changes none of it.
+ * What a read draws for a sector is keyed by the sector and a count of
+ * its own, which this read raises whatever becomes of the read: whether
+ * an unreadable one comes back by its reads while unreadable, a marginal
+ * one's retries by its reads from the media, its flips (dfaults_flips)
+ * by its reads.  So the order in which other sectors are read changes
+ * none of it.
  */
 extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
                          uint64_t count, bool media, uint64_t *extra_ns,
