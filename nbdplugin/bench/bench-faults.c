@@ -1,18 +1,23 @@
-/* futuredisk — nbdplugin: what the fault layer costs a read.
+/* futuredisk — nbdplugin: what the fault layer costs a request.
  *
- * CPU time per read and the memory the process gained, for one stream of
- * reads on one disk with one flip rate: the fault layer alone
- * (dfaults_read and dfaults_flips, as the emulator calls them for every
- * read) or the whole request path (emu_pread on the RAM store, virtual
- * time, think=zero).  One configuration per run, so that each run's
+ * CPU time per request and the memory the process gained, for one
+ * stream of reads (or writes) on one disk with one set of faults: the
+ * fault layer alone (dfaults_read and dfaults_flips, as the emulator
+ * calls them for every read; dfaults_fate and dfaults_write for a write)
+ * or the whole request path (emu_pread, emu_pwrite on the RAM store,
+ * virtual time, think=zero).  One configuration per run, so that each run's
  * memory is its own; run it again for another.
  *
- * Usage: bench-faults faults|emu seq|rand|alt FLIP-RATE DISK-GiB
- *                     SPAN-GiB [SECTOR]
+ * Usage: bench-faults faults|emu seq|rand|alt FAULTS DISK-GiB SPAN-GiB
+ *                     [SECTOR]
+ *   FAULTS: fault keys, "flip-rate=1e-7" or "faults=consumer,corrupt=1"
+ *           (comma-separated, as the plugin's parameters; "none": none)
  *   seq:  128 KiB reads, one after the other, over the first SPAN bytes
  *   rand: as many 4 KiB reads as seq makes, at random over SPAN
  *   alt:  every other 4 KiB block of SPAN, in order (a count that changes
  *         every 4 KiB: the worst layout for anything kept per run)
+ *   wseq, wrand: writes, as seq and rand read (the emu layer keeps what
+ *         they write in RAM: a span of a few GiB at most)
  * SECTOR (faults only): 512 or 4096 (default 4096).  The emu layer uses
  * the roadmap-2013 profile (4 KiB sectors) cut to DISK-GiB.
  */
@@ -63,11 +68,20 @@ die (const char *what, const char *msg)
   exit (1);
 }
 
-/* The i-th read of mode over span: *off and *len. */
+/* A mode of writes ("wseq", "wrand"): those of its read mode. */
+static bool
+writes (const char *mode)
+{
+  return mode[0] == 'w';
+}
+
+/* The i-th request of mode over span: *off and *len. */
 static void
 nth_read (const char *mode, uint64_t span, uint64_t i, uint64_t *off,
           uint64_t *len)
 {
+  if (writes (mode))
+    mode++;
   if (strcmp (mode, "seq") == 0) {
     *len = 128 << 10;
     *off = i * *len % span;
@@ -84,6 +98,27 @@ static uint64_t
 reads_of (const char *mode, uint64_t span)
 {
   return strcmp (mode, "alt") == 0 ? span / 8192 : span / (128 << 10);
+}
+
+/* The fault keys of spec ("k=v,k=v", or "none") into set. */
+static void
+set_faults (struct fm_faultset *set, const char *spec)
+{
+  char copy[512], *kv, *save = NULL;
+  struct fm_err err;
+
+  if (strcmp (spec, "none") == 0)
+    return;
+  snprintf (copy, sizeof copy, "%s", spec);
+  for (kv = strtok_r (copy, ",", &save); kv; kv = strtok_r (NULL, ",", &save)) {
+    char *eq = strchr (kv, '=');
+
+    if (eq == NULL)
+      die (kv, "not KEY=VALUE");
+    *eq = '\0';
+    if (fm_faultset_set (set, kv, eq + 1, &err) == -1)
+      die (kv, err.msg);
+  }
 }
 
 /* One configuration's stream of reads. */
@@ -113,9 +148,15 @@ run_faults (struct run *r)
     die ("dfaults_new", err.msg);
   t0 = cpu_s ();
   for (i = 0; i < r->n; i++) {
-    uint64_t off, len, extra, *bits;
+    uint64_t off, len, extra, *bits, at;
 
     nth_read (r->mode, r->span, i, &off, &len);
+    if (writes (r->mode)) {
+      if (dfaults_fate (f, i * 1000, off, len, &at) &&
+          dfaults_write (f, i * 1000, at, len, &err) == -1)
+        die ("dfaults_write", err.msg);
+      continue;
+    }
     if (dfaults_read (f, i * 1000, off, len, true, &extra, &err) == -1)
       die ("dfaults_read", err.msg);
     r->flips += dfaults_flips (f, i * 1000, off, len, &bits);
@@ -151,7 +192,7 @@ run_emu (struct run *r)
   struct emu_result res;
   struct fm_err err;
   struct emu *e;
-  char *buf = malloc (128 << 10);
+  char *buf = calloc (1, 128 << 10);
   double t0;
   uint64_t i;
 
@@ -167,8 +208,10 @@ run_emu (struct run *r)
     uint64_t off, len;
 
     nth_read (r->mode, r->span, i, &off, &len);
-    if (emu_pread (e, buf, len, off, &res, &err) == -1)
-      die ("emu_pread", err.msg);
+    if (writes (r->mode)
+            ? emu_pwrite (e, buf, len, off, false, &res, &err) == -1
+            : emu_pread (e, buf, len, off, &res, &err) == -1)
+      die (r->mode, err.msg);
   }
   r->cpu_s = cpu_s () - t0;
   r->flips = emu_flips (e);
@@ -179,16 +222,16 @@ int
 main (int argc, char **argv)
 {
   struct run r = {.sector = 4096};
-  struct fm_err err;
   bool faults;
   long rss0;
 
   if (argc < 6 || argc > 7 ||
       (strcmp (argv[1], "faults") != 0 && strcmp (argv[1], "emu") != 0) ||
       (strcmp (argv[2], "seq") != 0 && strcmp (argv[2], "rand") != 0 &&
-       strcmp (argv[2], "alt") != 0)) {
-    fprintf (stderr, "usage: bench-faults faults|emu seq|rand|alt FLIP-RATE "
-                     "DISK-GiB SPAN-GiB [SECTOR]\n");
+       strcmp (argv[2], "alt") != 0 && strcmp (argv[2], "wseq") != 0 &&
+       strcmp (argv[2], "wrand") != 0)) {
+    fprintf (stderr, "usage: bench-faults faults|emu seq|rand|alt|wseq|wrand "
+                     "FAULTS DISK-GiB SPAN-GiB [SECTOR]\n");
     return 2;
   }
   faults = strcmp (argv[1], "faults") == 0;
@@ -200,8 +243,7 @@ main (int argc, char **argv)
   if (r.span == 0 || r.span > r.disk || (r.sector != 512 && r.sector != 4096))
     die ("arguments", "SPAN must be 1..DISK GiB, SECTOR 512 or 4096");
   fm_faultset_defaults (&r.set);
-  if (fm_faultset_set (&r.set, "flip-rate", argv[3], &err) == -1)
-    die ("flip-rate", err.msg);
+  set_faults (&r.set, argv[3]);
   r.n = reads_of (r.mode, r.span);
   rss0 = rss_kib ();
   if (faults)
@@ -209,8 +251,8 @@ main (int argc, char **argv)
   else
     run_emu (&r);
   /* The disk is still there: what it holds is in the RSS. */
-  printf ("%s %s flip-rate=%s disk=%" PRIu64 "GiB span=%" PRIu64
-          "GiB sector=%" PRIu64 ": %" PRIu64 " reads, %.0f ns CPU per read, "
+  printf ("%s %s %s disk=%" PRIu64 "GiB span=%" PRIu64 "GiB sector=%" PRIu64
+          ": %" PRIu64 " requests, %.0f ns CPU each, "
           "%" PRIu64 " flips, RSS +%.1f MiB\n",
           argv[1], r.mode, argv[3], r.disk / GIB, r.span / GIB,
           faults ? r.sector : 4096, r.n, r.cpu_s * 1e9 / (double)r.n, r.flips,
