@@ -7,6 +7,7 @@
 
 #include "errmsg.h"
 #include "faults.h"
+#include "faultmodels/counts.h"
 #include "faultmodels/units.h"
 #include "faultmodels/rng.h"
 #include "json.h"
@@ -18,13 +19,21 @@ struct dfaults {
   struct fm_faultmap *weak;     /* marginal sectors injected */
   FILE *log;
   uint64_t sectors;
-  double p_sector;     /* chance a sector is unreadable, from ber */
-  double p_marginal;   /* chance a sector is marginal, from marginal */
-  uint64_t generation; /* writes so far: the re-roll's generation */
-  uint64_t attempts;   /* reads that ran into a bad sector so far */
-  uint64_t writes;     /* writes whose fate was decided so far */
-  uint64_t reads;      /* reads so far: each draws its own flips */
-  uint64_t slow_reads; /* reads of marginal sectors so far */
+  double p_sector;   /* chance a sector is unreadable, from ber */
+  double p_marginal; /* chance a sector is marginal, from marginal */
+  /* Per sector: every draw made per read or per write is keyed by the
+   * sector and one of these counts of its own, so the order in which the
+   * kernel reads and writes other sectors moves none of them.  Reads of
+   * it (flips; NULL without them); reads of it while it was unreadable
+   * (whether it comes back); reads from the media of it while marginal
+   * (their retries); writes of it (re-roll, reallocation, lost and
+   * misdirected writes; a write lost or misdirected counts where it was
+   * aimed, too; NULL without such draws).
+   */
+  struct fm_counts *read_count;
+  struct fm_counts *bad_reads;
+  struct fm_counts *weak_reads;
+  struct fm_counts *write_count;
   uint64_t retries;    /* retries that brought reads back */
   uint64_t spares;     /* spare sectors left */
   uint64_t fail_at_ns; /* UINT64_MAX: never (inject moves it) */
@@ -230,6 +239,42 @@ stuck_bits (struct dfaults *f, struct fm_err *err)
   return 0;
 }
 
+/* Does the disk draw anything per write: the re-roll of a rewritten
+ * sector, reallocation, lost and misdirected writes?
+ */
+static bool
+draws_per_write (const struct dfaults *f)
+{
+  const struct fm_faultset *s = &f->cfg.set;
+
+  return f->p_sector > 0 || s->realloc > 0 || s->lost_write > 0 ||
+         s->misdirected_write > 0;
+}
+
+/* The counts the disk's draws need.  Every read and every write is
+ * counted only for flips and for the draws per write: a disk without
+ * them keeps nothing for the sectors it merely reads or writes.  The
+ * reads of unreadable and marginal sectors are few, and always counted.
+ */
+static int
+start_counts (struct dfaults *f, struct fm_err *err)
+{
+  if ((f->bad_reads = fm_counts_new ()) == NULL ||
+      (f->weak_reads = fm_counts_new ()) == NULL ||
+      (f->cfg.set.flip_rate > 0 &&
+       (f->read_count = fm_counts_new ()) == NULL) ||
+      (draws_per_write (f) && (f->write_count = fm_counts_new ()) == NULL))
+    return fm_fail (err, "out of memory");
+  return 0;
+}
+
+/* How many times sector s has been written (0 if not counted). */
+static uint64_t
+writes_of (const struct dfaults *f, uint64_t s)
+{
+  return f->write_count ? fm_counts_get (f->write_count, s, NULL) : 0;
+}
+
 struct dfaults *
 dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
 {
@@ -272,7 +317,8 @@ dfaults_new (const struct dfaults_config *cfg, struct fm_err *err)
     }
   }
   corruption (f);
-  if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1) {
+  if (latent_errors (f, err) == -1 || stuck_bits (f, err) == -1 ||
+      start_counts (f, err) == -1) {
     dfaults_free (f);
     return NULL;
   }
@@ -288,6 +334,10 @@ dfaults_free (struct dfaults *f)
     fm_faultmap_free (f->map);
     fm_faultmap_free (f->remapped);
     fm_faultmap_free (f->weak);
+    fm_counts_free (f->read_count);
+    fm_counts_free (f->bad_reads);
+    fm_counts_free (f->weak_reads);
+    fm_counts_free (f->write_count);
     free (f->stuck);
     free (f);
   }
@@ -424,22 +474,31 @@ give_up (struct dfaults *f, uint64_t now, enum fm_fault_kind kind, uint64_t s,
 /* Unreadable sectors (ure, lse) in [first, first+n): each fails the read,
  * unless with chance ure-recover a retry reads it after all; then the data
  * comes back and the drive rewrites the sector, which reads from now on.
+ * Each is read once more first, all of them, though the first that fails
+ * ends the read: what a sector draws is its own nth read while unreadable,
+ * not the nth time a read got that far.
  */
 static int
 bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
              uint64_t *extra_ns, struct fm_err *err)
 {
-  uint64_t bad, bad_n, k;
+  uint64_t bad, bad_n, k, nth, s = first;
   enum fm_fault_kind kind;
   char detail[96];
 
+  while (s < first + n &&
+         fm_faultmap_find (f->map, s, first + n - s, &bad, &bad_n, &kind)) {
+    if (fm_counts_bump (f->bad_reads, bad, bad_n) == -1)
+      goto oom;
+    s = bad + bad_n;
+  }
   while (fm_faultmap_find (f->map, first, n, &bad, &bad_n, &kind)) {
-    f->attempts++;
+    nth = fm_counts_get (f->bad_reads, bad, NULL);
     if (f->cfg.set.ure_recover <= 0 ||
-        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad,
-                          f->attempts)) >= f->cfg.set.ure_recover)
+        fm_unit (fm_hash (f->cfg.seed, FM_STREAM_URE_RETRY, bad, nth)) >=
+            f->cfg.set.ure_recover)
       return give_up (f, now, kind, bad, bad_n, "", extra_ns, err);
-    k = retry (f, FM_STREAM_URE_RETRY, bad, f->attempts, extra_ns);
+    k = retry (f, FM_STREAM_URE_RETRY, bad, nth, extra_ns);
     if (k == 0)
       return give_up (f, now, kind, bad, 1, " (its retries would take longer)",
                       extra_ns, err);
@@ -448,13 +507,15 @@ bad_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
               k * f->cfg.retry_ns);
     log_event (f, now, "recover", kind, bad * f->cfg.sector, f->cfg.sector,
                detail);
-    if (fm_faultmap_clear (f->map, bad, 1) == -1) {
-      fm_fail (err, "out of memory");
-      errno = ENOMEM;
-      return -1;
-    }
+    if (fm_faultmap_clear (f->map, bad, 1) == -1)
+      goto oom;
   }
   return 0;
+
+oom:
+  fm_fail (err, "out of memory");
+  errno = ENOMEM;
+  return -1;
 }
 
 static bool
@@ -467,26 +528,40 @@ is_marginal (const struct dfaults *f, uint64_t s)
          fm_faultmap_find (f->weak, s, 1, &bad, &bad_n, &kind);
 }
 
-/* Marginal sectors in [first, first+n): each read of one costs retries,
- * logged with their number; past the recovery limit the read fails.
+/* Marginal sectors in [first, first+n), read from the media: each read
+ * of one costs retries, logged with their number; past the recovery
+ * limit the read fails.  Every one of them counts the read, even after
+ * the read failed (`failed`: at an unreadable sector, or at a marginal
+ * one before it), so that each draws for its own nth read from the
+ * media.
  */
 static int
 slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
-              uint64_t *extra_ns, struct fm_err *err)
+              bool failed, uint64_t *extra_ns, struct fm_err *err)
 {
   uint64_t s, k;
   char detail[96];
 
   if (f->p_marginal <= 0 && fm_faultmap_sectors (f->weak) == 0)
-    return 0;
+    return failed ? -1 : 0;
   for (s = first; s < first + n; s++) {
     if (!is_marginal (f, s))
       continue;
-    k = retry (f, FM_STREAM_MARGINAL, s, ++f->slow_reads, extra_ns);
-    if (k == 0)
-      return give_up (f, now, FM_FAULT_MARGINAL, s, 1,
-                      " (a marginal sector needing more retries)", extra_ns,
-                      err);
+    if (fm_counts_bump (f->weak_reads, s, 1) == -1) {
+      fm_fail (err, "out of memory");
+      errno = ENOMEM;
+      return -1;
+    }
+    if (failed)
+      continue;
+    k = retry (f, FM_STREAM_MARGINAL, s, fm_counts_get (f->weak_reads, s, NULL),
+               extra_ns);
+    if (k == 0) {
+      give_up (f, now, FM_FAULT_MARGINAL, s, 1,
+               " (a marginal sector needing more retries)", extra_ns, err);
+      failed = true;
+      continue;
+    }
     f->hits[FM_FAULT_MARGINAL]++;
     snprintf (detail, sizeof detail,
               "read after %" PRIu64 " retries (%" PRIu64 " ns)", k,
@@ -494,7 +569,9 @@ slow_sectors (struct dfaults *f, uint64_t now, uint64_t first, uint64_t n,
     log_event (f, now, "trigger", FM_FAULT_MARGINAL, s * f->cfg.sector,
                f->cfg.sector, detail);
   }
-  return 0;
+  if (failed)
+    errno = EIO;
+  return failed ? -1 : 0;
 }
 
 int
@@ -503,15 +580,23 @@ dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
 {
   uint64_t first = offset / f->cfg.sector;
   uint64_t n = (offset + count + f->cfg.sector - 1) / f->cfg.sector - first;
+  int ret;
 
   *extra_ns = 0;
   if (failed_disk (f, now, err) == -1)
     return -1;
   if (count == 0)
     return 0;
-  if (bad_sectors (f, now, first, n, extra_ns, err) == -1)
+  if (f->read_count && fm_counts_bump (f->read_count, first, n) == -1) {
+    fm_fail (err, "out of memory");
+    errno = ENOMEM;
     return -1;
-  return media ? slow_sectors (f, now, first, n, extra_ns, err) : 0;
+  }
+  ret = bad_sectors (f, now, first, n, extra_ns, err);
+  /* A read that failed there still counts for its marginal sectors. */
+  if (media && (ret == 0 || errno != ENOMEM))
+    ret = slow_sectors (f, now, first, n, ret == -1, extra_ns, err);
+  return ret;
 }
 
 /* A write over pending sectors: each is rewritten in place, or with
@@ -530,7 +615,7 @@ reallocate (struct dfaults *f, uint64_t now, uint64_t first, uint64_t last,
       char detail[64];
 
       if (fm_unit (fm_hash (f->cfg.seed, FM_STREAM_REALLOC, s,
-                            f->generation)) >= f->cfg.set.realloc)
+                            writes_of (f, s))) >= f->cfg.set.realloc)
         continue; /* rewritten in place */
       if (f->spares == 0) {
         log_event (f, now, "trigger", FM_FAULT_REALLOCATED, s * f->cfg.sector,
@@ -579,12 +664,15 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                struct fm_err *err)
 {
   uint64_t first = offset / f->cfg.sector;
-  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, s;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector, s, end;
 
   if (failed_disk (f, now, err) == -1)
     return -1;
   if (count == 0)
     return 0;
+  if (f->write_count &&
+      fm_counts_bump (f->write_count, first, last - first) == -1)
+    goto oom;
   /* A rewritten sector reads again (the drive rewrote it in place).  A
    * partial write of a bad sector counts as rewriting it: the drive
    * merges the new bytes into the sector it writes.
@@ -593,17 +681,22 @@ dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
     return -1;
   if (fm_faultmap_clear (f->map, first, last - first) == -1)
     goto oom;
-  /* ... but a written sector may come out marginal again. */
-  f->generation++;
-  for (s = first; f->p_sector > 0 && s < last; s++) {
-    if (fm_ure_reroll (f->cfg.seed, s, f->generation, f->p_sector)) {
+  /* ... but a written sector may come out marginal again: drawn for
+   * its own count of writes, run by run of sectors written as often.
+   */
+  for (s = first; f->p_sector > 0 && s < last; s = end) {
+    uint64_t w = fm_counts_get (f->write_count, s, &end), t;
+
+    for (end = end < last ? end : last, t = s; t < end; t++) {
       char detail[64];
 
-      if (fm_faultmap_add (f->map, s, 1, FM_FAULT_URE) == -1)
+      if (!fm_ure_reroll (f->cfg.seed, t, w, f->p_sector))
+        continue;
+      if (fm_faultmap_add (f->map, t, 1, FM_FAULT_URE) == -1)
         goto oom;
       snprintf (detail, sizeof detail, "ber=%g: rewritten marginal",
                 f->cfg.set.ber);
-      log_event (f, now, "inject", FM_FAULT_URE, s * f->cfg.sector,
+      log_event (f, now, "inject", FM_FAULT_URE, t * f->cfg.sector,
                  f->cfg.sector, detail);
     }
   }
@@ -615,30 +708,75 @@ oom:
   return -1;
 }
 
+/* The flips of one read, as fm_flips finds them: bit indexes into the
+ * read's buffer.
+ */
+struct flip_list {
+  uint64_t sector, offset, count;
+  uint64_t *bits, n, alloc;
+  bool oom;
+};
+
+static void
+add_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  struct flip_list *l = opaque;
+  uint64_t byte = sector * l->sector + bit / 8;
+
+  /* A sector read in part flips only where it was read. */
+  if (l->oom || byte < l->offset || byte - l->offset >= l->count)
+    return;
+  if (l->n == l->alloc) {
+    uint64_t na = l->alloc ? 2 * l->alloc : 8, *nb;
+
+    if ((nb = realloc (l->bits, na * sizeof *nb)) == NULL) {
+      l->oom = true;
+      return;
+    }
+    l->bits = nb;
+    l->alloc = na;
+  }
+  l->bits[l->n++] = (byte - l->offset) * 8 + bit % 8;
+}
+
 uint64_t
 dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
                uint64_t **bits)
 {
-  uint64_t k, j;
+  struct flip_list l = {
+      .sector = f->cfg.sector, .offset = offset, .count = count};
+  uint64_t s = offset / f->cfg.sector, end, j;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector;
 
   *bits = NULL;
   if (f->cfg.set.flip_rate <= 0 || count == 0)
     return 0;
-  f->reads++;
-  k = fm_flip_count (f->cfg.seed, f->reads, count * 8, f->cfg.set.flip_rate);
-  if (k == 0 || (*bits = malloc (k * sizeof **bits)) == NULL)
-    return 0; /* no memory to corrupt with: the read is clean */
-  for (j = 0; j < k; j++) {
-    char detail[48];
-    uint64_t b = fm_flip_bit (f->cfg.seed, f->reads, j, count * 8);
+  /* Run by run of sectors read as often (dfaults_read counted this
+   * read), each sector's flips for its own count.
+   */
+  for (; s < last; s = end) {
+    uint64_t nth = fm_counts_get (f->read_count, s, &end);
 
-    (*bits)[j] = b;
-    snprintf (detail, sizeof detail, "bit %u of the byte flipped",
-              (unsigned)(b % 8));
-    f->hits[FM_FAULT_FLIP]++;
-    log_event (f, now, "trigger", FM_FAULT_FLIP, offset + b / 8, 1, detail);
+    if (end > last)
+      end = last;
+    fm_flips (f->cfg.seed, f->cfg.set.flip_rate, f->cfg.sector, s, end - s, nth,
+              add_flip, &l);
   }
-  return k;
+  if (l.oom) {
+    free (l.bits);
+    return 0; /* no memory to corrupt with: the read is clean */
+  }
+  for (j = 0; j < l.n; j++) {
+    char detail[48];
+
+    snprintf (detail, sizeof detail, "bit %u of the byte flipped",
+              (unsigned)(l.bits[j] % 8));
+    f->hits[FM_FAULT_FLIP]++;
+    log_event (f, now, "trigger", FM_FAULT_FLIP, offset + l.bits[j] / 8, 1,
+               detail);
+  }
+  *bits = l.bits;
+  return l.n;
 }
 
 void
@@ -730,36 +868,56 @@ bool
 dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset, uint64_t count,
               uint64_t *actual)
 {
-  uint64_t h = fm_hash (f->cfg.seed, FM_STREAM_WRITE, ++f->writes, 0);
-  double u = fm_unit (h);
+  const struct fm_faultset *set = &f->cfg.set;
+  uint64_t first = offset / f->cfg.sector;
+  uint64_t last = (offset + count + f->cfg.sector - 1) / f->cfg.sector;
+  uint64_t w, h;
+  double u;
   char detail[96];
 
   *actual = offset;
-  if (now >= f->fail_at_ns)
+  if (now >= f->fail_at_ns || count == 0)
     return true; /* a failed disk fails it (dfaults_write) */
-  if (u < f->cfg.set.lost_write) {
-    f->hits[FM_FAULT_LOST_WRITE]++;
-    log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
-               "acknowledged, never written");
-    return false;
-  }
-  if (u < f->cfg.set.lost_write + f->cfg.set.misdirected_write) {
+  if (set->lost_write <= 0 && set->misdirected_write <= 0)
+    return true;
+  /* Keyed by where the write begins and how often that sector has been
+   * written: the order of writes elsewhere changes nothing.
+   */
+  w = writes_of (f, first);
+  h = fm_hash (f->cfg.seed, FM_STREAM_WRITE, first, w);
+  u = fm_unit (h);
+  if (u >= set->lost_write + set->misdirected_write)
+    return true;
+  if (u >= set->lost_write) {
     /* Up to 64 sectors either way, whole sectors, inside the disk. */
     uint64_t d =
-        f->cfg.sector *
-        (1 +
-         fm_below (fm_hash (f->cfg.seed, FM_STREAM_WRITE, f->writes, 1), 64));
+        f->cfg.sector * (1 + fm_below (fm_hash (f->cfg.seed, FM_STREAM_WRITE,
+                                                first, w | (1ULL << 63)),
+                                       64));
     bool down = (h & 1) && offset >= d;
     if (!down && offset + count + d > f->cfg.disk_size)
       down = offset >= d;
     if (!down && offset + count + d > f->cfg.disk_size)
       return true; /* nowhere else to land: written where meant */
     *actual = down ? offset - d : offset + d;
-    f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
-    snprintf (detail, sizeof detail, "landed at byte %" PRIu64, *actual);
-    log_event (f, now, "trigger", FM_FAULT_MISDIRECTED_WRITE, offset, count,
-               detail);
   }
+  /* The target counts the write it missed, so that the next write there
+   * draws afresh.  No memory to count it: no fault either.
+   */
+  if (fm_counts_bump (f->write_count, first, last - first) == -1) {
+    *actual = offset;
+    return true;
+  }
+  if (*actual == offset) {
+    f->hits[FM_FAULT_LOST_WRITE]++;
+    log_event (f, now, "trigger", FM_FAULT_LOST_WRITE, offset, count,
+               "acknowledged, never written");
+    return false;
+  }
+  f->hits[FM_FAULT_MISDIRECTED_WRITE]++;
+  snprintf (detail, sizeof detail, "landed at byte %" PRIu64, *actual);
+  log_event (f, now, "trigger", FM_FAULT_MISDIRECTED_WRITE, offset, count,
+             detail);
   return true;
 }
 

@@ -60,6 +60,12 @@ extern int dfaults_load (struct dfaults *f, const char *path,
  * sector or of an unreadable one that comes back, and the whole error
  * recovery time (erc=) when the drive gives up.  The limit is per
  * command, as SCT ERC's is: a read whose retries would pass it fails.
+ * What a read draws for a sector is keyed by the sector and a count of
+ * its own, which this read raises whatever becomes of the read: whether
+ * an unreadable one comes back by its reads while unreadable, a marginal
+ * one's retries by its reads from the media, its flips (dfaults_flips)
+ * by its reads.  So the order in which other sectors are read changes
+ * none of it.
  */
 extern int dfaults_read (struct dfaults *f, uint64_t now, uint64_t offset,
                          uint64_t count, bool media, uint64_t *extra_ns,
@@ -70,15 +76,22 @@ extern int dfaults_write (struct dfaults *f, uint64_t now, uint64_t offset,
 /* What becomes of the next write of [offset, offset+count): false if it
  * is lost (acknowledged, never written); else true with *actual the byte
  * offset where it lands (offset itself, or nearby if misdirected).  Call
- * before dfaults_write for that write, with the landing place.
+ * before dfaults_write for that write, with the landing place.  Drawn
+ * for the write's first sector and how many times that sector has been
+ * written (dfaults_write counts where writes land; a write lost or
+ * misdirected counts where it was aimed, so the next one there draws
+ * afresh).
  */
 extern bool dfaults_fate (struct dfaults *f, uint64_t now, uint64_t offset,
                           uint64_t count, uint64_t *actual);
 
-/* Bit flips on the read path for a read of [offset, offset+count): the
- * number of flips, and in *bits (malloc'd, caller frees) the bit index of
- * each in the read's buffer; logged and counted.  Flip them after the
- * copy.  A bit listed twice flips back: the log says so, too.
+/* Bit flips on the read path for a read of [offset, offset+count), after
+ * dfaults_read counted it: the number of flips, and in *bits (malloc'd,
+ * caller frees) the bit index of each in the read's buffer; logged and
+ * counted.  Each sector's flips are its own, for its count of reads
+ * (fm_flips); a sector read in part flips only in the part read.  Flip
+ * them after the copy.  A bit listed twice flips back: the log says so,
+ * too.
  */
 extern uint64_t dfaults_flips (struct dfaults *f, uint64_t now, uint64_t offset,
                                uint64_t count, uint64_t **bits);

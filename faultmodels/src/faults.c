@@ -149,26 +149,62 @@ fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation, double p)
   return fm_unit (fm_hash (seed, FM_STREAM_URE, generation, s + 1)) < p;
 }
 
-uint64_t
-fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits, double rate)
+/* ---- bit flips on the read path ---- */
+
+/* The segment: as many sectors (a power of two, up to 2^20) as expect
+ * between half a flip and one at one read each.  A read then costs a
+ * draw or two per segment it touches, not one per sector.
+ */
+static uint64_t
+flip_segment (double mean_per_sector)
 {
-  /* poisson() keys its uniforms by (stream, UINT64_MAX, 0|1): fold the
-   * read number into the seed so every read gets its own.
-   */
-  return poisson (fm_hash (seed, FM_STREAM_FLIP, read, 0), FM_STREAM_FLIP,
-                  (double)bits * rate);
+  uint64_t k = 1;
+
+  while (k < (1u << 20) && 2 * (double)k * mean_per_sector <= 1)
+    k *= 2;
+  return k;
 }
 
 uint64_t
-fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j, uint64_t bits)
+fm_flips (uint64_t seed, double rate, uint32_t sector_bytes, uint64_t first,
+          uint64_t n, uint64_t nth, fm_flip_fn *fn, void *opaque)
 {
-  return fm_below (fm_hash (seed, FM_STREAM_FLIP, read, j + 1), bits);
+  uint64_t bits = 8ULL * sector_bytes, end = first + n, found = 0, k, g;
+  double mean = (double)bits * rate;
+
+  if (rate <= 0 || n == 0)
+    return 0;
+  k = flip_segment (mean);
+  /* The flips of segment g's sectors at their nth reads: a Poisson
+   * number over the segment's bits, each bit uniform, all from
+   * (g, nth).  Split by sector, a Poisson process gives each sector its
+   * own Poisson count, independent of the others': the draw per
+   * (sector, nth) that the order of reads cannot change.
+   */
+  for (g = first / k; g * k < end; g++) {
+    uint64_t key = fm_hash (seed, FM_STREAM_FLIP, g, nth), m, j;
+
+    m = fm_poisson (fm_hash (key, FM_STREAM_FLIP, 0, 0),
+                    fm_hash (key, FM_STREAM_FLIP, 0, 1), mean * (double)k);
+    for (j = 0; j < m; j++) {
+      uint64_t at =
+          fm_below (fm_hash (key, FM_STREAM_FLIP, j + 1, 0), k * bits);
+      uint64_t s = g * k + at / bits;
+
+      if (s >= first && s < end) {
+        fn (opaque, s, at % bits);
+        found++;
+      }
+    }
+  }
+  return found;
 }
 
 /* ---- Poisson processes in one-second windows ---- */
 
 /* Window keys live above 2^62 so they never meet the per-sector keys
- * (sector numbers, read numbers) of the same stream.
+ * (sectors, segments of them, read and write counts) of the same
+ * stream.
  */
 #define WINDOW_KEY(w) ((w) | (1ULL << 62))
 

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "check-main.h"
+#include "faultmodels/counts.h"
 #include "faultmodels/faults.h"
+#include "faultmodels/rng.h"
 #include "faultmodels/faultset.h"
 
 START_TEST (test_kinds)
@@ -336,6 +338,237 @@ START_TEST (test_faultset)
 }
 END_TEST
 
+/* Per-sector counts against a plain array of them: bumps of every
+ * shape (single sectors, runs that span others, the whole range, ends
+ * that meet), enough of them to split blocks and join them again.
+ * get's end is where the count really changes, and the number of
+ * changes kept is the number of places the array steps.
+ */
+#define CSECTORS 20000
+
+static void
+counts_agree (const struct fm_counts *c, const uint64_t *want)
+{
+  uint64_t s = 0, end, n, steps = 0;
+  size_t i;
+
+  for (i = 1; i < CSECTORS; i++)
+    steps += want[i] != want[i - 1];
+  steps += want[0] != 0;
+  while (s < CSECTORS) {
+    n = fm_counts_get (c, s, &end);
+    ck_assert_uint_gt (end, s);
+    for (; s < end && s < CSECTORS; s++)
+      ck_assert_msg (want[s] == n, "sector %llu: %llu, wants %llu",
+                     (unsigned long long)s, (unsigned long long)n,
+                     (unsigned long long)want[s]);
+    ck_assert (s == CSECTORS || want[s] != n);
+  }
+  /* Past the last sector bumped: 0, to the end of everything. */
+  ck_assert_uint_eq (fm_counts_get (c, CSECTORS + 5, &end), 0);
+  ck_assert_uint_eq (end, UINT64_MAX);
+  /* The step down to 0 after the last sector is one more change. */
+  ck_assert_uint_eq (fm_counts_changes (c), steps + (want[CSECTORS - 1] != 0));
+}
+
+START_TEST (test_counts)
+{
+  struct fm_counts *c = fm_counts_new ();
+  uint64_t *want = calloc (CSECTORS, sizeof *want), i, k, end;
+
+  ck_assert_ptr_nonnull (c);
+  ck_assert_uint_eq (fm_counts_get (c, 7, &end), 0);
+  ck_assert_uint_eq (end, UINT64_MAX);
+  ck_assert_int_eq (fm_counts_bump (c, 0, 0), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 0);
+  /* Two runs that meet are one. */
+  ck_assert_int_eq (fm_counts_bump (c, 100, 50), 0);
+  ck_assert_int_eq (fm_counts_bump (c, 150, 50), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 2);
+  ck_assert_uint_eq (fm_counts_get (c, 99, &end), 0);
+  ck_assert_uint_eq (end, 100);
+  ck_assert_uint_eq (fm_counts_get (c, 120, &end), 1);
+  ck_assert_uint_eq (end, 200);
+  for (i = 100; i < 200; i++)
+    want[i] = 1;
+  for (i = 0; i < 40000; i++) {
+    uint64_t h = fm_hash (11, FM_STREAM_BENCH, i, 0);
+    uint64_t first = fm_below (h, CSECTORS), n;
+
+    switch (h >> 62) {
+      case 0:
+        n = 1;
+        break;
+      case 1:
+        n = 1 + fm_below (h >> 20, 16);
+        break;
+      case 2:
+        n = 1 + fm_below (h >> 20, 3000);
+        break;
+      default:
+        n = i % 5000 == 0 ? CSECTORS : 8;
+        first &= ~7ULL;
+        break;
+    }
+    if (n > CSECTORS - first)
+      n = CSECTORS - first;
+    ck_assert_int_eq (fm_counts_bump (c, first, n), 0);
+    for (k = first; k < first + n; k++)
+      want[k]++;
+    if (i % 4000 == 0)
+      counts_agree (c, want);
+  }
+  counts_agree (c, want);
+  ck_assert_uint_gt (fm_counts_changes (c), 1000); /* blocks split */
+  /* Raised, run by run of the lowest count, to one count everywhere:
+   * the steps melt into one run.
+   */
+  for (;;) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+
+    for (i = 0; i < CSECTORS; i++) {
+      lo = want[i] < lo ? want[i] : lo;
+      hi = want[i] > hi ? want[i] : hi;
+    }
+    if (lo == hi)
+      break;
+    for (i = 0; i<CSECTORS; i = k> i ? k : i + 1) {
+      for (k = i; k < CSECTORS && want[k] == lo; k++)
+        want[k]++;
+      if (k > i)
+        ck_assert_int_eq (fm_counts_bump (c, i, k - i), 0);
+    }
+  }
+  counts_agree (c, want);
+  ck_assert_uint_eq (fm_counts_changes (c), 2);
+  fm_counts_free (c);
+  free (want);
+}
+END_TEST
+
+/* Runs appended in order (every other sector read, one after the
+ * other) fill their blocks: 16 bytes a change and little more, where
+ * blocks split in halves would hold twice that.
+ */
+START_TEST (test_counts_append)
+{
+  struct fm_counts *c = fm_counts_new ();
+  uint64_t k, end;
+
+  for (k = 0; k < 100000; k++)
+    ck_assert_int_eq (fm_counts_bump (c, 2 * k, 1), 0);
+  ck_assert_uint_eq (fm_counts_changes (c), 200000);
+  for (k = 0; k < 200000; k += 997) {
+    ck_assert_uint_eq (fm_counts_get (c, k, &end), (k + 1) % 2);
+    ck_assert_uint_eq (end, k + 1);
+  }
+  ck_assert_msg (fm_counts_bytes (c) < 200000 * 16 * 5 / 4,
+                 "%zu bytes for 200,000 changes", fm_counts_bytes (c));
+  fm_counts_free (c);
+}
+END_TEST
+
+/* The flips of one (sector, nth read) pair: bit indexes, in a set. */
+struct flipset {
+  uint64_t v[64];
+  size_t n;
+};
+
+static void
+note_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  struct flipset *f = opaque;
+
+  ck_assert_uint_lt (f->n, 64);
+  f->v[f->n++] = sector * 4096 * 8 + bit;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Read-path flips are a function of (seed, sector, its nth read) alone:
+ * a sector drawn by itself meets the flips it meets inside any run
+ * around it, and the nth and (n+1)th reads of it draw apart.
+ */
+START_TEST (test_flip_keys)
+{
+  const double rate = 1e-6; /* 0.033 flips per 4 KiB sector read */
+  uint64_t nth, s, total = 0;
+
+  for (nth = 1; nth <= 20; nth++) {
+    struct flipset whole = {.n = 0}, alone = {.n = 0}, split = {.n = 0};
+
+    fm_flips (3, rate, 4096, 1000, 900, nth, note_flip, &whole);
+    for (s = 1000; s < 1900; s++)
+      fm_flips (3, rate, 4096, s, 1, nth, note_flip, &alone);
+    fm_flips (3, rate, 4096, 1000, 333, nth, note_flip, &split);
+    fm_flips (3, rate, 4096, 1333, 567, nth, note_flip, &split);
+    qsort (whole.v, whole.n, sizeof *whole.v, cmp_u64);
+    qsort (alone.v, alone.n, sizeof *alone.v, cmp_u64);
+    qsort (split.v, split.n, sizeof *split.v, cmp_u64);
+    ck_assert_uint_eq (whole.n, alone.n);
+    ck_assert_uint_eq (whole.n, split.n);
+    ck_assert (memcmp (whole.v, alone.v, whole.n * sizeof *whole.v) == 0);
+    ck_assert (memcmp (whole.v, split.v, whole.n * sizeof *whole.v) == 0);
+    for (s = 0; s < whole.n; s++) {
+      ck_assert_uint_ge (whole.v[s] / (4096 * 8), 1000);
+      ck_assert_uint_lt (whole.v[s] / (4096 * 8), 1900);
+    }
+    total += whole.n;
+  }
+  /* 900 sectors x 20 reads x 0.033: about 590, never the same flips
+   * for every read.
+   */
+  ck_assert_uint_gt (total, 400);
+  ck_assert_uint_lt (total, 800);
+  ck_assert_uint_eq (fm_flips (3, 0, 4096, 0, 100, 1, note_flip, NULL), 0);
+}
+END_TEST
+
+static void
+count_flip (void *opaque, uint64_t sector, uint64_t bit)
+{
+  (void)sector;
+  (void)bit;
+  (*(uint64_t *)opaque)++;
+}
+
+/* The rate comes out as asked, per bit read, at rates from the presets'
+ * to the largest allowed and for both sector sizes: a fixed seed, so
+ * the count is fixed too; the bounds are five standard deviations.
+ */
+START_TEST (test_flip_rate)
+{
+  static const struct {
+    double rate;
+    uint32_t sector;
+    uint64_t sectors, reads;
+  } c[] = {
+      {1e-6, 4096, 10000, 30},     {1e-7, 4096, 100000, 30},
+      {1e-7, 512, 400000, 25},     {1e-12, 512, 1ULL << 40, 1},
+      {1e-9, 4096, 1ULL << 30, 2},
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double mean =
+        (double)c[i].sectors * (double)c[i].reads * 8 * c[i].sector * c[i].rate;
+    uint64_t n = 0, nth;
+
+    for (nth = 1; nth <= c[i].reads; nth++)
+      fm_flips (17, c[i].rate, c[i].sector, 12345, c[i].sectors, nth,
+                count_flip, &n);
+    ck_assert_msg (fabs ((double)n - mean) < 5 * sqrt (mean),
+                   "rate %g, %u-byte sectors: %llu flips, expected %.0f",
+                   c[i].rate, c[i].sector, (unsigned long long)n, mean);
+  }
+}
+END_TEST
+
 int
 main (void)
 {
@@ -349,6 +582,10 @@ main (void)
       {"lse_episodes", test_lse_episodes},
       {"windows", test_windows},
       {"faultset", test_faultset},
+      {"counts", test_counts},
+      {"counts_append", test_counts_append},
+      {"flip_keys", test_flip_keys},
+      {"flip_rate", test_flip_rate},
   };
 
   return fd_check_main ("faults", cases, sizeof cases / sizeof cases[0]);

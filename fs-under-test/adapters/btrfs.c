@@ -277,11 +277,19 @@ const struct fd_fs fd_fs_btrfs = {
     .name = "btrfs",
     .mount_type = "btrfs",
     .min_size = 128 << 20,
-    /* mkfs's random UUID is kept: it shapes no placement, and btrfs
-     * takes the devices of one UUID for one file system, so two trials of
-     * one seed at once would be taken for two copies of one device.
+    /* The UUID (the fsid, in every tree block's header) from the seed;
+     * btrfs-progs 6.2 has no option for the device's UUID or the chunk
+     * tree's, which stay random.  mkfs.btrfs refuses a UUID another
+     * device has, so a disk of the same seed attached beside takes the
+     * seed's next one (fd_fs_mkfs_argv's attempt).  It asks libblkid's
+     * cache, which trusts what it saw in the last 2 s: a disk of the
+     * seed just detached (its device number even given to this disk)
+     * would still have the UUID there, so it starts from no cache and
+     * probes every device afresh.
      */
-    .mkfs = {"mkfs.btrfs", "-q", "-f", "{dev}"},
+    .mkfs = {"env", "BLKID_FILE=/dev/null", "mkfs.btrfs", "-q", "-f", "-U",
+             "{uuid}", "{dev}"},
+    .identity = 2,
     .check = {"btrfs", "check", "--readonly", "{dev}"},
     .repair = {"btrfs", "check", "--repair", "--force", "{dev}"},
     /* --repair on some full disks fixes the block accounting, commits,

@@ -199,7 +199,9 @@ const struct fd_fs fd_fs_chunkfs = {
     .name = "chunkfs",
     .mount_type = "fuseblk",
     .min_size = (16 + 32768) * 4096ull, /* one 128 MiB chunk */
-    .mkfs = {"mkfs.chunkfs", "-q", "{dev}"},
+    /* The UUID seals every metadata block: from the seed, as the rest. */
+    .mkfs = {"mkfs.chunkfs", "-q", "-U", "{uuid}", "{dev}"},
+    .identity = 3,
     .mount_cmd = {"chunkfs", "-o", "blkdev", "{dev}", "{mnt}"},
     .check = {"fsck.chunkfs", "-fn", "-t", "{dev}"},
     .repair = {"fsck.chunkfs", "-fy", "-t", "{dev}"},

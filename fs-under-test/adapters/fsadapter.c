@@ -81,7 +81,7 @@ fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
   fd_fs_argv_at (tmpl, dev, NULL, argv);
 }
 
-/* The k-th UUID of seed's file system, in the random (version 4) form
+/* The k-th UUID of seed's file systems, in the random (version 4) form
  * mkfs would have drawn.
  */
 static void
@@ -120,13 +120,15 @@ replace (const char *tmpl, const char *name, const char *value, char *out,
 
 void
 fd_fs_mkfs_argv (const struct fd_fs *fs, const char *dev, uint64_t seed,
-                 struct fd_mkfs_argv *out)
+                 unsigned attempt, struct fd_mkfs_argv *out)
 {
+  /* ext4's first pair is 0 and 1, as it always was. */
+  uint64_t k = ((uint64_t)attempt << 32) | (uint64_t)fs->identity << 1;
   char uuid[37], hash_seed[37];
   size_t i;
 
-  seed_uuid (seed, 0, uuid);
-  seed_uuid (seed, 1, hash_seed);
+  seed_uuid (seed, k, uuid);
+  seed_uuid (seed, k | 1, hash_seed);
   fd_fs_argv (fs->mkfs, dev, out->argv);
   for (i = 0; out->argv[i]; i++)
     if (replace (fs->mkfs[i], "{uuid}", uuid, out->text[i],

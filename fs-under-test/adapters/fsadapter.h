@@ -69,6 +69,11 @@ struct fd_fs {
   const char *mount_cmd[FD_ARGV_MAX];
   /* Make the file system ("{uuid}", "{hash_seed}": fd_fs_mkfs_argv). */
   const char *mkfs[FD_ARGV_MAX];
+  /* Which of the seed's identities mkfs takes: file systems of one seed
+   * attached side by side must not share a UUID (mkfs.btrfs refuses one
+   * another device has).  ext4 and ext3 share 0, the first there was.
+   */
+  unsigned identity;
   const char *check[FD_ARGV_MAX];  /* read-only check, forced */
   const char *repair[FD_ARGV_MAX]; /* repair, answering yes */
   /* The checker's option that writes e2fsck's progress lines ("PASS DONE
@@ -176,17 +181,24 @@ extern void fd_fs_argv (const char *const tmpl[FD_ARGV_MAX], const char *dev,
 
 /* mkfs's command line, from fs->mkfs: "{dev}" replaced by dev, and
  * "{uuid}" and "{hash_seed}" in a token ("hash_seed={hash_seed}") by two
- * UUIDs derived from seed.  mkfs would draw them at random, and they
- * shape the layout (ext4 places directories and orders their entries
- * by the hash seed), so a checker's reads would differ from one trial
- * of a seed to the next.
+ * UUIDs derived from seed and fs->identity.  mkfs would draw them at
+ * random; they shape the layout (ext4 places directories and orders
+ * their entries by the hash seed), so a checker's reads would differ
+ * from one trial of a seed to the next, and the bytes of every metadata
+ * block that carries them (xfs, btrfs, chunkfs) would too.  `attempt`
+ * 0 gives the seed's own; 1, 2, ... others, as reproducible, for when a
+ * disk of the same seed is attached beside (FD_MKFS_UUID_TAKEN).
  */
 struct fd_mkfs_argv {
   char *argv[FD_ARGV_MAX + 1];
   char text[FD_ARGV_MAX][64]; /* the tokens with a UUID in */
 };
 extern void fd_fs_mkfs_argv (const struct fd_fs *fs, const char *dev,
-                             uint64_t seed, struct fd_mkfs_argv *out);
+                             uint64_t seed, unsigned attempt,
+                             struct fd_mkfs_argv *out);
+
+/* What mkfs.btrfs says when the UUID it is given is another device's. */
+#define FD_MKFS_UUID_TAKEN "non-unique UUID"
 
 /* For an adapter's passes: one line of a checker's output, from `line`
  * to `end` (a copy, NUL-ended at end, cut at 511 bytes): true with a

@@ -267,11 +267,14 @@ const struct fd_fs fd_fs_xfs = {
     .name = "xfs",
     .mount_type = "xfs",
     .min_size = 300 << 20, /* mkfs.xfs refuses smaller */
-    /* mkfs's random UUID is kept: it shapes no placement (only the
-     * bytes of each metadata header), and two trials of one seed at once
-     * would share it, which xfs refuses to mount twice.
+    /* The UUID from the seed: it places nothing, but it is in every
+     * metadata block's header, so the disk's bytes follow the seed.  Two
+     * disks of one seed attached at once share it, which xfs refuses to
+     * mount twice unless told nouuid (the mount option for snapshots).
      */
-    .mkfs = {"mkfs.xfs", "-q", "-f", "{dev}"},
+    .mkfs = {"mkfs.xfs", "-q", "-f", "-m", "uuid={uuid}", "{dev}"},
+    .identity = 1,
+    .mount_opts = "nouuid",
     .check = {"xfs_repair", "-n", "-v", "{dev}"},
     .repair = {"xfs_repair", "-e", "-v", "{dev}"},
     .dirty_log_exit = 2,
@@ -292,5 +295,9 @@ const struct fd_fs fd_fs_xfs = {
     .locate = xfs_locate,
     .target_types = "data inode dir log superblock agf agi agfl bnobt cntbt "
                     "refcountbt inobt finobt",
-    .copies_collide = true, /* "Filesystem has duplicate UUID" */
+    /* "Filesystem has duplicate UUID" without nouuid; with it copies
+     * could mount side by side, but crash points still check them one at
+     * a time, as they did before.
+     */
+    .copies_collide = true,
 };

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <mntent.h>
 #include <pthread.h>
@@ -1171,6 +1172,37 @@ name_dead_mounts (struct fm_err *err)
   fm_fail (err, "%s", msg);
 }
 
+/* mkfs with the seed's UUIDs.  mkfs.btrfs refuses a UUID another device
+ * has, which a disk of the same seed attached beside this one does (two
+ * trials of a seed at once, here or another user's): then the seed's
+ * next, as reproducible, said on stderr.
+ */
+static int
+make_fs (const struct fd_fs *fs, const char *dev, uint64_t seed,
+         struct fm_err *err)
+{
+  unsigned attempt;
+
+  for (attempt = 0;; attempt++) {
+    struct fd_mkfs_argv mkfs;
+
+    fd_fs_mkfs_argv (fs, dev, seed, attempt, &mkfs);
+    if (fd_run_ok (mkfs.argv, 3600, err) == 0)
+      break;
+    if (attempt == 15 || strstr (err->msg, FD_MKFS_UUID_TAKEN) == NULL) {
+      name_dead_mounts (err);
+      return -1;
+    }
+  }
+  if (attempt > 0)
+    fprintf (stderr,
+             "futuredisk: %s: the UUID of seed %" PRIu64 " is on another "
+             "attached disk (one of the same seed): made with the seed's "
+             "UUID no. %u\n",
+             fs->name, seed, attempt + 1);
+  return 0;
+}
+
 struct fd_disk *
 fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
 {
@@ -1206,14 +1238,8 @@ fd_disk_attach (const struct fd_attach_opts *o, struct fm_err *err)
   if (tell_rotational (d, err) == -1 || pass_requests_whole (d, err) == -1 ||
       pin_read_ahead (d, err) == -1 || tell_device (d, err) == -1)
     goto fail;
-  if (o->mkfs && fs) {
-    struct fd_mkfs_argv mkfs;
-    fd_fs_mkfs_argv (fs, d->dev, o->seed, &mkfs);
-    if (fd_run_ok (mkfs.argv, 3600, err) == -1) {
-      name_dead_mounts (err);
-      goto fail;
-    }
-  }
+  if (o->mkfs && fs && make_fs (fs, d->dev, o->seed, err) == -1)
+    goto fail;
   if (!o->defer_mount && fd_disk_mount (d, err) == -1)
     goto fail;
   return d;

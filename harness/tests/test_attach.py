@@ -92,6 +92,62 @@ def test_mkfs_beside_a_died_fuse_server_names_its_mount(run, mountpoint,
     assert not os.path.ismount(mountpoint)
 
 
+def fs_uuid(device):
+    """The UUID blkid reads on a device."""
+    return subprocess.run(["blkid", "-p", "-s", "UUID", "-o", "value",
+                           device], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+# A seed nobody else's disk is likely to have on this machine.
+UUID_SEED = "727100447"
+
+
+@pytest.mark.parametrize("fs,size", [("xfs", "512M"), ("btrfs", "256M")])
+def test_mkfs_uuid_follows_the_seed(run, tmp_path, fs, size):
+    """xfs and btrfs take their UUID from the seed, as ext4 does: made
+    again with the same seed, the same UUID; with another, another.  A
+    disk of the same seed attached beside it mounts too: xfs with
+    nouuid, btrfs with the seed's next UUID (mkfs.btrfs refuses one
+    another device has), said on stderr."""
+    mounts = []
+
+    def attach(seed):
+        """Attach a disk made with seed: (its mount, UUID, stderr)."""
+        m = str(tmp_path / f"m{len(mounts)}")
+        os.mkdir(m)
+        mounts.append(m)
+        p = run("attach", "--mount", m, "--profile", "roadmap-2013",
+                "--size", size, "--fs", fs, "--mkfs", "--seed", seed,
+                "--attach", "loop", check=0)
+        assert os.path.ismount(m)
+        info = dict(line.split(" ", 1) for line in p.stdout.splitlines())
+        return m, fs_uuid(info["device"]), p.stderr
+
+    try:
+        m0, first, _ = attach(UUID_SEED)
+        m1, beside, said = attach(UUID_SEED)
+        if fs == "btrfs":
+            assert beside != first
+            assert "made with the seed's UUID no. 2" in said, said
+        else:
+            assert beside == first
+        run("detach", m1, check=0)
+        run("detach", m0, check=0)
+        m2, again, said = attach(UUID_SEED)
+        assert again == first and "UUID no." not in said, said
+        run("detach", m2, check=0)
+        m3, other, _ = attach(str(int(UUID_SEED) + 1))
+        assert other != first
+        run("detach", m3, check=0)
+    finally:
+        for m in mounts:
+            if os.path.ismount(m):
+                run("detach", m)
+    for m in mounts:
+        assert leftovers(m.replace("/", "_")) == [] and leftovers(m) == []
+
+
 def test_store_survives_reattach(run, mountpoint, tmp_path):
     store = str(tmp_path / "disk.img")
     run("attach", "--mount", mountpoint, "--profile", "ent-15k", "--size",

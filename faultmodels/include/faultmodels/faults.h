@@ -89,30 +89,35 @@ extern uint64_t fm_ure_marginal (uint64_t seed, uint64_t sectors, double p,
                                  void (*fn) (void *opaque, uint64_t sector),
                                  void *opaque);
 
-/* Is sector s unreadable after its write number `generation`?  A rewrite
- * re-rolls the sector with the same odds.
+/* Is sector s unreadable after its `generation`th write (1, 2, ...: the
+ * sector's own count, so the writes of other sectors, and their order,
+ * do not matter)?  A rewrite re-rolls the sector with the same odds.
  */
 extern bool fm_ure_reroll (uint64_t seed, uint64_t s, uint64_t generation,
                            double p);
 
-/* How many of `bits` bits read flip, at `rate` per bit: a Poisson count
- * drawn from (seed, FM_STREAM_FLIP, read) — `read` numbers the reads, so
- * every read draws afresh (flips on the read path are transient).
+/* Bit flips on the read path, at `rate` per bit read: the nth read of
+ * a sector of `sector_bytes` flips a Poisson number of its bits (mean
+ * 8 * sector_bytes * rate), each uniform - drawn for (seed, sector, nth)
+ * alone, so a sector's nth read meets the same flips whatever was read
+ * before it, and every read of it draws afresh (flips on the read path
+ * are transient).  For sectors [first, first+n), each at its nth read:
+ * fn (opaque, sector, bit) for every flip (a bit may come twice); returns
+ * how many.
  */
-extern uint64_t fm_flip_count (uint64_t seed, uint64_t read, uint64_t bits,
-                               double rate);
-
-/* Which bit (0 .. bits-1) the j-th flip of that read hits. */
-extern uint64_t fm_flip_bit (uint64_t seed, uint64_t read, uint64_t j,
-                             uint64_t bits);
+typedef void fm_flip_fn (void *opaque, uint64_t sector, uint64_t bit);
+extern uint64_t fm_flips (uint64_t seed, double rate, uint32_t sector_bytes,
+                          uint64_t first, uint64_t n, uint64_t nth,
+                          fm_flip_fn *fn, void *opaque);
 
 /* ---- retries and marginal sectors ---- */
 
 /* How many retries a read that does come back takes: each retry (one
  * more revolution; one more media read on flash) succeeds with chance
  * 1/mean, so the count is geometric, at least 1, with mean `mean`.  Drawn
- * from (seed, stream, s, attempt): `attempt` numbers the reads, so every
- * read of a weak sector draws afresh.
+ * from (seed, stream, s, attempt): `attempt` is how many times sector s
+ * has been read (fm_counts), so every read of a weak sector draws afresh
+ * and the reads of other sectors do not move its draws.
  */
 extern uint64_t fm_retries (uint64_t seed, uint64_t stream, uint64_t s,
                             uint64_t attempt, double mean);

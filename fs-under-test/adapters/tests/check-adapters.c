@@ -171,6 +171,12 @@ is_uuid4 (const char *s)
   return true;
 }
 
+/* What fd_fs_mkfs_argv gave ext4 for seed 5 before xfs, btrfs and
+ * chunkfs took UUIDs from the seed too (a4de238): theirs must not move
+ * ext4's, whose hash seed places its directories.
+ */
+#define EXT4_SEED5_UUID "6fa1158f-e8b8-44db-a98c-2f954890f4d0"
+
 /* e2fsprogs' mkfs takes its UUID and hash seed from the trial's seed:
  * the same for the same seed, another for another, and UUIDs of the
  * random form mke2fs would have drawn.
@@ -182,9 +188,9 @@ START_TEST (test_mkfs_identity)
   size_t i;
 
   for (i = 0; i < 2; i++) {
-    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, &a);
-    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, &b);
-    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 6, &c);
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, 0, &a);
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 5, 0, &b);
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 6, 0, &c);
     ck_assert_ptr_nonnull (after (a.argv, "-U"));
     ck_assert_ptr_nonnull (after (a.argv, "-E"));
     ck_assert_str_eq (after (a.argv, "-U"), after (b.argv, "-U"));
@@ -197,11 +203,57 @@ START_TEST (test_mkfs_identity)
     ck_assert (strncmp (after (a.argv, "-E"), "hash_seed=", 10) == 0);
     ck_assert (is_uuid4 (after (a.argv, "-E") + 10));
   }
+  /* The UUID ext4 has had for seed 5 since seeds gave it one. */
+  fd_fs_mkfs_argv (fs ("ext4"), "/dev/x", 5, 0, &a);
+  ck_assert_str_eq (after (a.argv, "-U"), EXT4_SEED5_UUID);
   /* No placeholder left, and the device where "{dev}" was. */
-  fd_fs_mkfs_argv (fs ("xfs"), "/dev/x", 5, &a);
+  fd_fs_mkfs_argv (fs ("xfs"), "/dev/x", 5, 0, &a);
   for (i = 0; a.argv[i]; i++)
     ck_assert (strchr (a.argv[i], '{') == NULL);
   ck_assert_str_eq (a.argv[i - 1], "/dev/x");
+}
+END_TEST
+
+/* The UUID a file system's mkfs line gives it (xfs: "-m uuid=U"). */
+static const char *
+uuid_of (struct fd_mkfs_argv *a)
+{
+  const char *m = after (a->argv, "-m");
+
+  return m ? (strncmp (m, "uuid=", 5) == 0 ? m + 5 : NULL)
+           : after (a->argv, "-U");
+}
+
+/* xfs, btrfs and chunkfs take theirs from the seed too: the same for
+ * the same seed, and none shared between file systems of one seed (ext4
+ * and ext3 share theirs) or between a seed's first UUID and the next
+ * ones (a disk of the same seed attached beside).
+ */
+START_TEST (test_mkfs_uuids)
+{
+  const char *const names[] = {"ext4", "xfs", "btrfs", "chunkfs"};
+  char seen[4 * 3][37];
+  size_t i, j, n = 0;
+
+  for (i = 0; i < 4; i++) {
+    struct fd_mkfs_argv a, b;
+    unsigned attempt;
+
+    for (attempt = 0; attempt < 3; attempt++) {
+      fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 77, attempt, &a);
+      fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 77, attempt, &b);
+      ck_assert_msg (uuid_of (&a) != NULL, "%s: no UUID", names[i]);
+      ck_assert (is_uuid4 (uuid_of (&a)));
+      ck_assert_str_eq (uuid_of (&a), uuid_of (&b));
+      snprintf (seen[n++], sizeof seen[0], "%s", uuid_of (&a));
+    }
+    fd_fs_mkfs_argv (fs (names[i]), "/dev/x", 78, 0, &b);
+    ck_assert_str_ne (seen[n - 3], uuid_of (&b));
+  }
+  for (i = 0; i < n; i++)
+    for (j = i + 1; j < n; j++)
+      ck_assert_msg (strcmp (seen[i], seen[j]) != 0, "%zu, %zu: %s", i, j,
+                     seen[i]);
 }
 END_TEST
 
@@ -209,10 +261,9 @@ int
 main (void)
 {
   const struct fd_check_case cases[] = {
-      {"headings", test_headings},
-      {"checksum-words", test_checksum_words},
-      {"kept-lines", test_kept_lines},
-      {"mkfs-identity", test_mkfs_identity},
+      {"headings", test_headings},     {"checksum-words", test_checksum_words},
+      {"kept-lines", test_kept_lines}, {"mkfs-identity", test_mkfs_identity},
+      {"mkfs-uuids", test_mkfs_uuids},
   };
 
   return fd_check_main ("adapters", cases, sizeof cases / sizeof cases[0]);
