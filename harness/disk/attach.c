@@ -536,7 +536,8 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
     argv[n++] = (char *)o->extra[i];
   argv[n] = NULL;
   snprintf (daemon_log, sizeof daemon_log, "%s/nbdkit.log", d->dir);
-  if (fd_run_daemon (argv, daemon_log, TOOL_TIMEOUT, err) == -1) {
+  /* Before it is ready, every error nbdkit prints is fatal. */
+  if (fd_run_daemon (argv, daemon_log, ": error: ", TOOL_TIMEOUT, err) == -1) {
     /* Interrupted while nbdkit was starting: its server may have forked
      * already and will still write its pid file.  Wait for it a little,
      * so detach can stop it.

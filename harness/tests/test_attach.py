@@ -138,6 +138,38 @@ def test_bad_arguments_leave_nothing(run, mountpoint, args, message):
     assert leftovers(mountpoint.replace("/", "_")) == []
 
 
+@pytest.mark.parametrize("how", ["plugin", "parameter"])
+def test_server_that_cannot_start_fails_at_once(futuredisk, mountpoint,
+                                                tmp_path, how):
+    """An nbdkit that cannot start (a plugin it cannot load, a plugin
+    parameter it refuses) fails the attach at once, in nbdkit's own
+    words, and leaves nothing behind: through the sanitizer build's
+    preload wrapper too (env LD_PRELOAD=... nbdkit), where nbdkit hangs in
+    its exit handlers after a plugin it could not load, and attach used
+    to wait 120 s for it, then say only that it was not ready.  (The
+    60 s bound is a hang guard, not a timing.)"""
+    env = dict(os.environ)
+    args = ["--size", "64M"]
+    if how == "plugin":
+        bogus = tmp_path / "not-a-plugin.so"
+        bogus.write_text("not a shared object\n" * 64)
+        env["FUTUREDISK_PLUGIN"] = str(bogus)
+        said = (f"nbdkit failed: nbdkit: error: cannot open plugin '{bogus}': "
+                f"{bogus}: invalid ELF header")
+    else:
+        args = ["--size", "huge"]
+        said = "nbdkit failed: nbdkit: error: size: 'huge' is not a size"
+    p = subprocess.run([futuredisk, "attach", "--mount", mountpoint,
+                        "--profile", "roadmap-2006", "--fs", "ext4",
+                        "--attach", "loop", *args],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert said in p.stderr, p.stderr
+    assert "not ready within" not in p.stderr and "env failed" not in p.stderr
+    assert not os.path.ismount(mountpoint)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+
+
 @pytest.mark.skipif(os.path.exists("/sys/block/nbd0"),
                     reason="this kernel has nbd (test_nbd_vm covers it)")
 def test_attach_nbd_without_kernel_nbd(run, mountpoint):
