@@ -1347,19 +1347,21 @@ last_log_line (const char *dir, const char *name, char *out, size_t len)
 }
 
 int
-fd_disk_check (const struct fd_disk *d, struct fm_err *err)
+fd_disk_check (const struct fd_disk *d, const char *during, struct fm_err *err)
 {
-  char why[PATH_MAX + 600];
+  char why[PATH_MAX + 600], when[64] = "under the disk";
 
+  if (during)
+    snprintf (when, sizeof when, "during %s", during);
   if (d->nbdkit_pid > 0 && dead (d->nbdkit_pid)) {
     last_log_line (d->dir, "nbdkit.log", why, sizeof why);
-    return fm_fail (err, "nbdkit (pid %ld) died under the disk; %s",
-                    (long)d->nbdkit_pid, why);
+    return fm_fail (err, "nbdkit (pid %ld) died %s; %s", (long)d->nbdkit_pid,
+                    when, why);
   }
   if (d->nbdfuse_pid > 0 && dead (d->nbdfuse_pid)) {
     last_log_line (d->dir, "nbdfuse.log", why, sizeof why);
-    return fm_fail (err, "nbdfuse (pid %ld) died under the disk; %s",
-                    (long)d->nbdfuse_pid, why);
+    return fm_fail (err, "nbdfuse (pid %ld) died %s; %s", (long)d->nbdfuse_pid,
+                    when, why);
   }
   return 0;
 }
