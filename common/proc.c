@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -514,44 +515,111 @@ fd_spawn (char *const argv[], const char *log, struct fm_err *err)
   return pid;
 }
 
-int
-fd_run_daemon (char *const argv[], const char *log, double timeout_s,
-               struct fm_err *err)
+/* The program argv runs: argv[0], or the one env(1) runs after its
+ * VAR=VALUE settings.
+ */
+static const char *
+program_of (char *const argv[])
 {
-  double t0 = fd_now_s ();
-  pid_t pid = fd_spawn (argv, log, err), r;
-  int status;
+  int i = 1;
 
-  if (pid == -1)
-    return -1;
-  while ((r = waitpid (pid, &status, WNOHANG)) == 0) {
+  if (strcmp (argv[0], "env") != 0)
+    return argv[0];
+  while (argv[i] && strchr (argv[i], '='))
+    i++;
+  return argv[i] ? argv[i] : argv[0];
+}
+
+/* What the log holds from byte `from` on (its last size - 1 bytes at
+ * most, trailing newlines dropped) into out; "" if nothing.
+ */
+static void
+log_since (const char *log, off_t from, char *out, size_t size)
+{
+  FILE *fp = fopen (log, "r");
+  struct stat st;
+  size_t n = 0;
+
+  out[0] = '\0';
+  if (fp == NULL)
+    return;
+  if (fstat (fileno (fp), &st) == 0 && st.st_size > from) {
+    off_t at = st.st_size - from > (off_t)size - 1
+                   ? st.st_size - (off_t)size + 1
+                   : from;
+    if (fseeko (fp, at, SEEK_SET) == 0)
+      n = fread (out, 1, size - 1, fp);
+  }
+  fclose (fp);
+  out[n] = '\0';
+  while (n > 0 && out[n - 1] == '\n')
+    out[--n] = '\0';
+}
+
+/* Wait for the daemon's starting process: its exit status into *status
+ * (0: it is ready), or -1 with err when it timed out or, having written a
+ * line containing fatal to the log after byte from, did not exit within
+ * FD_DAEMON_GRACE_S (killed then, *hung set).
+ */
+static int
+wait_daemon (char *const argv[], pid_t pid, const char *log, off_t from,
+             const char *fatal, double timeout_s, int *status, bool *hung,
+             struct fm_err *err)
+{
+  double t0 = fd_now_s (), said = 0;
+  char text[4096];
+
+  *hung = false;
+  while (waitpid (pid, status, WNOHANG) == 0) {
     struct timespec ts = {0, 20000000};
-    if (fd_now_s () - t0 > timeout_s) {
+    double now = fd_now_s ();
+    if (fatal && said == 0) {
+      log_since (log, from, text, sizeof text);
+      if (strstr (text, fatal))
+        said = now;
+    }
+    if ((said > 0 && now - said > FD_DAEMON_GRACE_S) || now - t0 > timeout_s) {
       kill (pid, SIGKILL);
-      waitpid (pid, &status, 0);
+      waitpid (pid, status, 0);
+      if (said > 0) {
+        *hung = true;
+        return 0;
+      }
       return fm_fail (err, "%s: not ready within %g s", fd_argv_str (argv),
                       timeout_s);
     }
     nanosleep (&ts, NULL);
   }
-  if (r == pid && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+  return 0;
+}
+
+int
+fd_run_daemon (char *const argv[], const char *log, const char *fatal,
+               double timeout_s, struct fm_err *err)
+{
+  char tail[400];
+  struct stat st;
+  off_t from = stat (log, &st) == 0 ? st.st_size : 0;
+  pid_t pid = fd_spawn (argv, log, err);
+  int status;
+  bool hung;
+
+  if (pid == -1 || wait_daemon (argv, pid, log, from, fatal, timeout_s, &status,
+                                &hung, err) == -1)
+    return -1;
+  if (!hung && WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
-  {
-    char tail[400] = "";
-    FILE *fp = fopen (log, "r");
-    if (fp) {
-      long size;
-      size_t n;
-      fseek (fp, 0, SEEK_END);
-      size = ftell (fp);
-      fseek (fp, size > 399 ? size - 399 : 0, SEEK_SET);
-      n = fread (tail, 1, sizeof tail - 1, fp);
-      tail[n] = '\0';
-      fclose (fp);
-      while (n > 0 && tail[n - 1] == '\n')
-        tail[--n] = '\0';
-    }
-    fm_fail (err, "%s failed: %s", argv[0], tail);
-  }
-  return -1;
+  log_since (log, from, tail, sizeof tail);
+  if (hung)
+    return fm_fail (err,
+                    "%s failed: %s (and did not exit: killed %d s after "
+                    "saying so)",
+                    program_of (argv), tail, FD_DAEMON_GRACE_S);
+  if (tail[0])
+    return fm_fail (err, "%s failed: %s", program_of (argv), tail);
+  if (WIFSIGNALED (status))
+    return fm_fail (err, "%s failed: killed by signal %d; %s says nothing",
+                    program_of (argv), WTERMSIG (status), log);
+  return fm_fail (err, "%s failed: exit %d; %s says nothing", program_of (argv),
+                  WEXITSTATUS (status), log);
 }

@@ -87,10 +87,17 @@ extern int fd_run_capture (char *const argv[], double timeout_s, char **out,
 
 /* Start a daemon: run argv with stdout and stderr appended to `log` and
  * wait (up to timeout_s) for the command itself to exit, as a daemon's
- * parent does once its child is ready.  -1 with err (quoting the end of
- * the log) unless it exited 0.
+ * parent does once its child is ready.  A line containing `fatal` (NULL:
+ * none) that it writes to the log says the start failed before it has
+ * exited: it gets FD_DAEMON_GRACE_S seconds to exit, then is killed (an
+ * nbdkit with a sanitizer's runtime preloaded hangs in its exit handlers
+ * after a plugin it could not load).  -1 with err unless it exited 0,
+ * quoting what this start wrote to the log and naming the program (the
+ * one env(1) runs, when argv is env VAR=VALUE... PROGRAM).
  */
-extern int fd_run_daemon (char *const argv[], const char *log, double timeout_s,
+#define FD_DAEMON_GRACE_S 2
+extern int fd_run_daemon (char *const argv[], const char *log,
+                          const char *fatal, double timeout_s,
                           struct fm_err *err);
 
 /* Start argv in the background, in its own session, with stdout and

@@ -286,7 +286,7 @@ detach_run (const char *mount)
   /* A server that died is reported; the teardown still runs and, if it
    * succeeds, nothing is left to detach again.
    */
-  if (fd_disk_check (d, &err) == -1) {
+  if (fd_disk_check (d, NULL, &err) == -1) {
     fprintf (stderr, "%s detach: %s\n", fd_progname, err.msg);
     died = true;
   }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <mntent.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -168,10 +169,72 @@ fd_plugin_path (void)
   if (env && *env)
     return env;
 #ifdef FD_PLUGIN_BUILD_PATH
-  if (access (FD_PLUGIN_BUILD_PATH, R_OK) == 0)
+  /* Gone (an installed futuredisk whose build tree was removed): the
+   * installed plugin.  There but unreadable (a checkout under a 0700
+   * directory, run as another user) is check_plugin's error, not a reason
+   * to load another plugin than the one built with this binary.
+   */
+  if (access (FD_PLUGIN_BUILD_PATH, R_OK) == 0 ||
+      (errno != ENOENT && errno != ENOTDIR))
     return FD_PLUGIN_BUILD_PATH;
 #endif
   return "futuredisk";
+}
+
+/* A user's name, for messages: "nobody", else "uid 65534". */
+static const char *
+user_name (uid_t uid, char *buf, size_t len)
+{
+  struct passwd *pw = getpwuid (uid);
+
+  if (pw)
+    snprintf (buf, len, "%s", pw->pw_name);
+  else
+    snprintf (buf, len, "uid %ld", (long)uid);
+  return buf;
+}
+
+/* Can nbdkit, which runs as we do, read the plugin?  A plugin named by a
+ * path that cannot be read is an error naming the directory in the way
+ * (or the file's own mode), said before nbdkit is started: nbdkit would
+ * say only "Permission denied", and one started with a sanitizer's
+ * runtime preloaded hangs after saying it.  A bare name is nbdkit's to
+ * find in its plugin directory.
+ */
+static int
+check_plugin (const char *plugin, struct fm_err *err)
+{
+  char dir[PATH_MAX], why[PATH_MAX + 96], me[64], owner[64];
+  const char *slash, *at = plugin;
+  struct stat st;
+  int e;
+
+  if (strchr (plugin, '/') == NULL ||
+      faccessat (AT_FDCWD, plugin, R_OK, AT_EACCESS) == 0)
+    return 0;
+  if ((e = errno) != EACCES)
+    return fm_fail (err, "the plugin %s: %s", plugin, fd_strerror (e));
+  /* The first directory on the way that we may not search, else the
+   * file itself.
+   */
+  for (slash = strchr (plugin + 1, '/'); slash;
+       slash = strchr (slash + 1, '/')) {
+    snprintf (dir, sizeof dir, "%.*s", (int)(slash - plugin), plugin);
+    if (faccessat (AT_FDCWD, dir, X_OK, AT_EACCESS) == -1) {
+      at = dir;
+      break;
+    }
+  }
+  snprintf (why, sizeof why, "%s", fd_strerror (e));
+  if (stat (at, &st) == 0)
+    snprintf (why, sizeof why, "%s is mode %04o, owned by %s", at,
+              (unsigned)(st.st_mode & 07777),
+              user_name (st.st_uid, owner, sizeof owner));
+  user_name (geteuid (), me, sizeof me);
+  return fm_fail (err,
+                  "the plugin %s is not readable by user %s: %s (set "
+                  "FUTUREDISK_PLUGIN to a copy %s can read)",
+                  plugin, me, why, me);
 }
 
 static void
@@ -487,9 +550,11 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
       seed[40], ctl[PATH_MAX + 16], base[PATH_MAX + 16];
   char stats[PATH_MAX + 16], log[PATH_MAX + 16], store[PATH_MAX + 16];
   char preload[PATH_MAX + 16], daemon_log[PATH_MAX + 16];
-  const char *pre = getenv ("FD_NBDKIT_PRELOAD");
+  const char *pre = getenv ("FD_NBDKIT_PRELOAD"), *plugin = fd_plugin_path ();
   size_t n = 0, i;
 
+  if (check_plugin (plugin, err) == -1)
+    return -1;
   /* A plugin built with ASan needs its runtime preloaded into nbdkit. */
   if (pre && *pre) {
     snprintf (preload, sizeof preload, "LD_PRELOAD=%s", pre);
@@ -502,7 +567,7 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
   argv[n++] = d->pidfile;
   argv[n++] = (char *)"-U";
   argv[n++] = d->sock;
-  argv[n++] = (char *)fd_plugin_path ();
+  argv[n++] = (char *)plugin;
   if (o->profile) {
     snprintf (profile, sizeof profile, "profile=%s", o->profile);
     argv[n++] = profile;
@@ -537,7 +602,8 @@ start_nbdkit (struct fd_disk *d, const struct fd_attach_opts *o,
     argv[n++] = (char *)o->extra[i];
   argv[n] = NULL;
   snprintf (daemon_log, sizeof daemon_log, "%s/nbdkit.log", d->dir);
-  if (fd_run_daemon (argv, daemon_log, TOOL_TIMEOUT, err) == -1) {
+  /* Before it is ready, every error nbdkit prints is fatal. */
+  if (fd_run_daemon (argv, daemon_log, ": error: ", TOOL_TIMEOUT, err) == -1) {
     /* Interrupted while nbdkit was starting: its server may have forked
      * already and will still write its pid file.  Wait for it a little,
      * so detach can stop it.
@@ -1307,19 +1373,21 @@ last_log_line (const char *dir, const char *name, char *out, size_t len)
 }
 
 int
-fd_disk_check (const struct fd_disk *d, struct fm_err *err)
+fd_disk_check (const struct fd_disk *d, const char *during, struct fm_err *err)
 {
-  char why[PATH_MAX + 600];
+  char why[PATH_MAX + 600], when[64] = "under the disk";
 
+  if (during)
+    snprintf (when, sizeof when, "during %s", during);
   if (d->nbdkit_pid > 0 && dead (d->nbdkit_pid)) {
     last_log_line (d->dir, "nbdkit.log", why, sizeof why);
-    return fm_fail (err, "nbdkit (pid %ld) died under the disk; %s",
-                    (long)d->nbdkit_pid, why);
+    return fm_fail (err, "nbdkit (pid %ld) died %s; %s", (long)d->nbdkit_pid,
+                    when, why);
   }
   if (d->nbdfuse_pid > 0 && dead (d->nbdfuse_pid)) {
     last_log_line (d->dir, "nbdfuse.log", why, sizeof why);
-    return fm_fail (err, "nbdfuse (pid %ld) died under the disk; %s",
-                    (long)d->nbdfuse_pid, why);
+    return fm_fail (err, "nbdfuse (pid %ld) died %s; %s", (long)d->nbdfuse_pid,
+                    when, why);
   }
   return 0;
 }

@@ -73,13 +73,15 @@ extern struct fd_disk *fd_disk_attach (const struct fd_attach_opts *o,
 extern int fd_disk_detach (struct fd_disk *d, struct fm_err *err);
 
 /* Are d's servers still running?  -1 with err naming the one that died
- * under the disk and the last line of its log: whatever the disk's user
- * saw after that was the attach failing, not the file system.  (An
+ * under the disk ("during PHASE" when during is not NULL) and the last
+ * line of its log: whatever the disk's user saw after that was the
+ * attach failing, not the file system.  (An
  * nbdfuse whose server vanishes may abort, leaving its mount unreachable;
  * a file system mounted over it then makes mkfs.btrfs fail anywhere on
  * the machine until it is unmounted.)
  */
-extern int fd_disk_check (const struct fd_disk *d, struct fm_err *err);
+extern int fd_disk_check (const struct fd_disk *d, const char *during,
+                          struct fm_err *err);
 
 /* Unmount / mount the file system again (trial phases). */
 extern int fd_disk_unmount (struct fd_disk *d, struct fm_err *err);

@@ -91,9 +91,11 @@ fd_trial_iron (struct trial *t)
   size_t i;
 
   t->r->detection = t->r->recovery = NULL;
-  /* The fingerprint is of one block type and one fault kind. */
+  /* The fingerprint is of one block type and one fault kind, and needs
+   * a check that ran to its end.
+   */
   if (t->s->target == NULL || t->r->targets[0] == '\0' || check == NULL ||
-      strchr (t->s->target, '+'))
+      check->outcome == NULL || strchr (t->s->target, '+'))
     return;
   kind = fd_target_kind_of (t->s->target);
   silent = strcmp (kind, "ure") != 0 && strcmp (kind, "lse") != 0;

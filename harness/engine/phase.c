@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -81,14 +82,42 @@ fd_phase_begin (struct trial *t, struct fd_disk *d, const char *name,
   return p;
 }
 
+/* The disk's counters could not be read: did a server of d die during
+ * the phase?  One killed as the phase ends may still be exiting when its
+ * control socket fails ("connection closed before a reply": a SIGKILLed
+ * nbdkit's threads end one by one), so it is given SERVER_DEATH_S to be
+ * seen dead; only this failure path waits.
+ */
+#define SERVER_DEATH_S 5
+static bool
+server_died (struct fd_disk *d, const char *phase, struct fm_err *err)
+{
+  double t0 = fd_now_s ();
+  struct timespec ts = {0, 20000000};
+
+  while (fd_disk_check (d, phase, err) == 0) {
+    if (fd_now_s () - t0 > SERVER_DEATH_S)
+      return false;
+    nanosleep (&ts, NULL);
+  }
+  return true;
+}
+
 int
 fd_phase_end (struct fd_disk *d, struct phase *p, const struct fd_clocks *c0,
               struct fm_err *err)
 {
   struct fd_clocks c1;
 
-  if (sample (d, p->name, &c1, err) == -1)
+  if (sample (d, p->name, &c1, err) == -1) {
+    /* A dead server is the error, not its control socket's silence. */
+    if (server_died (d, p->name, err)) {
+      p->cut_short = true;
+      p->wall_s = fd_now_s () - c0->wall;
+      p->cpu_s = self_cpu () - c0->cpu;
+    }
     return -1;
+  }
   p->virtual_s = (double)(c1.vns - c0->vns) / 1e9;
   p->wall_s = c1.wall - c0->wall;
   p->cpu_s = c1.cpu - c0->cpu;
@@ -111,7 +140,7 @@ fd_trial_detach (struct fd_disk *d, struct fm_err *err)
 {
   struct fm_err e;
 
-  if (fd_disk_check (d, err) == -1) {
+  if (fd_disk_check (d, NULL, err) == -1) {
     fd_disk_detach (d, &e);
     return -1;
   }

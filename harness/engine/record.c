@@ -397,7 +397,7 @@ record_damaged (const struct trial_result *r)
   return a;
 }
 
-/* fsck or restore, or null when the check did not run. */
+/* fsck or restore, or null when the check did not run to its end. */
 static json_t *
 record_restore (const struct trial_spec *s, const struct trial_result *r)
 {

@@ -217,7 +217,7 @@ mount_repaired (struct trial *t, struct fd_disk *d, struct fm_err *err)
     t->r->mount = FD_MOUNT_MOUNTED;
     return 0;
   }
-  if (fd_disk_check (d, err) == -1)
+  if (fd_disk_check (d, NULL, err) == -1)
     return -1;
   t->r->mount = FD_MOUNT_UNMOUNTABLE;
   snprintf (t->r->mount_reason, sizeof t->r->mount_reason, "%s",
@@ -228,7 +228,7 @@ mount_repaired (struct trial *t, struct fd_disk *d, struct fm_err *err)
     return -1;
   if (fd_disk_mount (d, &e) == 0)
     t->r->mount = FD_MOUNT_RECOVERED;
-  else if (fd_disk_check (d, err) == -1)
+  else if (fd_disk_check (d, NULL, err) == -1)
     return -1;
   return 0;
 }

@@ -24,6 +24,11 @@ fd_trial_summary (const struct trial_spec *s, const struct trial_result *r)
   for (i = 0; i < r->nph; i++) {
     const struct phase *p = &r->ph[i];
 
+    if (p->cut_short) { /* the disk's clock died with its server */
+      printf ("  %-14s %10s virtual s %8.2f wall s  cut short\n", p->name, "?",
+              p->wall_s);
+      continue;
+    }
     printf ("  %-14s %10.3f virtual s %8.2f wall s%s%s", p->name, p->virtual_s,
             p->wall_s, p->outcome ? "  " : "", p->outcome ? p->outcome : "");
     /* A checker's time is exact only where the drive watched it. */

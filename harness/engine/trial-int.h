@@ -40,7 +40,11 @@ extern struct phase *fd_phase_begin (struct trial *t, struct fd_disk *d,
                                      const char *name, struct fd_clocks *c,
                                      struct fm_err *err);
 
-/* End phase p begun at c0: its virtual, wall and CPU seconds and I/O. */
+/* End phase p begun at c0: its virtual, wall and CPU seconds and I/O.
+ * -1 with err if the disk's counters cannot be read; when that is because
+ * a server of d died, err says so ("nbdkit (pid N) died during check")
+ * and p is cut short.
+ */
 extern int fd_phase_end (struct fd_disk *d, struct phase *p,
                          const struct fd_clocks *c0, struct fm_err *err);
 

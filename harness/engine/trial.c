@@ -177,9 +177,11 @@ fd_trial_run (const struct trial_spec *s, struct trial_result *r,
 {
   struct trial t = {s, r};
   int rc = trial_steps (&t, err);
+  const struct phase *check;
 
   fd_trial_iron (&t);
-  if (fd_trial_phase (r, "check"))
+  /* fsck or restore: only against a check that ran to its end. */
+  if ((check = fd_trial_phase (r, "check")) && check->outcome)
     fd_trial_restore_estimate (&t);
   else
     r->restore_s = -1;

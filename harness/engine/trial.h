@@ -43,6 +43,11 @@ struct phase {
    */
   double charged_s;
   const char *outcome; /* checkers: normalized outcome; else NULL */
+  /* A server of the disk died before the phase's end: its wall and CPU
+   * seconds are known, the disk's counters (virtual seconds, I/O) and a
+   * checker's outcome are not.
+   */
+  bool cut_short;
   struct fd_pass passes[12];
   size_t npasses;
   /* Checkers: the disk's virtual seconds from each pass heading the

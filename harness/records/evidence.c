@@ -146,7 +146,11 @@ fd_evidence_collect (const struct trial_spec *s, const struct trial_result *r,
   ev->n = 0;
   ev->unkept[0] = '\0';
   for (i = 0; i < r->nph; i++) {
-    if (r->ph[i].outcome == NULL || strcmp (r->ph[i].name, "replay-mount") == 0)
+    /* A checker cut short by its disk's death has no outcome, but its
+     * output up to then is what the reader needs most.
+     */
+    if ((r->ph[i].outcome == NULL && !r->ph[i].cut_short) ||
+        strcmp (r->ph[i].name, "replay-mount") == 0)
       continue;
     fd_evidence_output_name (r, i, name);
     add_file (ev, s->dir, name, note);

@@ -3,8 +3,11 @@ mounted file system through nbdkit + nbdfuse + losetup --direct-io=on,
 and nothing left behind afterwards, after failures too."""
 import json
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
+import tempfile
 
 import pytest
 
@@ -192,6 +195,71 @@ def test_bad_arguments_leave_nothing(run, mountpoint, args, message):
     assert message in p.stderr, p.stderr
     assert not os.path.ismount(mountpoint)
     assert leftovers(mountpoint.replace("/", "_")) == []
+
+
+@pytest.mark.parametrize("how", ["plugin", "parameter"])
+def test_server_that_cannot_start_fails_at_once(futuredisk, mountpoint,
+                                                tmp_path, how):
+    """An nbdkit that cannot start (a plugin it cannot load, a plugin
+    parameter it refuses) fails the attach at once, in nbdkit's own
+    words, and leaves nothing behind: through the sanitizer build's
+    preload wrapper too (env LD_PRELOAD=... nbdkit), where nbdkit hangs in
+    its exit handlers after a plugin it could not load, and attach used
+    to wait 120 s for it, then say only that it was not ready.  (The
+    60 s bound is a hang guard, not a timing.)"""
+    env = dict(os.environ)
+    args = ["--size", "64M"]
+    if how == "plugin":
+        bogus = tmp_path / "not-a-plugin.so"
+        bogus.write_text("not a shared object\n" * 64)
+        env["FUTUREDISK_PLUGIN"] = str(bogus)
+        said = (f"nbdkit failed: nbdkit: error: cannot open plugin '{bogus}': "
+                f"{bogus}: invalid ELF header")
+    else:
+        args = ["--size", "huge"]
+        said = "nbdkit failed: nbdkit: error: size: 'huge' is not a size"
+    p = subprocess.run([futuredisk, "attach", "--mount", mountpoint,
+                        "--profile", "roadmap-2006", "--fs", "ext4",
+                        "--attach", "loop", *args],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert said in p.stderr, p.stderr
+    assert "not ready within" not in p.stderr and "env failed" not in p.stderr
+    assert not os.path.ismount(mountpoint)
+    assert leftovers(mountpoint.replace("/", "_")) == []
+
+
+def test_plugin_the_user_cannot_read_is_named(futuredisk):
+    """A plugin under a directory the user may not search (a checkout in
+    a 0700 directory, the command run as another user): the trial fails
+    at once, naming the plugin, the user and the directory in the way,
+    and nbdkit is never started (it would say only "Permission denied";
+    through the sanitizer build's preload wrapper it would then hang).
+    Not pytest's tmp_path: its parents are private to root, and the
+    trial's directory must be the other user's to make."""
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="fd-plugin."))
+    try:
+        os.chmod(scratch, 0o777)
+        private = scratch / "private"
+        private.mkdir()
+        os.chmod(private, 0o700)
+        plugin = private / "nbdkit-futuredisk-plugin.so"
+        shutil.copy(os.environ["FUTUREDISK_PLUGIN"], plugin)
+        d = scratch / "t"
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                            "--clear-groups", futuredisk, "run", "--fs",
+                            "ext4", "--think", "real", "--dir", str(d)],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "FUTUREDISK_PLUGIN": str(plugin)})
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        assert (f"error: the plugin {plugin} is not readable by user nobody: "
+                f"{private} is mode 0700, owned by root (set "
+                "FUTUREDISK_PLUGIN to a copy nobody can read)") in p.stdout, \
+            (p.stdout, p.stderr)
+        assert not (d / "nbdkit.log").exists()
+        assert leftovers(str(scratch)) == []
+    finally:
+        shutil.rmtree(scratch)
 
 
 @pytest.mark.skipif(os.path.exists("/sys/block/nbd0"),

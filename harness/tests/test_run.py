@@ -761,6 +761,47 @@ def test_server_dying_before_the_mount_fails_the_trial(run, tmp_path):
     assert leftovers(str(d)) == []
 
 
+def test_server_dying_during_the_check_is_named_and_its_output_kept(
+        futuredisk, run, tmp_path):
+    """nbdkit killed while the check runs (by a stand-in e2fsck on PATH,
+    once the real one has printed its verdict): the trial's error names
+    nbdkit's death during the check, not its control socket's silence
+    ("Connection refused"); the check is cut short (its wall time, but
+    no virtual time, outcome or fsck-or-restore verdict from a disk that
+    is gone), and its output up to then is kept as evidence."""
+    d = tmp_path / "k"
+    env = stand_in(
+        tmp_path, "e2fsck",
+        "case \"$*\" in *-fn*) ;; *) exec /sbin/e2fsck \"$@\";; esac\n"
+        "/sbin/e2fsck \"$@\"; rc=$?\n"
+        f"pid=$(cat {d}/nbdkit.pid)\n"
+        "echo \"stand-in: killing nbdkit (pid $pid)\"\n"
+        "kill -9 $pid\n"
+        "exit $rc\n")
+    out, db = tmp_path / "k.jsonl", tmp_path / "k.db"
+    p = run(*BASE, "--dir", str(d), "--json=" + str(out), "--db", str(db),
+            env=env)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "Connection refused" not in p.stdout, p.stdout
+    rec = json.loads(out.read_text())
+    check = phase(rec, "check")
+    assert rec["error"].startswith("nbdkit (pid ") and \
+        ") died during check; " in rec["error"], rec["error"]
+    pid = rec["error"][len("nbdkit (pid "):].split(")")[0]
+    assert "outcome" not in check and check["wall_s"] > 0, check
+    assert rec["restore"] is None
+    assert [n["name"] for n in rec["phases"]][-1] == "check"
+    assert "check                   ? virtual s" in p.stdout and \
+        "cut short" in p.stdout and "fsck or restore" not in p.stdout, p.stdout
+    # The checker's output as far as it went, kept with the record.
+    kept = subprocess.run([futuredisk, "show", str(db), "1", "check.out"],
+                          capture_output=True, text=True, timeout=60)
+    assert kept.returncode == 0, kept.stderr
+    assert "Pass 5: Checking group summary information" in kept.stdout
+    assert f"stand-in: killing nbdkit (pid {pid})" in kept.stdout, kept.stdout
+    assert leftovers(str(d)) == []
+
+
 def test_unknown_target_for_xfs(run):
     p = run("run", "--fs", "xfs", "--target", "journal", check=2)
     assert "unknown type 'journal' for xfs (data inode dir log" in p.stderr
