@@ -73,10 +73,12 @@ HOST_TIME = {"wall_s", "cpu_s", "passes", "per_minute"}
 # What the disk's virtual clock decides: with think=real (or cpu, or a
 # clock other than virtual) it runs on this machine's time too, and
 # with it what the drive does in its idle time (read-ahead into its
-# buffer, destaging its write cache).  Besides these, any key ending
-# _s or _ns.
+# buffer, destaging its write cache), and how its picks were taken
+# (watched, or ahead of a client whose clock ran on, or after a grace of
+# wall time).  Besides these, any key ending _s or _ns.
 CLOCKED_KEYS = {"quicker", "seeks", "cache_hits", "cached_writes",
-                "dirty_bytes", "smr_cache_bytes", "smr_bands_cleaned"}
+                "dirty_bytes", "smr_cache_bytes", "smr_bands_cleaned",
+                "watched", "ahead", "unwatched", "impatient"}
 
 # Text that names the machine, not a decision: (pattern, replacement),
 # applied in order to every string compared.

@@ -206,6 +206,7 @@ def test_show_tells_old_trials_apart(futuredisk, copy):
     with sqlite3.connect(copy) as c:
         c.execute("DELETE FROM evidence WHERE trial_id = ?", (tid,))
         c.execute("ALTER TABLE trials DROP COLUMN evidence_missing")
+        c.execute("ALTER TABLE trials DROP COLUMN model_version")
         c.execute("PRAGMA user_version = 6")
     out = fd(futuredisk, "show", copy, str(tid), check=0).stdout
     assert "before schema 5" not in out
@@ -218,6 +219,7 @@ def test_show_tells_old_trials_apart(futuredisk, copy):
         c.execute("UPDATE trials SET env_id = NULL WHERE id = ?", (other,))
         c.execute("DELETE FROM evidence WHERE trial_id = ?", (other,))
         c.execute("ALTER TABLE trials DROP COLUMN evidence_missing")
+        c.execute("ALTER TABLE trials DROP COLUMN model_version")
         c.execute("PRAGMA user_version = 6")
     out = fd(futuredisk, "show", copy, str(other), check=0).stdout
     assert ("evidence: none kept: recorded before schema 5, which began "
