@@ -38,6 +38,7 @@
 #include "faultmodels/rng.h"
 #include "faultmodels/units.h"
 #include "json.h"
+#include "monotonic.h"
 #include "scheduler.h"
 #include "wcache.h"
 
@@ -95,15 +96,6 @@ struct emu {
   int destage_errno; /* set by the destage hook; 0 = fine */
   struct fm_err destage_err;
 };
-
-static uint64_t
-monotonic_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
 
 int
 emu_parse_time (const char *value, double *scale, struct fm_err *err)
@@ -291,7 +283,7 @@ emu_new (const struct emu_config *cfg, struct fm_err *err)
   }
   e->profile = cfg->profile;
   e->seed = cfg->seed;
-  e->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
+  e->wall_ns = cfg->wall_ns ? cfg->wall_ns : fd_monotonic_ns;
   e->sleep_ns = cfg->sleep_ns;
   e->scale = cfg->time_scale;
   e->think = cfg->think_zero  ? EMU_THINK_ZERO

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "scheduler.h"
 
 #include <stdio.h>
@@ -89,15 +90,6 @@ struct sched {
   struct sched_stats st;
 };
 
-static uint64_t
-monotonic_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 struct sched *
 sched_new (const struct sched_config *cfg)
 {
@@ -109,7 +101,7 @@ sched_new (const struct sched_config *cfg)
   s->lock = cfg->lock;
   s->ops = cfg->ops;
   s->opaque = cfg->opaque;
-  s->wall_ns = cfg->wall_ns ? cfg->wall_ns : monotonic_ns;
+  s->wall_ns = cfg->wall_ns ? cfg->wall_ns : fd_monotonic_ns;
   s->grace_ns = cfg->grace_ns ? cfg->grace_ns : SCHED_GRACE_NS;
   s->reorders = cfg->reorders;
   s->window = cfg->window;
@@ -323,7 +315,7 @@ since_event (const struct sched *s, uint64_t now)
 static uint64_t
 lull_left (const struct sched *s)
 {
-  uint64_t since = since_event (s, monotonic_ns ());
+  uint64_t since = since_event (s, fd_monotonic_ns ());
   uint64_t need = lull_needed (s);
 
   if (s->scale == 0 && !settled (s))
@@ -344,7 +336,7 @@ event_at (struct sched *s, uint64_t now)
 static void
 arrived (struct sched *s)
 {
-  uint64_t now = monotonic_ns ();
+  uint64_t now = fd_monotonic_ns ();
   uint64_t since = since_event (s, now);
 
   if (s->scale == 0 && __atomic_load_n (&s->inflight, __ATOMIC_RELAXED) > 1)
@@ -520,7 +512,7 @@ watched (struct sched *s, struct sched_waiter *j)
   if (st != CLIENT_KERNEL)
     s->kernel_since = 0;
   else {
-    now = monotonic_ns ();
+    now = fd_monotonic_ns ();
     if (s->kernel_since == 0)
       s->kernel_since = now;
     st = now - s->kernel_since < KERNEL_NS ? CLIENT_BUSY : CLIENT_UNKNOWN;
@@ -542,7 +534,7 @@ watched (struct sched *s, struct sched_waiter *j)
     s->polling = true;
     return true;
   }
-  now = monotonic_ns ();
+  now = fd_monotonic_ns ();
   if (s->busy_since == 0)
     s->busy_since = now;
   if (s->impatient)
@@ -614,7 +606,7 @@ decide_due (struct sched *s, struct sched_waiter *j, bool waits)
       batch_seen (s, full);
     if (waits && s->batching) {
       decide (s, UINT64_MAX, j, full ? 1 : DEPTH_BATCH);
-      event_at (s, monotonic_ns ());
+      event_at (s, fd_monotonic_ns ());
     } else
       decide (s, UINT64_MAX, j, UINT_MAX);
   }
@@ -669,7 +661,7 @@ void
 sched_leave (struct sched *s)
 {
   if (s->scale == 0)
-    event_at (s, monotonic_ns ());
+    event_at (s, fd_monotonic_ns ());
   __atomic_sub_fetch (&s->inflight, 1, __ATOMIC_RELAXED);
 }
 

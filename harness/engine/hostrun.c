@@ -19,37 +19,18 @@ fd_hostrun_check (const char *think_key, const char *think,
   return 0;
 }
 
-/* auto fell back to real: say so and why, once per process (predict
- * opens one per disk).
+/* No cgroup for the checkers: say why, and what the trials get instead
+ * (auto falls back to think=real; with zero or real the drive cannot see
+ * when they wait for it), once per process (predict opens one per disk).
  */
 static void
-fallback_notice (const char *cmd, const char *why)
+no_cgroup_notice (const char *cmd, const char *why, const char *instead)
 {
   static bool said;
 
   if (!said)
-    fprintf (stderr,
-             "futuredisk %s: no cgroup for the checkers (%s): the wall time "
-             "between requests goes on the clock (think=real), not their "
-             "CPU time\n",
-             cmd, why);
-  said = true;
-}
-
-/* No cgroup for think=zero or real: the drive cannot see when the
- * checkers wait for it.  Once per process.
- */
-static void
-unwatched_notice (const char *cmd, const char *why)
-{
-  static bool said;
-
-  if (!said)
-    fprintf (stderr,
-             "futuredisk %s: no cgroup for the checkers (%s): the drive "
-             "cannot see when they wait for it, and decides after a grace "
-             "of wall time (the record counts such decisions)\n",
-             cmd, why);
+    fprintf (stderr, "futuredisk %s: no cgroup for the checkers (%s): %s\n",
+             cmd, why, instead);
   said = true;
 }
 
@@ -73,13 +54,18 @@ fd_hostrun_open (const char *cmd, const char *key, const char *think,
     snprintf (msg, sizeof msg, "%s", err->msg);
     /* think=zero and real need it only for the drive to watch them. */
     if (!cpu && !fallback && ram == 0) {
-      unwatched_notice (cmd, msg);
+      no_cgroup_notice (cmd, msg,
+                        "the drive cannot see when they wait for it, and "
+                        "decides after a grace of wall time (the record "
+                        "counts such decisions)");
       err->msg[0] = '\0';
       return 0;
     }
     if (fallback && ram == 0) {
       *used = "real";
-      fallback_notice (cmd, msg);
+      no_cgroup_notice (cmd, msg,
+                        "the wall time between requests goes on the clock "
+                        "(think=real), not their CPU time");
       err->msg[0] = '\0';
       return 0;
     }
