@@ -85,9 +85,10 @@ save_phases (const struct trial *t, const char *path, struct fm_err *err)
     const struct phase *p = &t->r->ph[i];
     fprintf (fp,
              "%s\t%a\t%a\t%a\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-             "\t%" PRIu64 "\n",
+             "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
              p->name, p->virtual_s, p->wall_s, p->cpu_s, p->reads, p->writes,
-             p->bytes_read, p->bytes_written, p->read_errors);
+             p->bytes_read, p->bytes_written, p->read_errors, p->watched,
+             p->ahead, p->unwatched);
   }
   if (fclose (fp) == EOF)
     return fm_fail (err, "%s: %s", path, fd_strerror (errno));
@@ -138,14 +139,17 @@ static int
 load_phase (char *line, struct phase *p)
 {
   char name[32];
+  int n;
 
+  /* A base kept before the drive counted its picks has 9 fields. */
   memset (p, 0, sizeof *p);
-  if (sscanf (line,
+  n = sscanf (line,
               "%31[^\t]\t%la\t%la\t%la\t%" SCNu64 "\t%" SCNu64 "\t%" SCNu64
-              "\t%" SCNu64 "\t%" SCNu64,
+              "\t%" SCNu64 "\t%" SCNu64 "\t%" SCNu64 "\t%" SCNu64 "\t%" SCNu64,
               name, &p->virtual_s, &p->wall_s, &p->cpu_s, &p->reads, &p->writes,
-              &p->bytes_read, &p->bytes_written, &p->read_errors) != 9 ||
-      (p->name = phase_named (name)) == NULL)
+              &p->bytes_read, &p->bytes_written, &p->read_errors, &p->watched,
+              &p->ahead, &p->unwatched);
+  if ((n != 9 && n != 12) || (p->name = phase_named (name)) == NULL)
     return -1;
   return 0;
 }

@@ -207,10 +207,14 @@ host_oom (const struct trial *t, const struct host_counts *hc)
   return t->s->cgroup && fd_cgroup_oom_kills (t->s->cgroup) > hc->oom;
 }
 
+/* What think=cpu put on the clock; -1 where nothing was (the checkers
+ * run in a cgroup with every think mode, for the drive to watch them).
+ */
 static double
 host_charged (const struct trial *t, const struct host_counts *hc)
 {
-  if (t->s->cgroup == NULL)
+  if (t->s->cgroup == NULL || t->s->think == NULL ||
+      strcmp (t->s->think, "cpu") != 0)
     return -1;
   return (double)(fd_cgroup_cpu_usec (t->s->cgroup) - hc->cpu_us) / 1e6 /
          fd_hostrun_speed (t->s->host);

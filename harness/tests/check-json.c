@@ -42,6 +42,9 @@ expect_stats (const char *reply)
   ck_assert_uint_eq (s.bytes_written, 20480);
   ck_assert_uint_eq (s.ure, 1);
   ck_assert_uint_eq (s.lse, 2);
+  ck_assert_uint_eq (s.picks, 9);
+  ck_assert_uint_eq (s.watched, 6);
+  ck_assert_uint_eq (s.ahead, 2);
 }
 
 static void
@@ -61,14 +64,16 @@ expect_error (const char *reply, const char *msg)
   "{\"ok\": true, \"stats\": {\"profile\": \"x\", \"virtual_ns\": 7, "         \
   "\"reads\": 3, \"writes\": 5, \"bytes_read\": 12288, "                       \
   "\"bytes_written\": 20480, \"faults\": {\"ure\": 1, \"lse\": 2, "            \
-  "\"lse_prone\": false, \"lse_latent\": 0}}}"
+  "\"lse_prone\": false, \"lse_latent\": 0}, \"decisions\": {\"picks\": 9, "   \
+  "\"watched\": 6, \"ahead\": 2, \"unwatched\": 1, \"impatient\": 0}}}"
 
 START_TEST (test_reordered)
 {
   expect_stats (STATS_REPLY);
   /* "ok" last, counters and fault kinds in another order. */
   expect_stats ("{\"stats\": {\"faults\": {\"lse_latent\": 0, \"lse\": 2, "
-                "\"ure\": 1}, \"bytes_written\": 20480, \"bytes_read\": "
+                "\"ure\": 1}, \"decisions\": {\"ahead\": 2, \"watched\": 6, "
+                "\"picks\": 9}, \"bytes_written\": 20480, \"bytes_read\": "
                 "12288, \"writes\": 5, \"reads\": 3}, \"ok\": true}");
   ck_assert (fd_reply_ok (STATS_REPLY));
   ck_assert (
@@ -80,11 +85,14 @@ START_TEST (test_whitespace)
 {
   const char *compact =
       "{\"ok\":true,\"stats\":{\"reads\":3,\"writes\":5,\"bytes_read\":12288,"
-      "\"bytes_written\":20480,\"faults\":{\"ure\":1,\"lse\":2}}}";
-  const char *loose = "{ \"ok\" : true ,\n\t\"stats\" : {\n  \"reads\" :  3,\n"
-                      "  \"writes\"\t: 5, \"bytes_read\":\r\n12288,\n"
-                      "  \"bytes_written\" : 20480 ,\n  \"faults\" : { "
-                      "\"ure\" : 1 , \"lse\" : 2 } } }\n";
+      "\"bytes_written\":20480,\"faults\":{\"ure\":1,\"lse\":2},"
+      "\"decisions\":{\"picks\":9,\"watched\":6,\"ahead\":2}}}";
+  const char *loose =
+      "{ \"ok\" : true ,\n\t\"stats\" : {\n  \"reads\" :  3,\n"
+      "  \"writes\"\t: 5, \"bytes_read\":\r\n12288,\n"
+      "  \"bytes_written\" : 20480 ,\n  \"faults\" : { "
+      "\"ure\" : 1 , \"lse\" : 2 } ,\n  \"decisions\" : "
+      "{ \"picks\" : 9 , \"watched\" : 6 , \"ahead\" : 2 } } }\n";
 
   expect_stats (compact);
   expect_stats (loose);
@@ -105,7 +113,8 @@ START_TEST (test_namesake)
   expect_stats ("{\"ok\": true, \"ure\": 40, \"stats\": {\"faults\": "
                 "{\"reads\": 99, \"writes\": 98, \"ure\": 1, \"lse\": 2}, "
                 "\"reads\": 3, \"writes\": 5, \"bytes_read\": 12288, "
-                "\"bytes_written\": 20480}}");
+                "\"bytes_written\": 20480, \"decisions\": {\"picks\": 9, "
+                "\"watched\": 6, \"ahead\": 2}}}");
   j = fd_json_parse ("{\"ok\": true, \"mark\": \"a\", \"at\": {\"virtual_ns\": "
                      "1}, \"virtual_ns\": 5}",
                      "mark reply", &err);

@@ -35,7 +35,7 @@ crash = yes
 
 # What differs between two fresh trials of one seed on this kernel.
 NOISE_PHASE = {"virtual_s", "reads", "writes", "bytes_read", "bytes_written",
-               "read_errors", "passes", "virtual_passes"}
+               "read_errors", "passes", "virtual_passes", "decisions"}
 KEEP_DISK = {"profile", "size", "seed", "power"}
 
 
