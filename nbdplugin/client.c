@@ -177,17 +177,14 @@ client_device (const struct client *c)
   return c->dev;
 }
 
-/* The sum of the numbers in a sysfs file (the device's in-flight reads
- * and writes; FUSE's one count); -1 if unreadable.
+/* The sum of the numbers in a sysfs file read into buf (r bytes, or -1:
+ * the device's in-flight reads and writes; FUSE's one count); -1 if
+ * unreadable.
  */
 static long
-count_of (int fd)
+sum_of (char *buf, ssize_t r)
 {
-  char buf[64], *p = buf, *end;
-  ssize_t r = pread (fd, buf, sizeof buf - 1, 0);
-
-  if (r == -1 && errno == ESPIPE)
-    r = read (fd, buf, sizeof buf - 1);
+  char *p = buf, *end;
   long sum = 0;
 
   if (r <= 0)
@@ -206,7 +203,9 @@ count_of (int fd)
 static long
 inflight (const struct client *c)
 {
-  return count_of (c->inflight_fd);
+  char buf[64];
+
+  return sum_of (buf, pread (c->inflight_fd, buf, sizeof buf - 1, 0));
 }
 
 /* FUSE's requests held or unread; -1 for none.  fusectl's files do not
@@ -215,13 +214,14 @@ inflight (const struct client *c)
 static long
 fuse_waiting (const struct client *c)
 {
+  char buf[64];
   long n;
   int fd;
 
   if (c->waiting[0] == '\0' ||
       (fd = open (c->waiting, O_RDONLY | O_CLOEXEC)) == -1)
     return -1;
-  n = count_of (fd);
+  n = sum_of (buf, read (fd, buf, sizeof buf - 1));
   close (fd);
   return n;
 }

@@ -286,6 +286,13 @@ lull_needed (const struct sched *s)
   return gap > base ? gap : base;
 }
 
+/* Is a request on its way to the lock?  (No lock needed.) */
+static bool
+arriving (const struct sched *s)
+{
+  return __atomic_load_n (&s->arriving, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* Has every decided request replied, and has every write on its way in
  * reached the drive?  Until then a lull proves nothing: the replies still
  * to go bring requests, and the writes are coming.  Lock held.
@@ -295,7 +302,7 @@ settled (const struct sched *s)
 {
   return __atomic_load_n (&s->inflight, __ATOMIC_RELAXED) <=
              fm_disk_queued (s->disk) &&
-         __atomic_load_n (&s->arriving, __ATOMIC_RELAXED) == 0;
+         !arriving (s);
 }
 
 /* Wall ns since the latest event: none if a reply stored it after `now`
@@ -464,12 +471,6 @@ waiter_left (struct sched *s, struct sched_waiter *j)
 {
   waiter_remove (s, j);
   wake (j, WAKE_LEFT);
-}
-
-static bool
-arriving (const struct sched *s)
-{
-  return __atomic_load_n (&s->arriving, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* How long a client may stay busy, with requests waiting, before the

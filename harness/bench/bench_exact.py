@@ -30,28 +30,16 @@ import subprocess
 import sys
 import tempfile
 
-
-def futuredisk_of(build):
-    """BUILD_DIR's futuredisk command, its plugin pinned."""
-    os.environ.setdefault("FUTUREDISK_PLUGIN",
-                          f"{build}/nbdplugin/nbdkit-futuredisk-plugin.so")
-    return f"{build}/harness/futuredisk"
-
-
-def hogs(n):
-    return [subprocess.Popen(["sh", "-c", "exec yes >/dev/null"])
-            for _ in range(n)]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common", "tests"))
+import cgroup_client  # noqa: E402
+from bench_think import futuredisk_of, hogs, spread  # noqa: E402
 
 
 def stop(ps):
     for p in ps:
         p.kill()
         p.wait()
-
-
-def spread(xs):
-    m = statistics.median(xs)
-    return (max(xs) - min(xs)) / m if m else 0.0
 
 
 def trial(fd, think, out):
@@ -90,15 +78,6 @@ def trial_main(fd, rounds, thinks):
                   f"{med['hogs'] / med['idle']:.4f}", flush=True)
 
 
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == "cgroup2":
-                return fields[1]
-    sys.exit("bench_exact: no cgroup v2 hierarchy is mounted")
-
-
 def ctl(fd, sock, *words):
     p = subprocess.run([fd, "ctl", "--json", sock, *words],
                        capture_output=True, text=True, check=True)
@@ -131,7 +110,10 @@ def qd_once(fd, profile, depth, ios, cg, mnt):
 
 
 def qd_main(fd, rounds, profiles, depths, ios):
-    cg = os.path.join(cgroup2_root(), f"bench-exact-{os.getpid()}")
+    root = cgroup_client.cgroup2_root()
+    if root is None:
+        sys.exit("bench_exact: no cgroup v2 hierarchy is mounted")
+    cg = os.path.join(root, f"bench-exact-{os.getpid()}")
     os.mkdir(cg)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-exact.") as mnt:

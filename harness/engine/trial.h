@@ -37,7 +37,7 @@ struct phase {
    * and after a grace of wall time (the client could not be watched).
    */
   uint64_t watched, ahead, unwatched;
-  int status, signal;   /* checkers: raw exit, signal; else 0 */
+  int status, signal; /* checkers: raw exit, signal; else 0 */
   /* Checkers in a cgroup: its CPU seconds over the host's speed (what
    * think=cpu charged); < 0: no cgroup.
    */

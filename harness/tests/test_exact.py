@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+import cgroup_client
 from conftest import leftovers
 
 READER = r"""
@@ -23,18 +24,9 @@ for _ in range(n):
 """
 
 
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == "cgroup2":
-                return fields[1]
-    return None
-
-
 @pytest.fixture
 def cgroup(tmp_path):
-    root = cgroup2_root()
+    root = cgroup_client.cgroup2_root()
     if os.geteuid() != 0 or root is None:
         pytest.skip("needs root and a cgroup v2 hierarchy for the client")
     d = os.path.join(root, "futuredisk-test-exact-%d" % os.getpid())

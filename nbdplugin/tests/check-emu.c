@@ -321,8 +321,9 @@ START_TEST (test_stats)
   ck_assert_str_eq (err.msg,
                     "think: 'cpu' needs the plugin started with cgroup=DIR");
   ck_assert_int_eq (emu_set (e, "colour", "blue", &err), -1);
-  ck_assert_str_eq (err.msg,
-                    "unknown setting 'colour' (settable: time, think, device, relay)");
+  ck_assert_str_eq (
+      err.msg,
+      "unknown setting 'colour' (settable: time, think, device, relay)");
   emu_free (e);
 }
 END_TEST
