@@ -823,7 +823,6 @@ tell_rotational (struct fd_disk *d, struct fm_err *err)
   char path[128];
   struct nbd_handle *h;
   int rot;
-  FILE *fp;
 
   if (d->nbd)
     return 0;
@@ -840,12 +839,7 @@ tell_rotational (struct fd_disk *d, struct fm_err *err)
   nbd_close (h);
   snprintf (path, sizeof path, "/sys/block/%s/queue/rotational",
             d->dev + strlen ("/dev/"));
-  if ((fp = fopen (path, "w")) == NULL)
-    return fm_fail (err, "%s: %s", path, fd_strerror (errno));
-  fprintf (fp, "%d\n", rot);
-  if (fclose (fp) == EOF)
-    return fm_fail (err, "%s: writing %d: %s", path, rot, fd_strerror (errno));
-  return 0;
+  return write_number (path, (unsigned long)rot, err);
 }
 
 /* The ways a disk becomes a block device, as fd_disk_via names them. */
